@@ -1,1 +1,212 @@
-//! placeholder
+//! SQLite persistence for nagi.
+//!
+//! One database file per session. WAL with `synchronous=FULL`; numbered migrations at
+//! open; a single writer thread that group-commits queued jobs (see [`writer`]); readers
+//! on separate WAL connections. Every SQL statement lives in [`access`]; the rows it takes
+//! and returns are plain data, and the engine's JSON documents are opaque here.
+
+pub mod access;
+pub mod error;
+pub mod migrations;
+pub mod rows;
+mod writer;
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{Connection, OpenFlags};
+
+pub use access::{Reader, Writer};
+pub use error::{StoreError, StoreErrorKind};
+pub use rows::*;
+pub use writer::CommitListener;
+use writer::{Job, JobDone, WriterLoop};
+
+#[derive(Debug, Clone)]
+pub struct StoreConfig {
+    pub path: PathBuf,
+    /// Most jobs in one group commit.
+    pub max_batch: usize,
+    /// Queue length before submitters wait.
+    pub queue_capacity: usize,
+    /// SQLite `max_page_count` for the writer (tests simulate a full disk with it).
+    pub max_page_count: Option<u64>,
+}
+
+impl StoreConfig {
+    pub fn new(path: impl Into<PathBuf>) -> StoreConfig {
+        StoreConfig { path: path.into(), max_batch: 256, queue_capacity: 4096, max_page_count: None }
+    }
+}
+
+pub struct Store {
+    path: PathBuf,
+    jobs: Mutex<Option<SyncSender<Job>>>,
+    writer_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    readers: Mutex<Vec<Connection>>,
+    listeners: Arc<Mutex<Vec<CommitListener>>>,
+}
+
+fn configure_writer(connection: &Connection, config: &StoreConfig) -> Result<(), StoreError> {
+    connection.busy_timeout(std::time::Duration::from_secs(5))?;
+    let mode: String = connection.query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(StoreError::new(StoreErrorKind::Other, format!("the database refused WAL mode (got {mode})")));
+    }
+    connection.pragma_update(None, "synchronous", "FULL")?;
+    connection.pragma_update(None, "foreign_keys", "ON")?;
+    if let Some(pages) = config.max_page_count {
+        connection.query_row(&format!("PRAGMA max_page_count={pages}"), [], |_| Ok(()))?;
+    }
+    Ok(())
+}
+
+/// Creates the database file with mode 0600 before SQLite opens it, so the WAL and shm
+/// files inherit private permissions.
+fn create_private_file(path: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if path.exists() {
+        return Ok(());
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(path)
+        .map(|_| ())
+        .map_err(|error| StoreError::new(StoreErrorKind::Io, format!("cannot create {}: {error}", path.display())))
+}
+
+impl Store {
+    /// Opens (creating if needed) and migrates the database, and starts the writer.
+    pub fn open(config: StoreConfig) -> Result<Store, StoreError> {
+        create_private_file(&config.path)?;
+        let mut connection = Connection::open(&config.path)?;
+        configure_writer(&connection, &config)?;
+        // A file that is not SQLite fails here with a clear "not a database" error.
+        migrations::apply_migrations(&mut connection)?;
+        let (sender, receiver) = sync_channel::<Job>(config.queue_capacity);
+        let listeners: Arc<Mutex<Vec<CommitListener>>> = Arc::default();
+        let writer = WriterLoop { connection, jobs: receiver, max_batch: config.max_batch.max(1), listeners: listeners.clone() };
+        let writer_thread = std::thread::Builder::new()
+            .name("nagi-store-writer".into())
+            .spawn(move || writer.run())
+            .map_err(|error| StoreError::new(StoreErrorKind::Other, format!("cannot start the writer thread: {error}")))?;
+        Ok(Store {
+            path: config.path,
+            jobs: Mutex::new(Some(sender)),
+            writer_thread: Mutex::new(Some(writer_thread)),
+            readers: Mutex::new(Vec::new()),
+            listeners,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Registers a callback run after every commit with the last event sequence.
+    pub fn add_commit_listener(&self, listener: CommitListener) {
+        if let Ok(mut listeners) = self.listeners.lock() {
+            listeners.push(listener);
+        }
+    }
+
+    /// Queues a write job. It runs inside the next group commit, in its own savepoint:
+    /// `Ok` keeps its writes, `Err` rolls them back. `reply` is called after the COMMIT
+    /// with the job's outcome, or with the store error that prevented the commit.
+    pub fn submit<T, E, F, R>(&self, job: F, reply: R)
+    where
+        T: Send + 'static,
+        E: Send + 'static,
+        F: FnOnce(&Writer<'_>) -> Result<T, E> + Send + 'static,
+        R: FnOnce(Result<Result<T, E>, StoreError>) + Send + 'static,
+    {
+        let reply_slot = Arc::new(Mutex::new(Some(reply)));
+        let abort_slot = reply_slot.clone();
+        let job = Job {
+            run: Box::new(move |writer| {
+                let outcome = job(writer);
+                let keep = outcome.is_ok();
+                JobDone {
+                    keep,
+                    finish: Box::new(move |commit| {
+                        if let Some(reply) = reply_slot.lock().ok().and_then(|mut slot| slot.take()) {
+                            reply(commit.map(|()| outcome));
+                        }
+                    }),
+                }
+            }),
+            abort: Box::new(move |error| {
+                if let Some(reply) = abort_slot.lock().ok().and_then(|mut slot| slot.take()) {
+                    reply(Err(error));
+                }
+            }),
+        };
+        let sender = self.jobs.lock().ok().and_then(|guard| guard.clone());
+        match sender {
+            Some(sender) => {
+                if let Err(failed) = sender.send(job) {
+                    (failed.0.abort)(StoreError::closed());
+                }
+            }
+            None => (job.abort)(StoreError::closed()),
+        }
+    }
+
+    /// Runs a write job and waits for its commit (for start-up work and tests; async
+    /// callers use [`Store::submit`]).
+    pub fn write_blocking<T, E, F>(&self, job: F) -> Result<Result<T, E>, StoreError>
+    where
+        T: Send + 'static,
+        E: Send + 'static,
+        F: FnOnce(&Writer<'_>) -> Result<T, E> + Send + 'static,
+    {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        self.submit(job, move |outcome| {
+            let _ = sender.send(outcome);
+        });
+        receiver.recv().unwrap_or_else(|_| Err(StoreError::closed()))
+    }
+
+    /// Runs a read on a pooled WAL reader connection. It sees the last committed state.
+    pub fn read<T>(&self, read: impl FnOnce(&Reader<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let pooled = self.readers.lock().ok().and_then(|mut readers| readers.pop());
+        let connection = match pooled {
+            Some(connection) => connection,
+            None => {
+                let connection = Connection::open_with_flags(
+                    &self.path,
+                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )?;
+                connection.busy_timeout(std::time::Duration::from_secs(5))?;
+                connection
+            }
+        };
+        let outcome = read(&Reader { connection: &connection });
+        if let Ok(mut readers) = self.readers.lock()
+            && readers.len() < 16
+        {
+            readers.push(connection);
+        }
+        outcome
+    }
+
+    /// Stops accepting jobs, lets the writer finish every queued one, and waits for it.
+    pub fn close(&self) {
+        if let Ok(mut jobs) = self.jobs.lock() {
+            jobs.take();
+        }
+        if let Some(thread) = self.writer_thread.lock().ok().and_then(|mut thread| thread.take()) {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        self.close();
+    }
+}

@@ -1,0 +1,95 @@
+//! The method table: every method the server speaks, its params type and its policy for
+//! unknown params fields. `nagi api schema` and the request dispatcher both read it.
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+
+use crate::events::{MissionEventMatch, MissionSubscription};
+use crate::mission::*;
+
+/// What the decoder does with unknown fields in `params`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnknownFields {
+    Ignored,
+    Rejected,
+}
+
+pub struct MethodSpec {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub unknown_fields: UnknownFields,
+    pub params_schema: fn(&mut SchemaGenerator) -> Schema,
+}
+
+fn schema_of<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<T>()
+}
+
+macro_rules! method {
+    ($name:literal, $params:ty, $policy:ident, $summary:literal) => {
+        MethodSpec {
+            name: $name,
+            summary: $summary,
+            unknown_fields: UnknownFields::$policy,
+            params_schema: schema_of::<$params>,
+        }
+    };
+}
+
+/// `events.subscribe` params.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, JsonSchema)]
+pub struct EventsSubscribeParams {
+    pub subscriptions: Vec<Subscription>,
+    /// nagi extension: replay durable mission events with a sequence number greater than
+    /// this before streaming live ones.
+    #[serde(default)]
+    pub after_seq: Option<u64>,
+}
+
+/// One subscription of `events.subscribe`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, JsonSchema)]
+#[serde(tag = "type")]
+pub enum Subscription {
+    /// Durable mission events (nagi extension).
+    #[serde(rename = "mission")]
+    Mission(MissionSubscription),
+}
+
+/// `events.wait` params.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, JsonSchema)]
+pub struct EventsWaitParams {
+    pub match_event: EventMatch,
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, JsonSchema)]
+#[serde(tag = "event")]
+pub enum EventMatch {
+    /// A durable mission event (nagi extension).
+    #[serde(rename = "mission")]
+    Mission(MissionEventMatch),
+}
+
+pub static ENGINE_METHODS: &[MethodSpec] = &[
+    method!("ping", EmptyParams, Ignored, "Protocol and server version."),
+    method!("server.stop", EmptyParams, Ignored, "Stop the server after in-flight commits finish."),
+    method!("mission.create", MissionCreateParams, Ignored, "Create a durable draft mission."),
+    method!("mission.list", EmptyParams, Ignored, "Summaries of every mission, by id."),
+    method!("mission.get", MissionTarget, Ignored, "The full mission projection."),
+    method!("mission.configure", MissionConfigureParams, Ignored, "Freeze the closure plan."),
+    method!("mission.start", MissionStartParams, Rejected, "Claim the checkout and start a provider run."),
+    method!("mission.respond", MissionRespondParams, Rejected, "Answer an attention item (cockpit only)."),
+    method!("mission.verify", MissionVerifyParams, Ignored, "Run the declared command checks now (nagi extension)."),
+    method!("mission.proof.get", MissionTarget, Ignored, "The proof receipt of a verified mission."),
+    method!("mission.handoff.preview", MissionHandoffPreviewParams, Rejected, "A redacted, digest-bound continuation artifact."),
+    method!("mission.handoff.start", MissionHandoffStartParams, Rejected, "Continue the mission with another provider."),
+    method!("mission.close", MissionTarget, Ignored, "Re-verify and archive a ready mission."),
+    method!("attention.list", AttentionListParams, Ignored, "Attention items, by mission and id."),
+    method!("attention.get", AttentionTarget, Ignored, "One attention item."),
+    method!("events.subscribe", EventsSubscribeParams, Ignored, "Stream events; mission events resume from a sequence."),
+    method!("events.wait", EventsWaitParams, Ignored, "Wait for one event."),
+];
+
+pub fn find_engine_method(name: &str) -> Option<&'static MethodSpec> {
+    ENGINE_METHODS.iter().find(|spec| spec.name == name)
+}

@@ -1,0 +1,54 @@
+//! Result objects of the engine's own methods. Each is a tagged union on `type`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::attention::AttentionItemV1;
+use crate::handoff::MissionHandoffArtifactV1;
+use crate::mission::{MissionSummary, MissionViewV1};
+use crate::proof::ProofReceiptV1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ServerCapabilities {
+    pub live_handoff: bool,
+    #[serde(default)]
+    pub detached_server_daemon: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ResponseResult {
+    Pong {
+        version: String,
+        protocol: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        capabilities: Option<ServerCapabilities>,
+    },
+    Ok,
+    /// `events.subscribe` acknowledged. `head_seq` (nagi extension) is the last durable
+    /// mission event sequence at subscription time.
+    SubscriptionStarted {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        head_seq: Option<u64>,
+    },
+    WaitMatched { event: serde_json::Value },
+    MissionInfo { mission: MissionViewV1 },
+    MissionCreated { mission: MissionViewV1, created: bool },
+    MissionConfigured { mission: MissionViewV1, configured: bool },
+    MissionRunStarted { mission: MissionViewV1 },
+    MissionResponseQueued { mission_id: String, attention_id: String },
+    MissionList { missions: Vec<crate::mission::MissionSummary> },
+    MissionProof { receipt: ProofReceiptV1 },
+    MissionHandoffPreview { artifact: MissionHandoffArtifactV1 },
+    MissionCloseAccepted { mission: MissionViewV1 },
+    /// nagi extension: `mission.verify` accepted; the checks run in the background.
+    MissionVerifyAccepted { mission: MissionViewV1 },
+    AttentionList { items: Vec<AttentionItemV1> },
+    AttentionInfo { item: AttentionItemV1 },
+}
+
+impl ResponseResult {
+    pub fn mission_list(missions: Vec<MissionSummary>) -> ResponseResult {
+        ResponseResult::MissionList { missions }
+    }
+}

@@ -1,0 +1,343 @@
+//! Every SQL statement of nagi. `Reader` works on any connection (a reader or the writer's
+//! open transaction); `Writer` adds the mutations and exists only inside a write job.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::error::StoreError;
+use crate::rows::*;
+
+pub struct Reader<'a> {
+    pub(crate) connection: &'a Connection,
+}
+
+fn mission_summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<MissionSummaryRow> {
+    Ok(MissionSummaryRow {
+        mission_id: row.get(0)?,
+        title: row.get(1)?,
+        repository_path: row.get(2)?,
+        status: row.get(3)?,
+        unresolved_attention_count: row.get::<_, i64>(4)? as u64,
+        updated_at_millis: row.get::<_, i64>(5)? as u64,
+    })
+}
+
+fn event_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<EventRow> {
+    Ok(EventRow {
+        seq: row.get::<_, i64>(0)? as u64,
+        event_id: row.get(1)?,
+        mission_id: row.get(2)?,
+        kind: row.get(3)?,
+        payload: row.get(4)?,
+        at_millis: row.get::<_, i64>(5)? as u64,
+    })
+}
+
+fn claim_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ClaimRow> {
+    Ok(ClaimRow {
+        checkout_key: row.get(0)?,
+        checkout_root: row.get(1)?,
+        mission_id: row.get(2)?,
+        run_id: row.get(3)?,
+        request_id: row.get(4)?,
+        nonce: row.get(5)?,
+        claimed_at_millis: row.get::<_, i64>(6)? as u64,
+    })
+}
+
+fn consent_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ConsentRow> {
+    Ok(ConsentRow {
+        consent_id: row.get(0)?,
+        mission_id: row.get(1)?,
+        subject: row.get(2)?,
+        digest: row.get(3)?,
+        actor: row.get(4)?,
+        decision: row.get(5)?,
+        detail: row.get(6)?,
+        at_millis: row.get::<_, i64>(7)? as u64,
+    })
+}
+
+impl<'a> Reader<'a> {
+    pub fn mission_doc(&self, mission_id: &str) -> Result<Option<String>, StoreError> {
+        let mut statement = self.connection.prepare_cached("SELECT doc FROM missions WHERE mission_id = ?1")?;
+        Ok(statement.query_row([mission_id], |row| row.get(0)).optional()?)
+    }
+
+    /// Every mission's summary, ordered by id in byte order.
+    pub fn mission_summaries(&self) -> Result<Vec<MissionSummaryRow>, StoreError> {
+        let mut statement = self.connection.prepare_cached(
+            "SELECT mission_id, title, repository_path, status, unresolved_attention_count, updated_at_millis
+             FROM missions ORDER BY mission_id",
+        )?;
+        let rows = statement.query_map([], mission_summary)?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    pub fn mission_count(&self) -> Result<u64, StoreError> {
+        Ok(self.connection.query_row("SELECT count(*) FROM missions", [], |row| row.get::<_, i64>(0))? as u64)
+    }
+
+    /// Documents of missions with a run to reconcile at start.
+    pub fn live_run_mission_docs(&self) -> Result<Vec<String>, StoreError> {
+        let mut statement = self.connection.prepare_cached("SELECT doc FROM missions WHERE live_run = 1 ORDER BY mission_id")?;
+        let rows = statement.query_map([], |row| row.get(0))?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// Every mission document, ordered by id.
+    pub fn all_mission_docs(&self) -> Result<Vec<String>, StoreError> {
+        let mut statement = self.connection.prepare_cached("SELECT doc FROM missions ORDER BY mission_id")?;
+        let rows = statement.query_map([], |row| row.get(0))?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// The highest committed event sequence (0 for an empty log).
+    pub fn last_event_seq(&self) -> Result<u64, StoreError> {
+        let seq: Option<i64> = self.connection.query_row("SELECT max(seq) FROM events", [], |row| row.get(0))?;
+        Ok(seq.unwrap_or(0) as u64)
+    }
+
+    /// Events with `seq > after`, oldest first, at most `limit`.
+    pub fn events_after(&self, after: u64, limit: u64) -> Result<Vec<EventRow>, StoreError> {
+        let mut statement = self.connection.prepare_cached(
+            "SELECT seq, event_id, mission_id, kind, payload, at_millis FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+        )?;
+        let rows = statement.query_map(params![after as i64, limit as i64], event_row)?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// The events of one mission, oldest first.
+    pub fn mission_events(&self, mission_id: &str) -> Result<Vec<EventRow>, StoreError> {
+        let mut statement = self.connection.prepare_cached(
+            "SELECT seq, event_id, mission_id, kind, payload, at_millis FROM events WHERE mission_id = ?1 ORDER BY seq",
+        )?;
+        let rows = statement.query_map([mission_id], event_row)?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    pub fn event_by_id(&self, event_id: &str) -> Result<Option<EventRow>, StoreError> {
+        let mut statement = self.connection.prepare_cached(
+            "SELECT seq, event_id, mission_id, kind, payload, at_millis FROM events WHERE event_id = ?1",
+        )?;
+        Ok(statement.query_row([event_id], event_row).optional()?)
+    }
+
+    pub fn attention_mission(&self, attention_id: &str) -> Result<Option<String>, StoreError> {
+        let mut statement = self.connection.prepare_cached("SELECT mission_id FROM attention WHERE attention_id = ?1")?;
+        Ok(statement.query_row([attention_id], |row| row.get(0)).optional()?)
+    }
+
+    pub fn claim(&self, checkout_key: &str) -> Result<Option<ClaimRow>, StoreError> {
+        let mut statement = self.connection.prepare_cached(
+            "SELECT checkout_key, checkout_root, mission_id, run_id, request_id, nonce, claimed_at_millis
+             FROM claims WHERE checkout_key = ?1",
+        )?;
+        Ok(statement.query_row([checkout_key], claim_row).optional()?)
+    }
+
+    pub fn claims(&self) -> Result<Vec<ClaimRow>, StoreError> {
+        let mut statement = self.connection.prepare_cached(
+            "SELECT checkout_key, checkout_root, mission_id, run_id, request_id, nonce, claimed_at_millis
+             FROM claims ORDER BY checkout_key",
+        )?;
+        let rows = statement.query_map([], claim_row)?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    pub fn consents_for_mission(&self, mission_id: &str) -> Result<Vec<ConsentRow>, StoreError> {
+        let mut statement = self.connection.prepare_cached(
+            "SELECT consent_id, mission_id, subject, digest, actor, decision, detail, at_millis
+             FROM consents WHERE mission_id = ?1 ORDER BY at_millis, consent_id",
+        )?;
+        let rows = statement.query_map([mission_id], consent_row)?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    pub fn consent(&self, consent_id: &str) -> Result<Option<ConsentRow>, StoreError> {
+        let mut statement = self.connection.prepare_cached(
+            "SELECT consent_id, mission_id, subject, digest, actor, decision, detail, at_millis
+             FROM consents WHERE consent_id = ?1",
+        )?;
+        Ok(statement.query_row([consent_id], consent_row).optional()?)
+    }
+
+    pub fn blob(&self, digest: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let mut statement = self.connection.prepare_cached("SELECT body FROM blobs WHERE digest = ?1")?;
+        Ok(statement.query_row([digest], |row| row.get(0)).optional()?)
+    }
+}
+
+pub struct Writer<'a> {
+    pub(crate) connection: &'a Connection,
+    /// The last error a statement of this job produced, so that the writer can tell
+    /// other jobs of the batch why SQLite rolled their transaction back.
+    pub(crate) last_error: std::cell::RefCell<Option<StoreError>>,
+}
+
+impl<'a> Writer<'a> {
+    pub(crate) fn new(connection: &'a Connection) -> Writer<'a> {
+        Writer { connection, last_error: std::cell::RefCell::new(None) }
+    }
+
+    fn noted<T>(&self, outcome: Result<T, StoreError>) -> Result<T, StoreError> {
+        if let Err(error) = &outcome {
+            *self.last_error.borrow_mut() = Some(error.clone());
+        }
+        outcome
+    }
+
+    /// Reads see this job's own uncommitted writes and those of earlier jobs in the batch.
+    pub fn reader(&self) -> Reader<'a> {
+        Reader { connection: self.connection }
+    }
+
+    fn put_mission_sql(&self, row: &MissionRow) -> Result<(), StoreError> {
+        let mut statement = self.connection.prepare_cached(
+            "INSERT INTO missions (mission_id, title, repository_path, status, unresolved_attention_count,
+                                   updated_at_millis, live_run, doc)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+             ON CONFLICT(mission_id) DO UPDATE SET
+                 title = excluded.title, repository_path = excluded.repository_path, status = excluded.status,
+                 unresolved_attention_count = excluded.unresolved_attention_count,
+                 updated_at_millis = excluded.updated_at_millis, live_run = excluded.live_run, doc = excluded.doc",
+        )?;
+        statement.execute(params![
+            row.mission_id,
+            row.title,
+            row.repository_path,
+            row.status,
+            row.unresolved_attention_count as i64,
+            row.updated_at_millis as i64,
+            row.live_run as i64,
+            row.doc
+        ])?;
+        Ok(())
+    }
+
+    fn append_event_sql(
+        &self,
+        event_id: &str,
+        mission_id: &str,
+        kind: &str,
+        payload: &str,
+        at_millis: u64,
+    ) -> Result<AppendOutcome, StoreError> {
+        if let Some(existing) = self.reader().event_by_id(event_id)? {
+            return Ok(if existing.payload == payload {
+                AppendOutcome::AlreadyPresent { seq: existing.seq }
+            } else {
+                AppendOutcome::Conflict { seq: existing.seq }
+            });
+        }
+        let mut statement = self.connection.prepare_cached(
+            "INSERT INTO events (event_id, mission_id, kind, payload, at_millis) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        statement.execute(params![event_id, mission_id, kind, payload, at_millis as i64])?;
+        Ok(AppendOutcome::Appended { seq: self.connection.last_insert_rowid() as u64 })
+    }
+
+    fn put_attention_index_sql(&self, attention_id: &str, mission_id: &str) -> Result<(), StoreError> {
+        let mut statement = self
+            .connection
+            .prepare_cached("INSERT OR REPLACE INTO attention (attention_id, mission_id) VALUES (?1, ?2)")?;
+        statement.execute(params![attention_id, mission_id])?;
+        Ok(())
+    }
+
+    fn claim_checkout_sql(&self, claim: &ClaimRow) -> Result<ClaimOutcome, StoreError> {
+        if let Some(existing) = self.reader().claim(&claim.checkout_key)? {
+            let same_owner = existing.mission_id == claim.mission_id
+                && existing.run_id == claim.run_id
+                && existing.request_id == claim.request_id;
+            return Ok(if same_owner { ClaimOutcome::AlreadyHeld(existing) } else { ClaimOutcome::HeldByOther(existing) });
+        }
+        let mut statement = self.connection.prepare_cached(
+            "INSERT INTO claims (checkout_key, checkout_root, mission_id, run_id, request_id, nonce, claimed_at_millis)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?;
+        statement.execute(params![
+            claim.checkout_key,
+            claim.checkout_root,
+            claim.mission_id,
+            claim.run_id,
+            claim.request_id,
+            claim.nonce,
+            claim.claimed_at_millis as i64
+        ])?;
+        Ok(ClaimOutcome::Claimed)
+    }
+
+    fn release_claim_sql(&self, checkout_key: &str, mission_id: &str, run_id: &str) -> Result<bool, StoreError> {
+        let mut statement = self
+            .connection
+            .prepare_cached("DELETE FROM claims WHERE checkout_key = ?1 AND mission_id = ?2 AND run_id = ?3")?;
+        Ok(statement.execute(params![checkout_key, mission_id, run_id])? > 0)
+    }
+
+    fn release_claims_of_mission_sql(&self, mission_id: &str) -> Result<u64, StoreError> {
+        let mut statement = self.connection.prepare_cached("DELETE FROM claims WHERE mission_id = ?1")?;
+        Ok(statement.execute([mission_id])? as u64)
+    }
+
+    fn insert_consent_sql(&self, consent: &ConsentRow) -> Result<(), StoreError> {
+        let mut statement = self.connection.prepare_cached(
+            "INSERT INTO consents (consent_id, mission_id, subject, digest, actor, decision, detail, at_millis)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )?;
+        statement.execute(params![
+            consent.consent_id,
+            consent.mission_id,
+            consent.subject,
+            consent.digest,
+            consent.actor,
+            consent.decision,
+            consent.detail,
+            consent.at_millis as i64
+        ])?;
+        Ok(())
+    }
+
+    fn put_blob_sql(&self, digest: &str, kind: &str, mission_id: Option<&str>, body: &[u8], at_millis: u64) -> Result<(), StoreError> {
+        let mut statement = self.connection.prepare_cached(
+            "INSERT OR IGNORE INTO blobs (digest, kind, mission_id, body, created_at_millis) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
+        statement.execute(params![digest, kind, mission_id, body, at_millis as i64])?;
+        Ok(())
+    }
+
+    pub fn put_mission(&self, row: &MissionRow) -> Result<(), StoreError> {
+        self.noted(self.put_mission_sql(row))
+    }
+
+    /// Appends an event unless one with the same id exists (idempotency by event id).
+    pub fn append_event(&self, event_id: &str, mission_id: &str, kind: &str, payload: &str, at_millis: u64) -> Result<AppendOutcome, StoreError> {
+        self.noted(self.append_event_sql(event_id, mission_id, kind, payload, at_millis))
+    }
+
+    pub fn put_attention_index(&self, attention_id: &str, mission_id: &str) -> Result<(), StoreError> {
+        self.noted(self.put_attention_index_sql(attention_id, mission_id))
+    }
+
+    /// Takes the claim on a checkout atomically (the primary key makes it exclusive).
+    pub fn claim_checkout(&self, claim: &ClaimRow) -> Result<ClaimOutcome, StoreError> {
+        self.noted(self.claim_checkout_sql(claim))
+    }
+
+    /// Releases the claim if `mission_id`/`run_id` own it. Returns whether a row was removed.
+    pub fn release_claim(&self, checkout_key: &str, mission_id: &str, run_id: &str) -> Result<bool, StoreError> {
+        self.noted(self.release_claim_sql(checkout_key, mission_id, run_id))
+    }
+
+    pub fn release_claims_of_mission(&self, mission_id: &str) -> Result<u64, StoreError> {
+        self.noted(self.release_claims_of_mission_sql(mission_id))
+    }
+
+    pub fn insert_consent(&self, consent: &ConsentRow) -> Result<(), StoreError> {
+        self.noted(self.insert_consent_sql(consent))
+    }
+
+    /// Stores a content-addressed blob; storing the same digest again is a no-op.
+    pub fn put_blob(&self, digest: &str, kind: &str, mission_id: Option<&str>, body: &[u8], at_millis: u64) -> Result<(), StoreError> {
+        self.noted(self.put_blob_sql(digest, kind, mission_id, body, at_millis))
+    }
+}

@@ -1,0 +1,97 @@
+//! Numbered, append-only migrations applied at open. `PRAGMA user_version` records how
+//! many have been applied. A database from a newer nagi is refused, never rewritten.
+
+use rusqlite::Connection;
+
+use crate::error::{StoreError, StoreErrorKind};
+
+/// Migration `n` (1-based) is `MIGRATIONS[n - 1]`. Never edit an entry; append a new one.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: missions, the event log, indexes for attention and live runs, claims, consents,
+    // content-addressed blobs (evidence packs).
+    r#"
+    CREATE TABLE meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    ) STRICT;
+
+    CREATE TABLE missions (
+        mission_id TEXT PRIMARY KEY,
+        title TEXT NOT NULL,
+        repository_path TEXT NOT NULL,
+        status TEXT NOT NULL,
+        unresolved_attention_count INTEGER NOT NULL,
+        updated_at_millis INTEGER NOT NULL,
+        live_run INTEGER NOT NULL,
+        doc TEXT NOT NULL
+    ) STRICT;
+    CREATE INDEX missions_with_live_runs ON missions(live_run) WHERE live_run = 1;
+
+    CREATE TABLE events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        event_id TEXT NOT NULL UNIQUE,
+        mission_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        at_millis INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX events_by_mission ON events(mission_id, seq);
+
+    CREATE TABLE attention (
+        attention_id TEXT PRIMARY KEY,
+        mission_id TEXT NOT NULL
+    ) STRICT;
+
+    CREATE TABLE claims (
+        checkout_key TEXT PRIMARY KEY,
+        checkout_root TEXT NOT NULL,
+        mission_id TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        request_id TEXT NOT NULL,
+        nonce TEXT NOT NULL,
+        claimed_at_millis INTEGER NOT NULL
+    ) STRICT;
+
+    CREATE TABLE consents (
+        consent_id TEXT PRIMARY KEY,
+        mission_id TEXT,
+        subject TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        decision TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        at_millis INTEGER NOT NULL
+    ) STRICT;
+
+    CREATE TABLE blobs (
+        digest TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        mission_id TEXT,
+        body BLOB NOT NULL,
+        created_at_millis INTEGER NOT NULL
+    ) STRICT;
+    "#,
+];
+
+/// Brings the database up to the newest schema, or refuses a newer one.
+pub fn apply_migrations(connection: &mut Connection) -> Result<(), StoreError> {
+    let applied: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    let known = MIGRATIONS.len() as i64;
+    if applied > known {
+        return Err(StoreError::new(
+            StoreErrorKind::NewerSchema,
+            format!(
+                "the database has schema version {applied}, but this nagi knows versions up to {known}; \
+                 it was written by a newer nagi and is left untouched"
+            ),
+        ));
+    }
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(applied as usize) {
+        let version = index + 1;
+        let transaction = connection.transaction()?;
+        transaction.execute_batch(sql)?;
+        transaction.pragma_update(None, "user_version", version as i64)?;
+        transaction.commit()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,77 @@
+//! Plain rows exchanged with the engine. The store does not interpret `doc` or `payload`:
+//! they are the engine's JSON.
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissionRow {
+    pub mission_id: String,
+    pub title: String,
+    pub repository_path: String,
+    pub status: String,
+    pub unresolved_attention_count: u64,
+    pub updated_at_millis: u64,
+    /// The mission has a run the server must reconcile at start (preparing or active).
+    pub live_run: bool,
+    pub doc: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissionSummaryRow {
+    pub mission_id: String,
+    pub title: String,
+    pub repository_path: String,
+    pub status: String,
+    pub unresolved_attention_count: u64,
+    pub updated_at_millis: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventRow {
+    pub seq: u64,
+    pub event_id: String,
+    pub mission_id: String,
+    pub kind: String,
+    pub payload: String,
+    pub at_millis: u64,
+}
+
+/// What appending an event with a given event id did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppendOutcome {
+    Appended { seq: u64 },
+    /// The same event id with a byte-identical payload exists: nothing was written.
+    AlreadyPresent { seq: u64 },
+    /// The same event id exists with another payload.
+    Conflict { seq: u64 },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimRow {
+    pub checkout_key: String,
+    pub checkout_root: String,
+    pub mission_id: String,
+    pub run_id: String,
+    pub request_id: String,
+    pub nonce: String,
+    pub claimed_at_millis: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClaimOutcome {
+    Claimed,
+    /// The same owner and request already hold it (idempotent).
+    AlreadyHeld(ClaimRow),
+    /// Someone else holds it.
+    HeldByOther(ClaimRow),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsentRow {
+    pub consent_id: String,
+    pub mission_id: Option<String>,
+    pub subject: String,
+    pub digest: String,
+    pub actor: String,
+    pub decision: String,
+    pub detail: String,
+    pub at_millis: u64,
+}

@@ -1,0 +1,177 @@
+//! The single writer. It owns the write connection and applies queued jobs in group
+//! commits: every job waiting when a transaction begins goes into it, each inside its own
+//! savepoint so that a failing job leaves no trace and does not disturb the others, and
+//! every job's reply is delivered only after the COMMIT has returned (with
+//! `synchronous=FULL`, after the WAL is on disk).
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::mpsc::Receiver;
+
+use rusqlite::Connection;
+
+use crate::access::Writer;
+use crate::error::{StoreError, StoreErrorKind};
+
+pub(crate) type Finish = Box<dyn FnOnce(Result<(), StoreError>) + Send>;
+
+/// What a job leaves behind once it has run: whether its writes are kept, and how to tell
+/// its caller the outcome of the commit.
+pub(crate) struct JobDone {
+    pub keep: bool,
+    pub finish: Finish,
+}
+
+pub(crate) struct Job {
+    pub run: Box<dyn FnOnce(&Writer<'_>) -> JobDone + Send>,
+    /// Tells the caller the job never ran (or panicked) and why.
+    pub abort: Box<dyn FnOnce(StoreError) + Send>,
+}
+
+/// Called after every successful commit with the highest committed event sequence.
+pub type CommitListener = Arc<dyn Fn(u64) + Send + Sync>;
+
+pub(crate) struct WriterLoop {
+    pub connection: Connection,
+    pub jobs: Receiver<Job>,
+    pub max_batch: usize,
+    pub listeners: Arc<std::sync::Mutex<Vec<CommitListener>>>,
+}
+
+impl WriterLoop {
+    pub fn run(self) {
+        let WriterLoop { connection, jobs, max_batch, listeners } = self;
+        while let Ok(first) = jobs.recv() {
+            let mut batch = vec![first];
+            while batch.len() < max_batch {
+                match jobs.try_recv() {
+                    Ok(job) => batch.push(job),
+                    Err(_) => break,
+                }
+            }
+            if let Some(seq) = run_batch(&connection, batch) {
+                let listeners = listeners.lock().map(|guard| guard.clone()).unwrap_or_default();
+                for listener in listeners {
+                    listener(seq);
+                }
+            }
+        }
+    }
+}
+
+/// Runs one group commit. Returns the last event sequence when the commit succeeded.
+fn run_batch(connection: &Connection, batch: Vec<Job>) -> Option<u64> {
+    if let Err(error) = connection.execute_batch("BEGIN IMMEDIATE") {
+        let error = StoreError::from(error);
+        for job in batch {
+            (job.abort)(error.clone());
+        }
+        return None;
+    }
+    let mut finishes: Vec<Finish> = Vec::with_capacity(batch.len());
+    let mut jobs = batch.into_iter();
+    while let Some(job) = jobs.next() {
+        if connection.is_autocommit()
+            && let Err(error) = connection.execute_batch("BEGIN IMMEDIATE")
+        {
+            let error = StoreError::from(error);
+            (job.abort)(error.clone());
+            for job in jobs.by_ref() {
+                (job.abort)(error.clone());
+            }
+            break;
+        }
+        let (finish, job_error) = run_job_in_savepoint(connection, job);
+        if connection.is_autocommit() {
+            // SQLite rolled the whole transaction back (it does so on a full disk and on
+            // some I/O errors). The writes of the earlier jobs are gone: they are told so
+            // and were never acknowledged. Later jobs run in a fresh transaction.
+            let error = job_error.unwrap_or_else(|| {
+                StoreError::new(StoreErrorKind::Other, "the transaction was rolled back by SQLite; nothing was written")
+            });
+            for earlier in finishes.drain(..) {
+                earlier(Err(error.clone()));
+            }
+            if let Some(finish) = finish {
+                finish(Ok(()));
+            }
+            continue;
+        }
+        if let Some(finish) = finish {
+            finishes.push(finish);
+        }
+    }
+    if connection.is_autocommit() {
+        for finish in finishes {
+            finish(Ok(()));
+        }
+        return None;
+    }
+    let commit = connection.execute_batch("COMMIT").map_err(StoreError::from);
+    if commit.is_err() {
+        let _ = connection.execute_batch("ROLLBACK");
+    }
+    let last_seq = match &commit {
+        Ok(()) => connection
+            .query_row("SELECT coalesce(max(seq), 0) FROM events", [], |row| row.get::<_, i64>(0))
+            .ok()
+            .map(|seq| seq as u64),
+        Err(_) => None,
+    };
+    for finish in finishes {
+        finish(commit.clone());
+    }
+    last_seq
+}
+
+/// Runs one job in its own savepoint. Returns its finish callback (or `None` when the job
+/// was already told it failed) and the last store error its statements produced.
+fn run_job_in_savepoint(connection: &Connection, job: Job) -> (Option<Finish>, Option<StoreError>) {
+    let Job { run, abort } = job;
+    if let Err(error) = connection.execute_batch("SAVEPOINT job") {
+        let error = StoreError::from(error);
+        abort(error.clone());
+        return (None, Some(error));
+    }
+    let writer = Writer::new(connection);
+    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| run(&writer)));
+    let job_error = writer.last_error.borrow_mut().take();
+    match outcome {
+        Ok(done) if connection.is_autocommit() => {
+            if done.keep {
+                // The job thinks it succeeded, but its writes went with the rollback.
+                let error = job_error.clone().unwrap_or_else(|| {
+                    StoreError::new(StoreErrorKind::Other, "the transaction was rolled back by SQLite; nothing was written")
+                });
+                (done.finish)(Err(error));
+                (None, job_error)
+            } else {
+                (Some(done.finish), job_error)
+            }
+        }
+        Ok(done) => {
+            let release = if done.keep {
+                connection.execute_batch("RELEASE job")
+            } else {
+                connection.execute_batch("ROLLBACK TO job; RELEASE job")
+            };
+            match release {
+                Ok(()) => (Some(done.finish), job_error),
+                Err(error) => {
+                    let error = StoreError::from(error);
+                    let _ = connection.execute_batch("ROLLBACK TO job; RELEASE job");
+                    (done.finish)(Err(error.clone()));
+                    (None, Some(error))
+                }
+            }
+        }
+        Err(_) => {
+            if !connection.is_autocommit() {
+                let _ = connection.execute_batch("ROLLBACK TO job; RELEASE job");
+            }
+            tracing::error!("a store job panicked; its writes were rolled back");
+            abort(StoreError::new(StoreErrorKind::Other, "internal error: a store job panicked; nothing was written"));
+            (None, job_error)
+        }
+    }
+}

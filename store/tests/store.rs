@@ -1,0 +1,135 @@
+//! The store against real SQLite files in temp dirs.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use nagi_store::*;
+
+fn mission(id: &str) -> MissionRow {
+    MissionRow {
+        mission_id: id.into(),
+        title: format!("title {id}"),
+        repository_path: "/repo".into(),
+        status: "draft".into(),
+        unresolved_attention_count: 0,
+        updated_at_millis: 1,
+        live_run: false,
+        doc: format!("{{\"id\":\"{id}\"}}"),
+    }
+}
+
+fn open(dir: &tempfile::TempDir) -> Store {
+    Store::open(StoreConfig::new(dir.path().join("nagi.db"))).expect("open store")
+}
+
+#[test]
+fn a_failing_job_leaves_no_trace_and_does_not_disturb_its_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(open(&dir));
+    let mut receivers = Vec::new();
+    for index in 0..50 {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        store.submit(
+            move |writer: &Writer<'_>| -> Result<u64, String> {
+                writer.put_mission(&mission(&format!("m{index:02}"))).map_err(|e| e.to_string())?;
+                let seq = match writer.append_event(&format!("e{index}"), &format!("m{index:02}"), "k", "{}", 1).unwrap() {
+                    AppendOutcome::Appended { seq } => seq,
+                    other => panic!("unexpected {other:?}"),
+                };
+                if index % 5 == 0 { Err(format!("job {index} refuses")) } else { Ok(seq) }
+            },
+            move |outcome| sender.send(outcome).unwrap(),
+        );
+        receivers.push(receiver);
+    }
+    let outcomes: Vec<_> = receivers.into_iter().map(|receiver| receiver.recv().unwrap().unwrap()).collect();
+    assert_eq!(outcomes.iter().filter(|outcome| outcome.is_err()).count(), 10);
+    let summaries = store.read(|reader| reader.mission_summaries()).unwrap();
+    assert_eq!(summaries.len(), 40);
+    assert!(summaries.iter().all(|row| !row.mission_id.ends_with('0') && !row.mission_id.ends_with('5')));
+    // Sequences stay contiguous: rolled-back jobs consume none.
+    let events = store.read(|reader| reader.events_after(0, 1000)).unwrap();
+    let seqs: Vec<u64> = events.iter().map(|event| event.seq).collect();
+    assert_eq!(seqs, (1..=40).collect::<Vec<u64>>());
+}
+
+#[test]
+fn an_event_id_is_idempotent_for_the_same_payload_and_conflicts_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir);
+    let first = store.write_blocking(|writer| writer.append_event("id-1", "m", "k", "{\"a\":1}", 5)).unwrap().unwrap();
+    let again = store.write_blocking(|writer| writer.append_event("id-1", "m", "k", "{\"a\":1}", 9)).unwrap().unwrap();
+    let other = store.write_blocking(|writer| writer.append_event("id-1", "m", "k", "{\"a\":2}", 9)).unwrap().unwrap();
+    assert_eq!(first, AppendOutcome::Appended { seq: 1 });
+    assert_eq!(again, AppendOutcome::AlreadyPresent { seq: 1 });
+    assert_eq!(other, AppendOutcome::Conflict { seq: 1 });
+    assert_eq!(store.read(|reader| reader.last_event_seq()).unwrap(), 1);
+}
+
+#[test]
+fn a_database_from_a_newer_nagi_is_refused_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nagi.db");
+    drop(Store::open(StoreConfig::new(&path)).unwrap());
+    {
+        let connection = rusqlite::Connection::open(&path).unwrap();
+        connection.pragma_update(None, "user_version", 999).unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    let error = Store::open(StoreConfig::new(&path)).err().expect("a newer database must be refused");
+    assert_eq!(error.kind, StoreErrorKind::NewerSchema);
+    assert!(error.message.contains("999"), "{}", error.message);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn a_file_that_is_not_a_database_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nagi.db");
+    std::fs::write(&path, b"this is not sqlite, just some text that is long enough to be a header").unwrap();
+    let error = Store::open(StoreConfig::new(&path)).err().expect("garbage must be refused");
+    assert_eq!(error.kind, StoreErrorKind::Corrupt, "{error}");
+}
+
+#[test]
+fn a_full_database_fails_the_write_and_recovers_when_space_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nagi.db");
+    drop(Store::open(StoreConfig::new(&path)).unwrap());
+    let mut config = StoreConfig::new(&path);
+    config.max_page_count = Some(12);
+    let store = Store::open(config).unwrap();
+    let big = "x".repeat(2000);
+    let mut failure = None;
+    for index in 0..200 {
+        let mut row = mission(&format!("m{index}"));
+        row.doc = big.clone();
+        match store.write_blocking(move |writer| writer.put_mission(&row)) {
+            Ok(Ok(())) => continue,
+            Ok(Err(error)) | Err(error) => {
+                failure = Some((index, error));
+                break;
+            }
+        }
+    }
+    let (written, error) = failure.expect("a 12-page database must fill up");
+    assert_eq!(error.kind, StoreErrorKind::Full, "{error}");
+    drop(store);
+    let store = open(&dir);
+    let count = store.read(|reader| reader.mission_count()).unwrap();
+    assert_eq!(count, written as u64, "every acknowledged write survives, nothing else");
+    store.write_blocking(|writer| writer.put_mission(&mission("after"))).unwrap().unwrap();
+}
+
+#[test]
+fn commit_listeners_see_the_last_sequence() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir);
+    let seen = Arc::new(AtomicU64::new(0));
+    let seen_by_listener = seen.clone();
+    store.add_commit_listener(Arc::new(move |seq| seen_by_listener.store(seq, Ordering::SeqCst)));
+    for index in 0..3 {
+        store.write_blocking(move |writer| writer.append_event(&format!("e{index}"), "m", "k", "{}", 1)).unwrap().unwrap();
+    }
+    assert_eq!(seen.load(Ordering::SeqCst), 3);
+}
