@@ -1,1 +1,60 @@
-fn main() {}
+//! `nagi`: a thin command-line client of the nagi server (and the server itself).
+
+mod commands;
+mod connect;
+mod exit;
+mod output;
+mod spec;
+
+use clap::{Parser, Subcommand};
+
+use crate::exit::{CliError, EXIT_CODES_HELP};
+
+#[derive(Debug, Parser)]
+#[command(name = "nagi", version, about = "A durable mission engine for coding agents", after_help = EXIT_CODES_HELP)]
+pub struct Cli {
+    /// Use the named session (its own server, socket and database).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub session: Option<String>,
+    /// Print results as JSON for scripts.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the server in the foreground, or stop it.
+    Server(commands::server::ServerArgs),
+    /// Check that the server answers; print its protocol and version.
+    Ping,
+    /// Create, inspect, configure, start and close missions.
+    #[command(subcommand)]
+    Mission(commands::mission::MissionCommand),
+    /// List and inspect attention items.
+    #[command(subcommand)]
+    Attention(commands::attention::AttentionCommand),
+    /// Follow events.
+    #[command(subcommand)]
+    Events(commands::events::EventsCommand),
+    /// The API's JSON Schema.
+    #[command(subcommand)]
+    Api(commands::api::ApiCommand),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let json = cli.json;
+    let outcome = commands::run(cli);
+    match outcome {
+        Ok(code) => std::process::exit(code),
+        Err(error) => {
+            error.report(json);
+            std::process::exit(error.exit_code());
+        }
+    }
+}
+
+/// Result of a command: the exit code on success.
+pub type CommandResult = Result<i32, CliError>;

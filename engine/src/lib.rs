@@ -1,2 +1,14 @@
 //! The nagi daemon: mission state machine, socket server, managed panes, proof,
 //! handoff and recovery. See ARCHITECTURE.md for the code map.
+
+pub mod api;
+pub mod clock;
+pub mod config;
+pub mod daemon;
+pub mod engine;
+pub mod errors;
+pub mod mission;
+pub mod missions;
+pub mod paths;
+pub mod runs;
+pub mod server;

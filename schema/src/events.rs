@@ -33,15 +33,27 @@ pub enum MissionEventDetail {
     MissionConfigured { declared_check_count: u32 },
     MissionRunStarted { run_id: String, provider: MissionProvider },
     MissionRunContinued { run_id: String, source_run_id: String, provider: MissionProvider },
+    MissionRunPaneAttached { run_id: String, pane_id: String, enforcement: String },
     MissionSessionBound { run_id: String },
     MissionStatusChanged {
-        from: MissionStatus,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
-    MissionAttentionChanged { attention_id: String, kind: AttentionKindV1, risk: AttentionRiskV1, state: String },
+    MissionAttentionChanged {
+        attention_id: String,
+        /// `open`, `pending_response`, `resolved`, `reconciliation_required`, `expired`,
+        /// `dismissed`.
+        state: String,
+        /// Present when the item opens.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        kind: Option<AttentionKindV1>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        risk: Option<AttentionRiskV1>,
+    },
     MissionEvidenceChanged { check_id: String, assessment: MissionEvidenceAssessmentV1 },
-    MissionChecksStarted { run_id: String, check_count: u32 },
+    MissionEvidencePackRecorded { run_id: String, pack_digest: String },
+    MissionChecksStarted { run_id: String, purpose: String, check_count: u32 },
+    MissionChecksFinished { run_id: String },
     MissionProofSealed { decision: ProofClosureDecisionV1 },
     MissionConsentRecorded { consent_id: String, subject: String, decision: String },
 }
@@ -54,11 +66,14 @@ impl MissionEventDetail {
             MissionEventDetail::MissionConfigured { .. } => "mission_configured",
             MissionEventDetail::MissionRunStarted { .. } => "mission_run_started",
             MissionEventDetail::MissionRunContinued { .. } => "mission_run_continued",
+            MissionEventDetail::MissionRunPaneAttached { .. } => "mission_run_pane_attached",
             MissionEventDetail::MissionSessionBound { .. } => "mission_session_bound",
             MissionEventDetail::MissionStatusChanged { .. } => "mission_status_changed",
             MissionEventDetail::MissionAttentionChanged { .. } => "mission_attention_changed",
             MissionEventDetail::MissionEvidenceChanged { .. } => "mission_evidence_changed",
+            MissionEventDetail::MissionEvidencePackRecorded { .. } => "mission_evidence_pack_recorded",
             MissionEventDetail::MissionChecksStarted { .. } => "mission_checks_started",
+            MissionEventDetail::MissionChecksFinished { .. } => "mission_checks_finished",
             MissionEventDetail::MissionProofSealed { .. } => "mission_proof_sealed",
             MissionEventDetail::MissionConsentRecorded { .. } => "mission_consent_recorded",
         }

@@ -127,6 +127,13 @@ impl<'a> Reader<'a> {
         Ok(statement.query_row([attention_id], |row| row.get(0)).optional()?)
     }
 
+    /// Missions that have attention items, by id.
+    pub fn attention_mission_ids(&self) -> Result<Vec<String>, StoreError> {
+        let mut statement = self.connection.prepare_cached("SELECT DISTINCT mission_id FROM attention ORDER BY mission_id")?;
+        let rows = statement.query_map([], |row| row.get(0))?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
     pub fn claim(&self, checkout_key: &str) -> Result<Option<ClaimRow>, StoreError> {
         let mut statement = self.connection.prepare_cached(
             "SELECT checkout_key, checkout_root, mission_id, run_id, request_id, nonce, claimed_at_millis

@@ -1,0 +1,53 @@
+//! `nagi events subscribe`: follow mission events, resuming after a sequence number.
+
+use clap::Subcommand;
+use serde_json::{Value, json};
+
+use crate::connect::remote;
+use crate::exit::EXIT_OK;
+use crate::output;
+use crate::{CommandResult, commands::Context};
+
+#[derive(Debug, Subcommand)]
+pub enum EventsCommand {
+    /// Print mission events as they happen (Ctrl-C to stop).
+    Subscribe {
+        /// Only this mission's events.
+        #[arg(long, value_name = "MISSION")]
+        mission: Option<String>,
+        /// Only these kinds (e.g. mission_status_changed); repeatable.
+        #[arg(long = "kind", value_name = "KIND")]
+        kinds: Vec<String>,
+        /// Replay logged events after this sequence number first.
+        #[arg(long, value_name = "SEQ")]
+        after: Option<u64>,
+    },
+}
+
+pub fn run(context: &Context, command: EventsCommand) -> CommandResult {
+    let EventsCommand::Subscribe { mission, kinds, after } = command;
+    let mut client = context.client()?;
+    let params = json!({
+        "subscriptions": [{"type": "mission", "mission_id": mission, "kinds": kinds}],
+        "after_seq": after,
+    });
+    let ack = client.request("events.subscribe", params).map_err(remote)?;
+    if !context.json {
+        eprintln!(
+            "nagi: subscribed (log head #{}); waiting for events",
+            ack.get("head_seq").and_then(Value::as_u64).unwrap_or(0)
+        );
+    }
+    loop {
+        let event = match client.read_value() {
+            Ok(event) => event,
+            Err(nagi_schema::client::ClientError::Closed) => return Ok(EXIT_OK),
+            Err(error) => return Err(remote(error)),
+        };
+        if context.json {
+            println!("{event}");
+        } else {
+            println!("{}", output::event_line(&event));
+        }
+    }
+}

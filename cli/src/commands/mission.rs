@@ -1,0 +1,210 @@
+//! `nagi mission ...`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use serde_json::{Value, json};
+
+use crate::exit::CliError;
+use crate::output;
+use crate::spec::{CheckEntry, apply_covers_flag, command_check_from_flag, manual_check_from_flag, read_mission_file};
+use crate::{CommandResult, commands::Context};
+
+#[derive(Debug, Subcommand)]
+pub enum MissionCommand {
+    /// Create a draft mission for a Git checkout.
+    Create(CreateArgs),
+    /// Summaries of every mission.
+    List,
+    /// The full mission: criteria, checks, evidence, run, attention.
+    Get { mission_id: String },
+    /// Freeze the checks that prove the criteria.
+    Configure(ConfigureArgs),
+    /// Answer an attention item (only the cockpit can grant this).
+    Respond(RespondArgs),
+    /// Re-verify a ready mission and archive it.
+    Close { mission_id: String },
+}
+
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    /// Mission id (letters, digits, `_ . : -`). May come from --file.
+    pub mission_id: Option<String>,
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Root of the Git checkout (default: the current directory).
+    #[arg(long = "repo", value_name = "PATH")]
+    pub repository: Option<PathBuf>,
+    #[arg(long)]
+    pub objective: Option<String>,
+    /// An acceptance criterion; repeat for each, in order.
+    #[arg(long = "criterion", value_name = "TEXT")]
+    pub criteria: Vec<String>,
+    /// A TOML or JSON file with mission_id, title, repository_path, objective,
+    /// acceptance_criteria (flags override it).
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigureArgs {
+    pub mission_id: String,
+    /// A command check: 'ID=PROGRAM ARGS...' (required, covers every criterion).
+    #[arg(long = "check", value_name = "ID=COMMAND")]
+    pub checks: Vec<String>,
+    /// A manual check: 'ID=REVIEWER[,REVIEWER...]'.
+    #[arg(long = "manual-check", value_name = "ID=REVIEWERS")]
+    pub manual_checks: Vec<String>,
+    /// Which criteria (0-based) a check covers: 'ID=0,2'.
+    #[arg(long = "covers", value_name = "ID=INDEXES")]
+    pub covers: Vec<String>,
+    /// A TOML or JSON file with [[checks]] tables.
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RespondArgs {
+    pub mission_id: String,
+    #[arg(long = "run", value_name = "RUN")]
+    pub run_id: String,
+    #[arg(long = "attention", value_name = "ATTENTION")]
+    pub attention_id: String,
+    /// approve_once, approve_for_session, deny or answer.
+    #[arg(long)]
+    pub decision: String,
+    /// An answer: 'QUESTION_ID=VALUE'; repeat for several values.
+    #[arg(long = "answer", value_name = "QUESTION=VALUE")]
+    pub answers: Vec<String>,
+}
+
+fn mission_view_text(result: &Value) -> String {
+    output::mission(result.get("mission").unwrap_or(&Value::Null))
+}
+
+pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
+    match command {
+        MissionCommand::Create(args) => create(context, args),
+        MissionCommand::List => {
+            let result = context.request("mission.list", json!({}))?;
+            context.print(&result, |result| {
+                output::mission_list(result.get("missions").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]))
+            })
+        }
+        MissionCommand::Get { mission_id } => {
+            let result = context.request("mission.get", json!({"mission_id": mission_id}))?;
+            context.print(&result, mission_view_text)
+        }
+        MissionCommand::Configure(args) => configure(context, args),
+        MissionCommand::Respond(args) => respond(context, args),
+        MissionCommand::Close { mission_id } => {
+            let result = context.request("mission.close", json!({"mission_id": mission_id}))?;
+            context.print(&result, |result| format!("close accepted; re-verifying\n{}", mission_view_text(result)))
+        }
+    }
+}
+
+fn create(context: &Context, args: CreateArgs) -> CommandResult {
+    let file = args.file.as_deref().map(read_mission_file).transpose()?;
+    let from_file = |pick: fn(&crate::spec::MissionFile) -> Option<String>| file.as_ref().and_then(pick);
+    let mission_id = args
+        .mission_id
+        .or_else(|| from_file(|file| file.mission_id.clone()))
+        .ok_or_else(|| CliError::Usage("give a mission id (argument or mission_id in --file)".into()))?;
+    let title = args
+        .title
+        .or_else(|| from_file(|file| file.title.clone()))
+        .ok_or_else(|| CliError::Usage("give --title (or title in --file)".into()))?;
+    let objective = args
+        .objective
+        .or_else(|| from_file(|file| file.objective.clone()))
+        .ok_or_else(|| CliError::Usage("give --objective (or objective in --file)".into()))?;
+    let criteria = if args.criteria.is_empty() {
+        file.as_ref().map(|file| file.acceptance_criteria.clone()).unwrap_or_default()
+    } else {
+        args.criteria
+    };
+    if criteria.is_empty() {
+        return Err(CliError::Usage("give at least one --criterion (or acceptance_criteria in --file)".into()));
+    }
+    let repository = match args.repository.map(|path| path.display().to_string()).or_else(|| from_file(|file| file.repository_path.clone())) {
+        Some(path) => path,
+        None => std::env::current_dir().map_err(|error| CliError::Usage(error.to_string()))?.display().to_string(),
+    };
+    let repository = absolute(&repository)?;
+    let result = context.request(
+        "mission.create",
+        json!({
+            "mission_id": mission_id,
+            "title": title,
+            "repository_path": repository,
+            "objective": objective,
+            "acceptance_criteria": criteria,
+        }),
+    )?;
+    context.print(&result, |result| {
+        let created = result.get("created").and_then(Value::as_bool) == Some(true);
+        let headline = if created { "created" } else { "already exists, unchanged" };
+        format!("{headline}\n{}", mission_view_text(result))
+    })
+}
+
+/// The socket wants absolute paths; a relative one is taken from the current directory.
+fn absolute(path: &str) -> Result<String, CliError> {
+    let path = PathBuf::from(path);
+    if path.is_absolute() {
+        return Ok(path.display().to_string());
+    }
+    let current = std::env::current_dir().map_err(|error| CliError::Usage(error.to_string()))?;
+    Ok(current.join(path).display().to_string())
+}
+
+fn configure(context: &Context, args: ConfigureArgs) -> CommandResult {
+    let mut entries: Vec<CheckEntry> = match &args.file {
+        Some(path) => read_mission_file(path)?.checks,
+        None => Vec::new(),
+    };
+    for text in &args.checks {
+        entries.push(command_check_from_flag(text)?);
+    }
+    for text in &args.manual_checks {
+        entries.push(manual_check_from_flag(text)?);
+    }
+    for text in &args.covers {
+        apply_covers_flag(&mut entries, text)?;
+    }
+    if entries.is_empty() {
+        return Err(CliError::Usage("give at least one --check, --manual-check or a --file with [[checks]]".into()));
+    }
+    let mission = context.request("mission.get", json!({"mission_id": args.mission_id}))?;
+    let criteria_count =
+        mission.get("mission").and_then(|mission| mission.get("criteria")).and_then(Value::as_array).map(Vec::len).unwrap_or(0);
+    let checks = entries.into_iter().map(|entry| entry.into_check(criteria_count)).collect::<Result<Vec<_>, _>>()?;
+    let result = context.request("mission.configure", json!({"mission_id": args.mission_id, "checks": checks}))?;
+    context.print(&result, |result| {
+        let configured = result.get("configured").and_then(Value::as_bool) == Some(true);
+        let headline = if configured { "closure plan frozen" } else { "the same closure plan was already configured" };
+        format!("{headline}\n{}", mission_view_text(result))
+    })
+}
+
+fn respond(context: &Context, args: RespondArgs) -> CommandResult {
+    let mut answers: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for text in &args.answers {
+        let (question, value) =
+            text.split_once('=').ok_or_else(|| CliError::Usage(format!("--answer expects QUESTION=VALUE, got {text:?}")))?;
+        answers.entry(question.to_string()).or_default().push(value.to_string());
+    }
+    let result = context.request(
+        "mission.respond",
+        json!({
+            "mission_id": args.mission_id,
+            "run_id": args.run_id,
+            "attention_id": args.attention_id,
+            "decision": args.decision,
+            "answers": answers,
+        }),
+    )?;
+    context.print(&result, |_| "response queued\n".into())
+}

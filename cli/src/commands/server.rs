@@ -1,0 +1,56 @@
+//! `nagi server` and `nagi server stop`.
+
+use clap::{Args, Subcommand};
+use nagi_engine::config::{EngineConfig, UserConfig};
+
+use crate::connect::{connect_existing, remote, session_paths};
+use crate::exit::{CliError, EXIT_OK};
+use crate::{CommandResult, commands::Context};
+
+#[derive(Debug, Args)]
+pub struct ServerArgs {
+    #[command(subcommand)]
+    pub action: Option<ServerAction>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ServerAction {
+    /// Stop the running server after its in-flight commits finish.
+    Stop,
+}
+
+pub fn run(context: &Context, args: ServerArgs) -> CommandResult {
+    let paths = session_paths(context.session.as_deref())?;
+    match args.action {
+        Some(ServerAction::Stop) => {
+            let mut client = connect_existing(&paths)?;
+            client.request("server.stop", serde_json::json!({})).map_err(remote)?;
+            // Wait until the socket stops answering, so that scripts can rely on the stop.
+            for _ in 0..400 {
+                if nagi_schema::client::Client::connect(&paths.socket_path).is_err() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(25));
+            }
+            if !context.json {
+                println!("nagi server at {} stopped", paths.socket_path.display());
+            }
+            Ok(EXIT_OK)
+        }
+        None => {
+            tracing_subscriber::fmt()
+                .with_env_filter(
+                    tracing_subscriber::EnvFilter::try_from_env("NAGI_LOG").unwrap_or_else(|_| "info".into()),
+                )
+                .with_writer(std::io::stderr)
+                .init();
+            let user = UserConfig::load(&paths.config_file_path()).map_err(|error| CliError::Usage(error.to_string()))?;
+            let mut config = EngineConfig::new(paths, user);
+            if let Ok(pages) = std::env::var("NAGI_STORE_MAX_PAGES") {
+                config.store_max_page_count = pages.parse().ok();
+            }
+            nagi_engine::daemon::run_server(config).map_err(|error| CliError::Unreachable(error.to_string()))?;
+            Ok(EXIT_OK)
+        }
+    }
+}

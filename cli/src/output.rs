@@ -1,0 +1,176 @@
+//! Human-readable rendering of results. `--json` prints the result objects as they are.
+
+use serde_json::Value;
+
+fn text(value: &Value, key: &str) -> String {
+    value.get(key).and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+pub fn format_time(millis: u64) -> String {
+    let seconds = millis / 1000;
+    let (days, rest) = (seconds / 86_400, seconds % 86_400);
+    let (hour, minute, second) = (rest / 3600, (rest % 3600) / 60, rest % 60);
+    // Civil date from days since the epoch (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let day_of_year = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + if month <= 2 { 1 } else { 0 };
+    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02}:{second:02} UTC")
+}
+
+pub fn mission(view: &Value) -> String {
+    let mut out = String::new();
+    let status = text(view, "status");
+    out.push_str(&format!("mission {}  [{}]\n", text(view, "mission_id"), status));
+    out.push_str(&format!("  title       {}\n", text(view, "title")));
+    if let Some(reason) = view.get("status_reason").and_then(Value::as_str) {
+        out.push_str(&format!("  reason      {reason}\n"));
+    }
+    out.push_str(&format!("  repository  {}\n", text(view, "repository_path")));
+    let objective = text(view, "objective");
+    let mut objective_lines = objective.lines();
+    out.push_str(&format!("  objective   {}\n", objective_lines.next().unwrap_or("")));
+    for line in objective_lines {
+        out.push_str(&format!("              {line}\n"));
+    }
+    out.push_str("  criteria\n");
+    for (index, criterion) in view.get("criteria").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        let checks: Vec<&str> = criterion
+            .get("required_check_ids")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let coverage = if checks.is_empty() { "uncovered".to_string() } else { format!("covered by {}", checks.join(", ")) };
+        out.push_str(&format!("    {}. {}  ({coverage})\n", index + 1, text(criterion, "description")));
+    }
+    let checks = view.get("checks").and_then(Value::as_array).cloned().unwrap_or_default();
+    if checks.is_empty() {
+        out.push_str("  checks      none configured (nagi mission configure)\n");
+    } else {
+        out.push_str(&format!("  checks ({})\n", checks.len()));
+        let evidence = view.get("evidence").and_then(Value::as_array).cloned().unwrap_or_default();
+        for check in &checks {
+            let id = text(check, "check_id");
+            let required = if check.get("required").and_then(Value::as_bool) == Some(true) { "required" } else { "optional" };
+            out.push_str(&format!("    {id:<20} {:<8} {required:<9} {}\n", text(check, "kind"), text(check, "status")));
+            if let Some(item) = evidence.iter().find(|item| text(item, "check_id") == id) {
+                let mut facts = Vec::new();
+                if let Some(code) = item.get("exit_code").and_then(Value::as_i64) {
+                    facts.push(format!("exit {code}"));
+                }
+                if let Some(duration) = item.get("duration_millis").and_then(Value::as_u64) {
+                    facts.push(format!("{duration} ms"));
+                }
+                if let Some(reviewer) = item.get("reviewer").and_then(Value::as_str) {
+                    facts.push(format!("by {reviewer}"));
+                }
+                if let Some(detail) = item.get("detail").and_then(Value::as_str) {
+                    facts.push(detail.to_string());
+                }
+                if !facts.is_empty() {
+                    out.push_str(&format!("      evidence: {}\n", facts.join(", ")));
+                }
+            }
+        }
+    }
+    if let Some(run) = view.get("run") {
+        out.push_str(&format!("  run         {}\n", run_line(run)));
+    }
+    for run in view.get("run_history").and_then(Value::as_array).into_iter().flatten() {
+        out.push_str(&format!("  earlier run {}\n", run_line(run)));
+    }
+    let attention = view.get("unresolved_attention_count").and_then(Value::as_u64).unwrap_or(0);
+    out.push_str(&format!("  attention   {attention} unresolved{}\n", if attention > 0 { " (nagi attention list)" } else { "" }));
+    if let Some(updated) = view.get("updated_at_millis").and_then(Value::as_u64) {
+        out.push_str(&format!("  updated     {}\n", format_time(updated)));
+    }
+    out
+}
+
+fn run_line(run: &Value) -> String {
+    let mut line = format!("{} {} {}", text(run, "run_id"), text(run, "provider"), text(run, "mode"));
+    line.push_str(&format!(" in {}", text(run, "worktree_path")));
+    if let Some(pane) = run.get("pane_id").and_then(Value::as_str) {
+        line.push_str(&format!(", pane {pane} (nagi pane attach {pane})"));
+    }
+    if let Some(enforcement) = run.get("enforcement").and_then(Value::as_str) {
+        line.push_str(&format!(", enforcement {enforcement}"));
+    }
+    if run.get("live").and_then(Value::as_bool) == Some(true) {
+        line.push_str(", live");
+    }
+    line
+}
+
+pub fn mission_list(missions: &[Value]) -> String {
+    if missions.is_empty() {
+        return "no missions (nagi mission create)\n".into();
+    }
+    let width = missions.iter().map(|mission| text(mission, "mission_id").len()).max().unwrap_or(10).max(10);
+    let mut out = format!("{:<width$}  {:<16} {:>9}  TITLE\n", "MISSION", "STATUS", "ATTENTION");
+    for mission in missions {
+        out.push_str(&format!(
+            "{:<width$}  {:<16} {:>9}  {}\n",
+            text(mission, "mission_id"),
+            text(mission, "status"),
+            mission.get("unresolved_attention_count").and_then(Value::as_u64).unwrap_or(0),
+            text(mission, "title")
+        ));
+    }
+    out
+}
+
+pub fn attention_item(item: &Value) -> String {
+    let mut out = format!(
+        "{}  [{} / {} risk]  mission {} run {}\n",
+        text(item, "attention_id"),
+        text(item, "kind"),
+        text(item, "risk"),
+        text(item, "mission_id"),
+        text(item, "run_id")
+    );
+    out.push_str(&format!("  asks      {}\n", text(item, "requested_action")));
+    let state = item.get("state").map(|state| text(state, "state")).unwrap_or_default();
+    let delivery = item.get("delivery").map(|delivery| text(delivery, "state")).unwrap_or_default();
+    out.push_str(&format!("  state     {state} (delivery {delivery}, {})\n", text(item, "response_capability")));
+    for question in item.get("questions").and_then(Value::as_array).into_iter().flatten() {
+        out.push_str(&format!("  question  {} — {}\n", text(question, "header"), text(question, "prompt")));
+        for option in question.get("options").and_then(Value::as_array).into_iter().flatten() {
+            out.push_str(&format!("            • {}\n", text(option, "label")));
+        }
+    }
+    out
+}
+
+pub fn event_line(event: &Value) -> String {
+    let data = event.get("data").cloned().unwrap_or(Value::Null);
+    let seq = data.get("seq").and_then(Value::as_u64).map(|seq| format!("#{seq} ")).unwrap_or_default();
+    let mission = text(&data, "mission_id");
+    let status = text(&data, "status");
+    let mut line = format!("{seq}{} {}", text(event, "event"), mission);
+    if !status.is_empty() {
+        line.push_str(&format!(" → {status}"));
+    }
+    for key in ["run_id", "attention_id", "check_id", "assessment", "state", "reason", "pane_id"] {
+        if let Some(value) = data.get(key).and_then(Value::as_str).filter(|value| !value.is_empty()) {
+            line.push_str(&format!(" {key}={value}"));
+        }
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn times_render_as_utc() {
+        assert_eq!(super::format_time(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(super::format_time(1_796_167_361_000), "2026-12-01 21:22:41 UTC");
+    }
+}

@@ -1,0 +1,134 @@
+//! Handlers of the `mission.*` methods that need no provider.
+
+use std::sync::Arc;
+
+use nagi_schema::mission::*;
+use nagi_schema::results::ResponseResult;
+
+use crate::clock::now_millis;
+use crate::engine::Engine;
+use crate::errors::EngineError;
+use crate::mission::create::{ConfigureDecision, CreateDecision, decide_configure, decide_create};
+use crate::mission::validate::id_is_valid;
+use crate::mission::view::{mission_summary, mission_view};
+use crate::mission::{Mission, MissionError};
+use crate::missions::repository::{canonical_checkout, path_text};
+
+pub fn view(engine: &Engine, mission: &Mission) -> MissionViewV1 {
+    mission_view(mission, engine.runs.as_ref())
+}
+
+fn committed_mission(mission: Option<Mission>) -> Result<Mission, EngineError> {
+    mission.ok_or_else(|| MissionError::Runtime("the mission vanished during its own mutation".into()).into())
+}
+
+pub async fn create(engine: &Arc<Engine>, params: MissionCreateParams) -> Result<ResponseResult, EngineError> {
+    let repository = params.repository_path.clone();
+    let checkout = tokio::task::spawn_blocking(move || canonical_checkout(&repository))
+        .await
+        .map_err(|error| MissionError::Runtime(error.to_string()))?
+        .map_err(MissionError::InvalidRepository)?;
+    let canonical = path_text(&checkout.root).map_err(MissionError::InvalidRepository)?;
+    let now = now_millis();
+    let mission_id = params.mission_id.clone();
+    let committed = engine
+        .missions
+        .mutate(&mission_id, move |existing| match decide_create(existing, &params, &canonical, now)? {
+            CreateDecision::Unchanged => Ok((Vec::new(), false)),
+            CreateDecision::Create(event) => Ok((vec![event], true)),
+        })
+        .await?;
+    let created = committed.outcome;
+    let mission = committed_mission(committed.mission)?;
+    Ok(ResponseResult::MissionCreated { mission: view(engine, &mission), created })
+}
+
+pub fn list(engine: &Arc<Engine>) -> Result<ResponseResult, EngineError> {
+    let rows = engine.missions.read(|reader| reader.mission_summaries())?;
+    let missions = rows
+        .into_iter()
+        .map(|row| {
+            Ok(MissionSummary {
+                status: MissionStatus::from_wire(&row.status)
+                    .ok_or_else(|| MissionError::Runtime(format!("mission {} has an unknown stored status", row.mission_id)))?,
+                mission_id: row.mission_id,
+                title: row.title,
+                repository_path: row.repository_path,
+                unresolved_attention_count: row.unresolved_attention_count,
+                updated_at_millis: row.updated_at_millis,
+            })
+        })
+        .collect::<Result<Vec<_>, EngineError>>()?;
+    Ok(ResponseResult::MissionList { missions })
+}
+
+/// Loads a mission for a read method: the id must follow the ID rule (`invalid_mission`)
+/// and exist (`mission_not_found`).
+pub fn load_checked(engine: &Engine, mission_id: &str) -> Result<Mission, EngineError> {
+    if !id_is_valid(mission_id) {
+        return Err(MissionError::InvalidMission(format!("mission_id {mission_id:?} breaks the ID rule")).into());
+    }
+    load_existing(engine, mission_id)
+}
+
+/// Loads a mission for a mutating method: no separate syntax check, as the contract says.
+pub fn load_existing(engine: &Engine, mission_id: &str) -> Result<Mission, EngineError> {
+    engine.missions.get(mission_id)?.ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")).into())
+}
+
+pub fn get(engine: &Arc<Engine>, params: MissionTarget) -> Result<ResponseResult, EngineError> {
+    let mission = load_checked(engine, &params.mission_id)?;
+    Ok(ResponseResult::MissionInfo { mission: view(engine, &mission) })
+}
+
+pub fn summary(mission: &Mission) -> MissionSummary {
+    mission_summary(mission)
+}
+
+pub async fn configure(engine: &Arc<Engine>, params: MissionConfigureParams) -> Result<ResponseResult, EngineError> {
+    let now = now_millis();
+    let mission_id = params.mission_id.clone();
+    let committed = engine
+        .missions
+        .mutate(&mission_id, move |existing| {
+            let mission = existing.ok_or_else(|| MissionError::NotFound(format!("no mission {:?}", params.mission_id)))?;
+            match decide_configure(mission, &params.checks, now)? {
+                ConfigureDecision::Unchanged => Ok((Vec::new(), false)),
+                ConfigureDecision::Configure(event) => Ok((vec![event], true)),
+            }
+        })
+        .await?;
+    let configured = committed.outcome;
+    let mission = committed_mission(committed.mission)?;
+    Ok(ResponseResult::MissionConfigured { mission: view(engine, &mission), configured })
+}
+
+/// The public socket never answers attention: only the cockpit can. Nothing is written.
+pub async fn respond(_engine: &Arc<Engine>, _params: MissionRespondParams) -> Result<ResponseResult, EngineError> {
+    Err(MissionError::ConsentRequired(
+        "answering a provider's request needs a person's decision in the local cockpit (nagi cockpit); \
+         the public socket cannot grant it, and nothing was sent or recorded"
+            .into(),
+    )
+    .into())
+}
+
+pub async fn close(engine: &Arc<Engine>, params: MissionTarget) -> Result<ResponseResult, EngineError> {
+    let mission = engine
+        .missions
+        .get(&params.mission_id)?
+        .ok_or_else(|| MissionError::NotFound(format!("no mission {:?}", params.mission_id)))?;
+    match mission.status {
+        MissionStatus::Archived => Ok(ResponseResult::MissionCloseAccepted { mission: view(engine, &mission) }),
+        MissionStatus::ReadyToClose => Err(MissionError::Runtime(
+            "closing needs a fresh verification of the proof, which this server cannot run yet".into(),
+        )
+        .into()),
+        status => Err(MissionError::NotReady(format!(
+            "mission {} is {}; only a ready_to_close mission can be closed",
+            mission.mission_id,
+            status.as_str()
+        ))
+        .into()),
+    }
+}

@@ -1,0 +1,126 @@
+//! Engine configuration: the session's paths, limits, and the user's `config.toml`
+//! (`<config dir>/config.toml`).
+//!
+//! ```toml
+//! [providers.codex]
+//! command = ["/opt/codex/bin/codex"]   # argv prefix; the first element is the executable
+//! args = ["-c", "model=gpt-5.5"]       # extra arguments appended by the adapter
+//! env = { CODEX_HOME = "/home/me/.codex-nagi" }
+//!
+//! [providers.acp]
+//! command = ["my-agent", "--acp"]      # required for ACP runs
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::paths::SessionPaths;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    #[serde(default)]
+    pub command: Option<Vec<String>>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProvidersConfig {
+    #[serde(default)]
+    pub codex: Option<ProviderConfig>,
+    #[serde(default)]
+    pub claude_code: Option<ProviderConfig>,
+    #[serde(default)]
+    pub open_code: Option<ProviderConfig>,
+    #[serde(default)]
+    pub acp: Option<ProviderConfig>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserConfig {
+    #[serde(default)]
+    pub providers: ProvidersConfig,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct ConfigError {
+    pub path: String,
+    pub message: String,
+}
+
+pub const MAX_ACP_ARGS: usize = 256;
+pub const MAX_ACP_ARG_BYTES: usize = 16 * 1024;
+
+impl UserConfig {
+    /// Reads the config file; a missing file is the default config.
+    pub fn load(path: &Path) -> Result<UserConfig, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(UserConfig::default()),
+            Err(error) => return Err(ConfigError { path: path.display().to_string(), message: error.to_string() }),
+        };
+        let config: UserConfig =
+            toml::from_str(&text).map_err(|error| ConfigError { path: path.display().to_string(), message: error.to_string() })?;
+        config.validate().map_err(|message| ConfigError { path: path.display().to_string(), message })?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let entries = [
+            ("providers.codex", &self.providers.codex),
+            ("providers.claude_code", &self.providers.claude_code),
+            ("providers.open_code", &self.providers.open_code),
+            ("providers.acp", &self.providers.acp),
+        ];
+        for (name, provider) in entries {
+            let Some(provider) = provider else { continue };
+            if let Some(command) = &provider.command {
+                if command.is_empty() {
+                    return Err(format!("{name}.command is an empty list; give the executable as its first element"));
+                }
+                if command.len() > MAX_ACP_ARGS {
+                    return Err(format!("{name}.command has {} elements; the limit is {MAX_ACP_ARGS}", command.len()));
+                }
+                if let Some(bad) = command.iter().position(|arg| arg.is_empty() || arg.len() > MAX_ACP_ARG_BYTES || arg.contains('\0')) {
+                    return Err(format!("{name}.command[{bad}] must be non-empty, at most 16 KiB, without NUL"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Everything the engine needs to run.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub paths: SessionPaths,
+    pub user: UserConfig,
+    /// Extra directories searched for provider executables before `PATH` (tests).
+    pub extra_provider_path: Vec<PathBuf>,
+    /// Most concurrent connections; more wait in the accept queue.
+    pub max_connections: usize,
+    /// A connection that sends nothing for this long is closed.
+    pub idle_timeout: std::time::Duration,
+    pub store_max_page_count: Option<u64>,
+}
+
+impl EngineConfig {
+    pub fn new(paths: SessionPaths, user: UserConfig) -> EngineConfig {
+        EngineConfig {
+            paths,
+            user,
+            extra_provider_path: Vec::new(),
+            max_connections: 4096,
+            idle_timeout: std::time::Duration::from_secs(300),
+            store_max_page_count: None,
+        }
+    }
+}

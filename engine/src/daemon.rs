@@ -1,0 +1,181 @@
+//! `nagi server`: everything from an empty session directory to a serving socket, and
+//! back down to a clean stop.
+//!
+//! Order: private directory → exclusive server lock → open and migrate the store →
+//! reconcile live runs (recovery) → bind the socket (0600) → serve until `server.stop`,
+//! SIGTERM or SIGINT → drain in-flight requests → close the store (every queued commit
+//! finishes) → remove the socket.
+
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::io::AsRawFd;
+use std::path::Path;
+use std::sync::Arc;
+
+use nagi_store::{Store, StoreConfig};
+
+use crate::config::EngineConfig;
+use crate::engine::{Engine, Shutdown};
+use crate::missions::Missions;
+use crate::runs::registry::RunRegistry;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error("a nagi server is already running for {socket}")]
+    AlreadyRunning { socket: String },
+    #[error("{0}")]
+    Setup(String),
+    #[error("cannot open the database {path}: {message}")]
+    Store { path: String, message: String },
+}
+
+/// Creates `dir` with mode 0700, or checks that an existing one is private.
+pub fn ensure_private_dir(dir: &Path) -> Result<(), DaemonError> {
+    if !dir.exists() {
+        std::fs::create_dir_all(dir).map_err(|error| DaemonError::Setup(format!("cannot create {}: {error}", dir.display())))?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(|error| DaemonError::Setup(format!("cannot make {} private: {error}", dir.display())))?;
+        return Ok(());
+    }
+    let metadata = std::fs::metadata(dir).map_err(|error| DaemonError::Setup(format!("cannot read {}: {error}", dir.display())))?;
+    if !metadata.is_dir() {
+        return Err(DaemonError::Setup(format!("{} exists and is not a directory", dir.display())));
+    }
+    let mode = metadata.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(DaemonError::Setup(format!(
+            "{} is accessible to other users (mode {mode:o}); nagi keeps its socket and database only in a private \
+             directory — run `chmod 700 {}` or choose another path",
+            dir.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// An exclusive, non-blocking lock on the session's server lock file. Held for the
+/// server's lifetime; released by the OS if the process dies.
+pub struct ServerLock {
+    _file: std::fs::File,
+}
+
+pub fn take_server_lock(path: &Path) -> Result<Option<ServerLock>, DaemonError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(path)
+        .map_err(|error| DaemonError::Setup(format!("cannot open {}: {error}", path.display())))?;
+    // SAFETY: flock on a valid, owned file descriptor.
+    let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+    Ok(locked.then_some(ServerLock { _file: file }))
+}
+
+/// Raises the open-file limit to its hard maximum: every connection and pane is a file.
+fn raise_open_file_limit() {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: plain getrlimit/setrlimit on a local struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+}
+
+/// Makes this process the reaper of every orphaned descendant, so that pane processes that
+/// double-fork stay beneath the server.
+pub fn become_child_subreaper() {
+    // SAFETY: prctl with integer arguments.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// Runs the server in the foreground until it is stopped.
+pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
+    let paths = config.paths.clone();
+    ensure_private_dir(&paths.data_dir)?;
+    let socket_text = paths.socket_path.display().to_string();
+    let Some(lock) = take_server_lock(&paths.server_lock_path())? else {
+        return Err(DaemonError::AlreadyRunning { socket: socket_text });
+    };
+    if paths.socket_path.exists() {
+        // We hold the lock, so nobody serves this socket: it is stale. A live server of an
+        // older nagi without the lock would still answer; refuse to steal from it.
+        if std::os::unix::net::UnixStream::connect(&paths.socket_path).is_ok() {
+            return Err(DaemonError::AlreadyRunning { socket: socket_text });
+        }
+        std::fs::remove_file(&paths.socket_path)
+            .map_err(|error| DaemonError::Setup(format!("cannot remove the stale socket {socket_text}: {error}")))?;
+    }
+    raise_open_file_limit();
+    become_child_subreaper();
+
+    let mut store_config = StoreConfig::new(paths.database_path());
+    store_config.max_page_count = config.store_max_page_count;
+    let store = Arc::new(Store::open(store_config).map_err(|error| DaemonError::Store {
+        path: paths.database_path().display().to_string(),
+        message: error.message,
+    })?);
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("nagi-server")
+        .build()
+        .map_err(|error| DaemonError::Setup(format!("cannot start the runtime: {error}")))?;
+
+    let outcome = runtime.block_on(async {
+        let missions = Missions::new(store.clone()).map_err(|error| DaemonError::Setup(error.to_string()))?;
+        let engine = Arc::new(Engine {
+            config,
+            missions,
+            runs: Arc::new(RunRegistry::default()),
+            shutdown: Shutdown::new(),
+            server_uid: unsafe { libc::geteuid() },
+            server_pid: std::process::id(),
+        });
+        let listener = bind_private_socket(&paths.socket_path)?;
+        spawn_signal_handlers(engine.shutdown.clone());
+        tracing::info!(socket = %socket_text, "nagi server is serving");
+        crate::server::run(listener, engine.clone()).await;
+        Ok::<(), DaemonError>(())
+    });
+    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+    store.close();
+    let _ = std::fs::remove_file(&paths.socket_path);
+    drop(lock);
+    outcome
+}
+
+fn bind_private_socket(path: &Path) -> Result<tokio::net::UnixListener, DaemonError> {
+    // Bind under a restrictive umask so the socket is never briefly open to others.
+    // SAFETY: umask only changes this process's file-creation mask.
+    let previous = unsafe { libc::umask(0o177) };
+    let bound = tokio::net::UnixListener::bind(path);
+    unsafe { libc::umask(previous) };
+    let listener = bound.map_err(|error| DaemonError::Setup(format!("cannot bind {}: {error}", path.display())))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .map_err(|error| DaemonError::Setup(format!("cannot set the socket's mode: {error}")))?;
+    Ok(listener)
+}
+
+fn spawn_signal_handlers(shutdown: Shutdown) {
+    use tokio::signal::unix::{SignalKind, signal};
+    for kind in [SignalKind::terminate(), SignalKind::interrupt()] {
+        let shutdown = shutdown.clone();
+        match signal(kind) {
+            Ok(mut stream) => {
+                tokio::spawn(async move {
+                    if stream.recv().await.is_some() {
+                        tracing::info!("signal received; shutting down after in-flight work");
+                        shutdown.trigger();
+                    }
+                });
+            }
+            Err(error) => tracing::warn!(%error, "cannot install a signal handler"),
+        }
+    }
+}

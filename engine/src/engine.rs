@@ -1,0 +1,52 @@
+//! The engine context shared by every connection and background task.
+
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
+use crate::config::EngineConfig;
+use crate::missions::Missions;
+use crate::runs::registry::RunRegistry;
+
+/// Broadcast shutdown: `trigger` once; every task holding a receiver sees it.
+#[derive(Clone)]
+pub struct Shutdown {
+    sender: watch::Sender<bool>,
+}
+
+impl Shutdown {
+    pub fn new() -> Shutdown {
+        let (sender, _) = watch::channel(false);
+        Shutdown { sender }
+    }
+
+    pub fn trigger(&self) {
+        self.sender.send_replace(true);
+    }
+
+    pub fn is_triggered(&self) -> bool {
+        *self.sender.borrow()
+    }
+
+    /// Resolves once shutdown has been triggered.
+    pub async fn wait(&self) {
+        let mut receiver = self.sender.subscribe();
+        let _ = receiver.wait_for(|triggered| *triggered).await;
+    }
+}
+
+impl Default for Shutdown {
+    fn default() -> Self {
+        Shutdown::new()
+    }
+}
+
+pub struct Engine {
+    pub config: EngineConfig,
+    pub missions: Arc<Missions>,
+    pub runs: Arc<RunRegistry>,
+    pub shutdown: Shutdown,
+    /// The uid every peer must have.
+    pub server_uid: u32,
+    pub server_pid: u32,
+}

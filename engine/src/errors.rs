@@ -1,0 +1,91 @@
+//! The one place where internal errors become wire codes.
+
+use nagi_schema::codes::ErrorCode;
+use nagi_store::{StoreError, StoreErrorKind};
+
+use crate::mission::MissionError;
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Mission(#[from] MissionError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
+    #[error("request line exceeds {0} bytes; the connection will be closed")]
+    RequestTooLarge(usize),
+    #[error("invalid params: {0}")]
+    InvalidParams(String),
+    #[error("{0}")]
+    FeatureUnavailable(String),
+    #[error("{0}")]
+    ServerUnavailable(String),
+    #[error("{0}")]
+    PermissionDenied(String),
+    #[error("{0}")]
+    Timeout(String),
+}
+
+/// The stable code and message a client sees for an error.
+pub fn wire_error(error: &EngineError) -> (ErrorCode, String) {
+    let code = match error {
+        EngineError::Mission(mission) => mission_code(mission),
+        EngineError::Store(store) => store_code(store),
+        EngineError::InvalidRequest(_) => ErrorCode::InvalidRequest,
+        EngineError::RequestTooLarge(_) => ErrorCode::RequestTooLarge,
+        EngineError::InvalidParams(_) => ErrorCode::InvalidParams,
+        EngineError::FeatureUnavailable(_) => ErrorCode::FeatureUnavailable,
+        EngineError::ServerUnavailable(_) => ErrorCode::ServerUnavailable,
+        EngineError::PermissionDenied(_) => ErrorCode::PermissionDenied,
+        EngineError::Timeout(_) => ErrorCode::Timeout,
+    };
+    (code, error.to_string())
+}
+
+fn store_code(error: &StoreError) -> ErrorCode {
+    match error.kind {
+        StoreErrorKind::Full => ErrorCode::StorageFull,
+        StoreErrorKind::Closed => ErrorCode::ServerUnavailable,
+        StoreErrorKind::ReadOnly | StoreErrorKind::Io | StoreErrorKind::Corrupt | StoreErrorKind::NewerSchema | StoreErrorKind::Other => {
+            ErrorCode::StorageFailed
+        }
+    }
+}
+
+fn mission_code(error: &MissionError) -> ErrorCode {
+    match error {
+        MissionError::NotFound(_) => ErrorCode::MissionNotFound,
+        MissionError::InvalidMission(_) => ErrorCode::InvalidMission,
+        MissionError::InvalidRepository(_) => ErrorCode::InvalidRepository,
+        MissionError::Conflict(_) => ErrorCode::MissionConflict,
+        MissionError::InvalidClosure(_) => ErrorCode::InvalidClosure,
+        MissionError::InvalidRun(_) => ErrorCode::InvalidRun,
+        MissionError::RunConflict(_) => ErrorCode::RunConflict,
+        MissionError::CheckoutClaimed(_) => ErrorCode::CheckoutClaimed,
+        MissionError::ProviderModeUnavailable(_) => ErrorCode::ProviderModeUnavailable,
+        MissionError::ProviderUnavailable(_) => ErrorCode::ProviderUnavailable,
+        MissionError::ProviderStartFailed(_) => ErrorCode::ProviderStartFailed,
+        MissionError::ConsentRequired(_) => ErrorCode::InteractiveConsentRequired,
+        MissionError::ConsentStale(_) => ErrorCode::ConsentStale,
+        MissionError::ConsentForbidden(_) => ErrorCode::ConsentForbidden,
+        MissionError::NotReady(_) => ErrorCode::MissionNotReady,
+        MissionError::Busy(_) => ErrorCode::MissionBusy,
+        MissionError::ProofNotReady(_) => ErrorCode::ProofNotReady,
+        MissionError::ProofBindingMismatch(_) => ErrorCode::ProofBindingMismatch,
+        MissionError::ProofWorkerFailed(_) => ErrorCode::ProofWorkerFailed,
+        MissionError::InvalidHandoffState(_) => ErrorCode::InvalidHandoffState,
+        MissionError::InvalidHandoffProvider(_) => ErrorCode::InvalidHandoffProvider,
+        MissionError::HandoffArtifactChanged(_) => ErrorCode::HandoffArtifactChanged,
+        MissionError::HandoffAttentionUnresolved(_) => ErrorCode::HandoffAttentionUnresolved,
+        MissionError::HandoffSnapshotFailed(_) => ErrorCode::HandoffSnapshotFailed,
+        MissionError::RunMismatch(_) => ErrorCode::RunMismatch,
+        MissionError::ProjectRecipeFailed(_) => ErrorCode::ProjectRecipeFailed,
+        MissionError::AttentionNotFound(_) => ErrorCode::AttentionNotFound,
+        MissionError::RunNotActive(_) => ErrorCode::RunNotActive,
+        MissionError::AttentionNotRespondable(_) => ErrorCode::AttentionNotRespondable,
+        MissionError::InvalidResponse(_) => ErrorCode::InvalidResponse,
+        MissionError::ResponseStateUncertain(_) => ErrorCode::ResponseStateUncertain,
+        MissionError::Runtime(_) => ErrorCode::MissionRuntimeError,
+    }
+}

@@ -1,0 +1,181 @@
+//! The projection: `Mission` as a pure fold of its events. Deciding whether an event is
+//! allowed happens before (in the command handlers); applying never fails, so replaying the
+//! log always rebuilds the same projection.
+
+use nagi_schema::mission::{MissionEvidenceAssessmentV1, MissionStatus};
+use nagi_schema::proof::ProofClosureDecisionV1;
+
+use super::canonical::criterion_id;
+use super::event::MissionEvent;
+use super::model::*;
+
+/// Applies one event. `mission` is `None` only for `MissionCreated`.
+pub fn apply(mission: Option<Mission>, event: &MissionEvent) -> Mission {
+    let at = event.at_millis();
+    let mut mission = match (mission, event) {
+        (None, MissionEvent::MissionCreated { mission_id, title, repository_path, objective, acceptance_criteria, .. }) => {
+            Mission {
+                mission_id: mission_id.clone(),
+                title: title.clone(),
+                repository_path: repository_path.clone(),
+                objective: objective.clone(),
+                criteria: acceptance_criteria
+                    .iter()
+                    .enumerate()
+                    .map(|(index, text)| Criterion { criterion_id: criterion_id(index as u64, text), description: text.clone() })
+                    .collect(),
+                plan: None,
+                status: MissionStatus::Draft,
+                status_reason: None,
+                run: None,
+                run_history: Vec::new(),
+                attention: Default::default(),
+                evidence: Default::default(),
+                evidence_pack_digest: None,
+                ready_receipt: None,
+                archive_receipt: None,
+                checks_in_flight: None,
+                created_at_millis: at,
+                updated_at_millis: at,
+                revision: 1,
+            }
+        }
+        (Some(mission), MissionEvent::MissionCreated { .. }) => {
+            // A second creation is never decided; keep the projection as it is.
+            return mission;
+        }
+        (None, _) => panic!("an event other than mission_created cannot start a mission"),
+        (Some(mut mission), event) => {
+            apply_to_existing(&mut mission, event);
+            mission.revision += 1;
+            mission
+        }
+    };
+    mission.updated_at_millis = mission.updated_at_millis.max(at);
+    mission
+}
+
+fn apply_to_existing(mission: &mut Mission, event: &MissionEvent) {
+    match event {
+        MissionEvent::MissionCreated { .. } => {}
+        MissionEvent::ClosureConfigured { declarations, declaration_set_digest, .. } => {
+            mission.plan = Some(ClosurePlan {
+                declarations: declarations.clone(),
+                declaration_set_digest: declaration_set_digest.clone(),
+            });
+        }
+        MissionEvent::RunStarted { run, .. } => {
+            if let Some(previous) = mission.run.take() {
+                mission.run_history.push(previous);
+            }
+            mission.run = Some(run.clone());
+            mission.status = MissionStatus::Preparing;
+            mission.status_reason = Some("the provider is starting".into());
+            mark_evidence_stale(mission);
+        }
+        MissionEvent::RunContinued { run, .. } => {
+            if let Some(previous) = mission.run.take() {
+                mission.run_history.push(previous);
+            }
+            mission.run = Some(run.clone());
+            mission.status = MissionStatus::Preparing;
+            mission.status_reason = Some("the handoff target provider is starting".into());
+            mark_evidence_stale(mission);
+        }
+        MissionEvent::RunPaneAttached { run_id, pane_id, enforcement, workspace_digest_at_start, .. } => {
+            if let Some(run) = mission.run.as_mut().filter(|run| &run.run_id == run_id) {
+                run.pane_id = Some(pane_id.clone());
+                run.enforcement = Some(enforcement.clone());
+                if workspace_digest_at_start.is_some() {
+                    run.workspace_digest_at_start = workspace_digest_at_start.clone();
+                }
+            }
+        }
+        MissionEvent::ProviderSessionBound { run_id, provider_session_id, .. } => {
+            if let Some(run) = mission.run.as_mut().filter(|run| &run.run_id == run_id) {
+                run.provider_session_id = Some(provider_session_id.clone());
+            }
+            mission.status = MissionStatus::Active;
+            mission.status_reason = Some("the provider is working".into());
+        }
+        MissionEvent::StatusChanged { status, reason, run_outcome, at_millis } => {
+            mission.status = *status;
+            mission.status_reason = reason.clone();
+            if let Some(outcome) = run_outcome
+                && let Some(run) = mission.run.as_mut()
+            {
+                run.outcome = Some(outcome.clone());
+                run.ended_at_millis = Some(*at_millis);
+            }
+        }
+        MissionEvent::AttentionOpened { attention, .. } => {
+            mission.attention.insert(attention.attention_id.clone(), attention.clone());
+        }
+        MissionEvent::ResponseRequested { attention_id, attempt, at_millis } => {
+            if let Some(item) = mission.attention.get_mut(attention_id) {
+                item.attempts.push(attempt.clone());
+                item.lifecycle = AttentionLifecycle::PendingResponse;
+                item.updated_at_millis = *at_millis;
+            }
+        }
+        MissionEvent::ResponseSettled { attention_id, attempt, state, at_millis } => {
+            if let Some(item) = mission.attention.get_mut(attention_id) {
+                if let Some(entry) = item.attempts.iter_mut().find(|entry| entry.attempt == *attempt) {
+                    entry.state = *state;
+                    entry.updated_at_millis = *at_millis;
+                }
+                item.lifecycle = match state {
+                    AttemptState::Requested => AttentionLifecycle::PendingResponse,
+                    AttemptState::Acknowledged => AttentionLifecycle::Resolved,
+                    AttemptState::DefinitelyNotApplied { .. } => AttentionLifecycle::Open,
+                    AttemptState::DeliveryUnknown { .. } => AttentionLifecycle::ReconciliationRequired,
+                };
+                item.updated_at_millis = *at_millis;
+            }
+        }
+        MissionEvent::AttentionClosed { attention_id, expired, actor, reason, at_millis } => {
+            if let Some(item) = mission.attention.get_mut(attention_id) {
+                item.lifecycle = if *expired { AttentionLifecycle::Expired } else { AttentionLifecycle::Dismissed };
+                item.closed_reason = Some(reason.clone());
+                item.closed_by = Some(actor.clone());
+                item.updated_at_millis = *at_millis;
+            }
+        }
+        MissionEvent::ChecksStarted { run_id, purpose, at_millis, .. } => {
+            mission.checks_in_flight =
+                Some(ChecksInFlight { run_id: run_id.clone(), purpose: purpose.clone(), started_at_millis: *at_millis });
+        }
+        MissionEvent::ChecksFinished { .. } => {
+            mission.checks_in_flight = None;
+        }
+        MissionEvent::EvidenceRecorded { evidence, .. } => {
+            mission.evidence.insert(evidence.check_id.clone(), evidence.clone());
+        }
+        MissionEvent::EvidencePackRecorded { pack_digest, .. } => {
+            mission.evidence_pack_digest = Some(pack_digest.clone());
+        }
+        MissionEvent::MissionSealed { receipt, .. } => match receipt.decision {
+            ProofClosureDecisionV1::ReadyToClose => {
+                mission.ready_receipt = Some(receipt.clone());
+                mission.status = MissionStatus::ReadyToClose;
+                mission.status_reason = Some("the proof verified; close re-verifies and archives".into());
+            }
+            ProofClosureDecisionV1::Archived => {
+                mission.archive_receipt = Some(receipt.clone());
+                mission.status = MissionStatus::Archived;
+                mission.status_reason = None;
+            }
+        },
+        MissionEvent::ConsentRecorded { .. } => {}
+    }
+}
+
+/// A new run invalidates every earlier proof: evidence becomes stale, receipts go.
+fn mark_evidence_stale(mission: &mut Mission) {
+    for evidence in mission.evidence.values_mut() {
+        evidence.assessment = MissionEvidenceAssessmentV1::Stale;
+    }
+    mission.evidence_pack_digest = None;
+    mission.ready_receipt = None;
+    mission.archive_receipt = None;
+}

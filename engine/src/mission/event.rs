@@ -1,0 +1,165 @@
+//! Domain events: the durable log of what happened to a mission. The projection
+//! (`Mission`) is a pure fold of them (`apply.rs`). Each is stored with the status it left
+//! the mission in, so subscribers that resume mid-log need no fold.
+
+use nagi_schema::mission::MissionStatus;
+use nagi_schema::proof::ProofReceiptV1;
+use serde::{Deserialize, Serialize};
+
+use super::model::{Attention, AttemptState, Declaration, Evidence, ResponseAttempt, Run};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum MissionEvent {
+    MissionCreated {
+        mission_id: String,
+        title: String,
+        repository_path: String,
+        objective: String,
+        acceptance_criteria: Vec<String>,
+        at_millis: u64,
+    },
+    ClosureConfigured {
+        declarations: Vec<Declaration>,
+        declaration_set_digest: String,
+        at_millis: u64,
+    },
+    RunStarted {
+        run: Run,
+        at_millis: u64,
+    },
+    RunContinued {
+        source_run_id: String,
+        run: Run,
+        at_millis: u64,
+    },
+    /// The run's managed pane and the enforcement that applied are known.
+    RunPaneAttached {
+        run_id: String,
+        pane_id: String,
+        enforcement: String,
+        #[serde(default)]
+        workspace_digest_at_start: Option<String>,
+        at_millis: u64,
+    },
+    ProviderSessionBound {
+        run_id: String,
+        provider_session_id: String,
+        at_millis: u64,
+    },
+    StatusChanged {
+        status: MissionStatus,
+        #[serde(default)]
+        reason: Option<String>,
+        /// Set when this change ends the provider part of the current run.
+        #[serde(default)]
+        run_outcome: Option<String>,
+        at_millis: u64,
+    },
+    AttentionOpened {
+        attention: Attention,
+        at_millis: u64,
+    },
+    ResponseRequested {
+        attention_id: String,
+        attempt: ResponseAttempt,
+        at_millis: u64,
+    },
+    ResponseSettled {
+        attention_id: String,
+        attempt: u32,
+        state: AttemptState,
+        at_millis: u64,
+    },
+    AttentionClosed {
+        attention_id: String,
+        /// `expired` or `dismissed`.
+        expired: bool,
+        actor: String,
+        reason: String,
+        at_millis: u64,
+    },
+    ChecksStarted {
+        run_id: String,
+        purpose: String,
+        check_count: u32,
+        at_millis: u64,
+    },
+    ChecksFinished {
+        run_id: String,
+        at_millis: u64,
+    },
+    EvidenceRecorded {
+        evidence: Evidence,
+        at_millis: u64,
+    },
+    EvidencePackRecorded {
+        run_id: String,
+        pack_digest: String,
+        at_millis: u64,
+    },
+    MissionSealed {
+        receipt: ProofReceiptV1,
+        at_millis: u64,
+    },
+    ConsentRecorded {
+        consent_id: String,
+        subject: String,
+        decision: String,
+        at_millis: u64,
+    },
+}
+
+impl MissionEvent {
+    pub fn at_millis(&self) -> u64 {
+        match self {
+            MissionEvent::MissionCreated { at_millis, .. }
+            | MissionEvent::ClosureConfigured { at_millis, .. }
+            | MissionEvent::RunStarted { at_millis, .. }
+            | MissionEvent::RunContinued { at_millis, .. }
+            | MissionEvent::RunPaneAttached { at_millis, .. }
+            | MissionEvent::ProviderSessionBound { at_millis, .. }
+            | MissionEvent::StatusChanged { at_millis, .. }
+            | MissionEvent::AttentionOpened { at_millis, .. }
+            | MissionEvent::ResponseRequested { at_millis, .. }
+            | MissionEvent::ResponseSettled { at_millis, .. }
+            | MissionEvent::AttentionClosed { at_millis, .. }
+            | MissionEvent::ChecksStarted { at_millis, .. }
+            | MissionEvent::ChecksFinished { at_millis, .. }
+            | MissionEvent::EvidenceRecorded { at_millis, .. }
+            | MissionEvent::EvidencePackRecorded { at_millis, .. }
+            | MissionEvent::MissionSealed { at_millis, .. }
+            | MissionEvent::ConsentRecorded { at_millis, .. } => *at_millis,
+        }
+    }
+
+    /// The `kind` column of the event log.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            MissionEvent::MissionCreated { .. } => "mission_created",
+            MissionEvent::ClosureConfigured { .. } => "closure_configured",
+            MissionEvent::RunStarted { .. } => "run_started",
+            MissionEvent::RunContinued { .. } => "run_continued",
+            MissionEvent::RunPaneAttached { .. } => "run_pane_attached",
+            MissionEvent::ProviderSessionBound { .. } => "provider_session_bound",
+            MissionEvent::StatusChanged { .. } => "status_changed",
+            MissionEvent::AttentionOpened { .. } => "attention_opened",
+            MissionEvent::ResponseRequested { .. } => "response_requested",
+            MissionEvent::ResponseSettled { .. } => "response_settled",
+            MissionEvent::AttentionClosed { .. } => "attention_closed",
+            MissionEvent::ChecksStarted { .. } => "checks_started",
+            MissionEvent::ChecksFinished { .. } => "checks_finished",
+            MissionEvent::EvidenceRecorded { .. } => "evidence_recorded",
+            MissionEvent::EvidencePackRecorded { .. } => "evidence_pack_recorded",
+            MissionEvent::MissionSealed { .. } => "mission_sealed",
+            MissionEvent::ConsentRecorded { .. } => "consent_recorded",
+        }
+    }
+}
+
+/// What the log stores per event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredEvent {
+    pub status_after: MissionStatus,
+    pub event: MissionEvent,
+}

@@ -1,0 +1,3 @@
+//! Live provider runs held by this server process.
+
+pub mod registry;

@@ -1,0 +1,192 @@
+//! One client connection: framing, decoding, dispatch, and the replies in request order.
+//! A subscription or an `events.wait` keeps the connection for itself until it ends.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use nagi_schema::codes::ErrorCode;
+use nagi_schema::envelope::{ErrorResponse, IdOnly, RawRequest, SuccessResponse};
+use nagi_schema::methods::{EventMatch, EventsSubscribeParams, EventsWaitParams, Subscription};
+use nagi_schema::results::ResponseResult;
+use nagi_schema::MAX_REQUEST_LINE_BYTES;
+use tokio::io::{AsyncWriteExt, BufReader, BufWriter};
+use tokio::net::UnixStream;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+
+use super::framing::{Frame, LineReader};
+use crate::api::{self, Peer, Reply};
+use crate::engine::Engine;
+use crate::errors::{EngineError, wire_error};
+
+type Lines = LineReader<BufReader<OwnedReadHalf>>;
+type Output = BufWriter<OwnedWriteHalf>;
+
+async fn write_line(output: &mut Output, line: &str) -> std::io::Result<()> {
+    output.write_all(line.as_bytes()).await?;
+    output.write_all(b"\n").await
+}
+
+fn error_line(id: &str, error: &EngineError) -> String {
+    let (code, message) = wire_error(error);
+    ErrorResponse::new(id, code, message).to_line()
+}
+
+fn result_line(id: &str, result: &ResponseResult) -> String {
+    serde_json::to_string(&SuccessResponse { id: id.to_string(), result }).unwrap_or_else(|error| {
+        ErrorResponse::new(id, ErrorCode::SerializationFailed, format!("response encoding failed: {error}")).to_line()
+    })
+}
+
+pub async fn serve_connection(engine: Arc<Engine>, stream: UnixStream) {
+    let credentials = stream.peer_cred();
+    let (read_half, write_half) = stream.into_split();
+    let mut output: Output = BufWriter::with_capacity(64 * 1024, write_half);
+    let peer = match credentials {
+        Ok(credentials) if credentials.uid() == engine.server_uid => Peer { uid: credentials.uid(), pid: credentials.pid() },
+        Ok(credentials) => {
+            let error = EngineError::PermissionDenied(format!(
+                "this nagi server belongs to uid {}; uid {} may not use it",
+                engine.server_uid,
+                credentials.uid()
+            ));
+            let _ = write_line(&mut output, &error_line("", &error)).await;
+            let _ = output.flush().await;
+            return;
+        }
+        Err(error) => {
+            tracing::warn!(%error, "cannot read peer credentials; closing the connection");
+            return;
+        }
+    };
+    let mut lines: Lines = LineReader::new(BufReader::with_capacity(64 * 1024, read_half), MAX_REQUEST_LINE_BYTES);
+    let idle = engine.config.idle_timeout;
+    loop {
+        let frame = tokio::select! {
+            frame = tokio::time::timeout(idle, lines.next_frame()) => frame,
+            _ = engine.shutdown.wait() => break,
+        };
+        let bytes = match frame {
+            Err(_) | Ok(Err(_)) | Ok(Ok(Frame::End)) => break,
+            Ok(Ok(Frame::TooLong)) => {
+                let error = EngineError::RequestTooLarge(MAX_REQUEST_LINE_BYTES);
+                let _ = write_line(&mut output, &error_line("", &error)).await;
+                break;
+            }
+            Ok(Ok(Frame::Line(bytes))) => bytes,
+        };
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let keep_open = handle_line(&engine, &bytes, peer, &mut lines, &mut output).await;
+        if output.flush().await.is_err() || !keep_open {
+            break;
+        }
+    }
+    let _ = output.flush().await;
+}
+
+/// Handles one request line. Returns whether the connection stays open.
+async fn handle_line(engine: &Arc<Engine>, bytes: &[u8], peer: Peer, lines: &mut Lines, output: &mut Output) -> bool {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        let error = EngineError::InvalidRequest("the request line is not valid UTF-8".into());
+        return write_line(output, &error_line("", &error)).await.is_ok();
+    };
+    let request: RawRequest<'_> = match serde_json::from_str(text) {
+        Ok(request) => request,
+        Err(decode_error) => {
+            let error = EngineError::InvalidRequest(decode_error.to_string());
+            return write_line(output, &error_line(&IdOnly::salvage(text), &error)).await.is_ok();
+        }
+    };
+    let id = request.id.clone();
+    let reply = api::dispatch(engine, &request.method, request.params, peer).await;
+    match reply {
+        Ok(Reply::Result(result)) => write_line(output, &result_line(&id, &result)).await.is_ok(),
+        Ok(Reply::StopServer) => {
+            let _ = write_line(output, &result_line(&id, &ResponseResult::Ok)).await;
+            let _ = output.flush().await;
+            engine.shutdown.trigger();
+            false
+        }
+        Ok(Reply::Subscribe(params)) => {
+            stream_subscription(engine, &id, params, lines, output).await;
+            false
+        }
+        Ok(Reply::Wait(params)) => {
+            let line = match wait(engine, params).await {
+                Ok(result) => result_line(&id, &result),
+                Err(error) => error_line(&id, &error),
+            };
+            write_line(output, &line).await.is_ok()
+        }
+        Err(error) => write_line(output, &error_line(&id, &error)).await.is_ok(),
+    }
+}
+
+async fn wait(engine: &Arc<Engine>, params: EventsWaitParams) -> Result<ResponseResult, EngineError> {
+    let timeout = Duration::from_millis(params.timeout_ms.unwrap_or(30_000));
+    let EventMatch::Mission(matcher) = params.match_event;
+    let waited = tokio::select! {
+        found = tokio::time::timeout(timeout, api::events::wait_for_mission_event(engine, &matcher)) => found,
+        _ = engine.shutdown.wait() => return Err(EngineError::ServerUnavailable("the server is shutting down".into())),
+    };
+    match waited {
+        Ok(Ok(event)) => {
+            let envelope = nagi_schema::events::MissionEventEnvelope::new(event);
+            Ok(ResponseResult::WaitMatched { event: serde_json::to_value(envelope).unwrap_or_default() })
+        }
+        Ok(Err(error)) => Err(error),
+        Err(_) => Err(EngineError::Timeout(format!("no matching event within {} ms", timeout.as_millis()))),
+    }
+}
+
+/// Acknowledges a subscription, replays logged mission events after `after_seq`, then
+/// streams new ones until the peer goes away or the server stops.
+async fn stream_subscription(engine: &Arc<Engine>, id: &str, params: EventsSubscribeParams, lines: &mut Lines, output: &mut Output) {
+    let mission_filters: Vec<_> = params
+        .subscriptions
+        .iter()
+        .map(|subscription| match subscription {
+            Subscription::Mission(mission) => mission.clone(),
+        })
+        .collect();
+    let mut head = engine.missions.head();
+    let head_seq = *head.borrow_and_update();
+    let mut cursor = params.after_seq.unwrap_or(head_seq);
+    let ack = ResponseResult::SubscriptionStarted { head_seq: Some(head_seq) };
+    if write_line(output, &result_line(id, &ack)).await.is_err() || output.flush().await.is_err() {
+        return;
+    }
+    loop {
+        let (events, next, more) = match api::events::read_after(engine, cursor) {
+            Ok(batch) => batch,
+            Err(error) => {
+                tracing::warn!(%error, "subscription read failed");
+                return;
+            }
+        };
+        cursor = next;
+        for event in events {
+            if mission_filters.iter().any(|filter| filter.matches(&event))
+                && write_line(output, &api::events::envelope_line(event)).await.is_err()
+            {
+                return;
+            }
+        }
+        if output.flush().await.is_err() {
+            return;
+        }
+        if more {
+            continue;
+        }
+        tokio::select! {
+            changed = head.changed() => if changed.is_err() { return },
+            frame = lines.next_frame() => match frame {
+                // Further lines on a subscription are ignored; the end of input ends it.
+                Ok(Frame::Line(_)) | Ok(Frame::TooLong) => {}
+                Ok(Frame::End) | Err(_) => return,
+            },
+            _ = engine.shutdown.wait() => return,
+        }
+    }
+}
