@@ -171,6 +171,6 @@ mod tests {
     #[test]
     fn times_render_as_utc() {
         assert_eq!(super::format_time(0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(super::format_time(1_796_167_361_000), "2026-12-01 21:22:41 UTC");
+        assert_eq!(super::format_time(1_796_167_361_000), "2026-12-01 23:22:41 UTC");
     }
 }
