@@ -70,6 +70,8 @@ pub async fn serve_connection(engine: Arc<Engine>, stream: UnixStream) {
             Ok(Ok(Frame::TooLong)) => {
                 let error = EngineError::RequestTooLarge(MAX_REQUEST_LINE_BYTES);
                 let _ = write_line(&mut output, &error_line("", &error)).await;
+                let _ = output.flush().await;
+                drain_briefly(&mut lines).await;
                 break;
             }
             Ok(Ok(Frame::Line(bytes))) => bytes,
@@ -83,6 +85,19 @@ pub async fn serve_connection(engine: Arc<Engine>, stream: UnixStream) {
         }
     }
     let _ = output.flush().await;
+}
+
+/// After an over-long line, reads and discards what the peer is still sending for a
+/// moment, so that it can finish writing and read the error instead of seeing a reset.
+async fn drain_briefly(lines: &mut Lines) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+    let mut frames = 0;
+    while frames < 8 {
+        match tokio::time::timeout_at(deadline, lines.next_frame()).await {
+            Ok(Ok(Frame::End)) | Ok(Err(_)) | Err(_) => return,
+            Ok(Ok(_)) => frames += 1,
+        }
+    }
 }
 
 /// Handles one request line. Returns whether the connection stays open.

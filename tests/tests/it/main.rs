@@ -1,0 +1,9 @@
+//! The end-to-end suite: one test binary, the real `nagi` server and CLI in fresh temp
+//! dirs. Each module is one capability.
+
+mod durability;
+mod events;
+mod missions;
+mod schema;
+mod server;
+mod transport;

@@ -1,0 +1,113 @@
+//! Every result validates against the reference contract schema and against our own
+//! `nagi api schema --json`.
+
+use std::sync::OnceLock;
+
+use nagi_tests::*;
+use serde_json::{Value, json};
+
+fn reference_schema() -> &'static Value {
+    static SCHEMA: OnceLock<Value> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/contract/mission-schema.json");
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    })
+}
+
+fn own_schema() -> &'static Value {
+    static SCHEMA: OnceLock<Value> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let env = TestEnv::new();
+        env.nagi_ok(&["api", "schema", "--json"]).json()
+    })
+}
+
+/// Validates `instance` against `#/schemas/<name>` of `document`.
+pub fn validate(document: &Value, name: &str, instance: &Value) -> Result<(), String> {
+    // The documents hold no validation keywords at their root, so a root `$ref` selects the
+    // sub-schema while every internal `$ref` still resolves against the whole document.
+    let mut root = document.clone();
+    root["$ref"] = json!(format!("#/schemas/{name}"));
+    let validator = jsonschema::validator_for(&root).map_err(|error| format!("schema does not compile: {error}"))?;
+    let errors: Vec<String> = validator.iter_errors(instance).map(|error| format!("{} at {}", error, error.instance_path())).collect();
+    if errors.is_empty() { Ok(()) } else { Err(errors.join("\n")) }
+}
+
+/// Validates a whole response line against both schemas.
+pub fn assert_response_valid(response: &Value) {
+    let name = if response.get("error").is_some() { "error_response" } else { "success_response" };
+    let is_mission_result = response
+        .pointer("/result/type")
+        .and_then(Value::as_str)
+        .is_some_and(|kind| kind.starts_with("mission_") || kind.starts_with("attention_"));
+    if name == "error_response" || is_mission_result {
+        if let Err(errors) = validate(reference_schema(), name, response) {
+            panic!("against the reference schema:\n{errors}\n{}", serde_json::to_string_pretty(response).unwrap());
+        }
+    }
+    if let Err(errors) = validate(own_schema(), name, response) {
+        panic!("against nagi api schema --json:\n{errors}\n{}", serde_json::to_string_pretty(response).unwrap());
+    }
+}
+
+#[test]
+fn every_core_result_validates_against_both_schemas() {
+    let mut env = TestEnv::new();
+    env.start_server();
+    let repo = TestRepo::new();
+    let mut responses = vec![
+        env.call("ping", json!({})),
+        env.call("mission.create", create_params("m1", &repo.path_text())),
+        env.call("mission.create", create_params("m1", &repo.path_text())),
+        env.call("mission.list", json!({})),
+        env.call("mission.get", json!({"mission_id": "m1"})),
+        env.call("mission.configure", configure_params("m1", "true", &[])),
+        env.call("mission.get", json!({"mission_id": "m1"})),
+        env.call("attention.list", json!({})),
+        env.call("mission.get", json!({"mission_id": "nope"})),
+        env.call("mission.respond", json!({"mission_id": "m1", "run_id": "r", "attention_id": "a", "decision": "deny"})),
+        env.call("mission.close", json!({"mission_id": "m1"})),
+        env.call("attention.get", json!({"attention_id": "x"})),
+    ];
+    responses.extend(env.raw_bytes(b"garbage\n"));
+    for response in &responses {
+        assert_response_valid(response);
+    }
+}
+
+#[test]
+fn the_schema_document_describes_every_method_and_code() {
+    let schema = own_schema();
+    assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    assert_eq!(schema["protocol"], 16);
+    let methods: Vec<&str> = schema["methods"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
+    for method in [
+        "ping", "server.stop", "mission.create", "mission.list", "mission.get", "mission.configure", "mission.start",
+        "mission.respond", "mission.close", "attention.list", "attention.get", "events.subscribe", "events.wait",
+    ] {
+        assert!(methods.contains(&method), "{method} missing from the schema");
+    }
+    let codes = schema["error_codes"].as_object().unwrap();
+    for code in ["invalid_request", "request_too_large", "mission_conflict", "checkout_claimed", "interactive_consent_required"] {
+        assert!(codes.contains_key(code), "{code} missing");
+    }
+    // A request validates against the request schema, and a wrong one does not.
+    let request = json!({"id": "1", "method": "mission.get", "params": {"mission_id": "m1"}});
+    validate(schema, "request", &request).unwrap();
+    let forged = json!({"id": "1", "method": "mission.start", "params": {"mission_id": "m", "run_id": "r", "provider": "codex",
+                        "mode": "managed", "workspace_write_confirmed": true}});
+    assert!(validate(schema, "request", &forged).is_err(), "strict params must reject unknown fields");
+}
+
+#[test]
+fn the_summary_and_output_file_work_without_a_server() {
+    let env = TestEnv::new();
+    let summary = env.nagi_ok(&["api", "schema"]);
+    assert!(summary.stdout.contains("mission.create"), "{}", summary.describe());
+    assert!(summary.stdout.contains("[strict params]"));
+    let path = env.root().join("schema.json");
+    env.nagi_ok(&["api", "schema", "--output", path.to_str().unwrap()]);
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(&written, own_schema());
+    assert!(!env.socket.exists(), "no server was started");
+}

@@ -1,0 +1,134 @@
+//! Framing and decoding over the real socket (MISSIONS.md §1, preface item 1).
+
+use nagi_tests::*;
+use serde_json::{Value, json};
+
+fn code(response: &Value) -> &str {
+    response["error"]["code"].as_str().unwrap_or_else(|| panic!("not an error: {response}"))
+}
+
+#[test]
+fn many_requests_on_one_connection_are_answered_in_order() {
+    let mut env = TestEnv::new();
+    env.start_server();
+    let mut lines = String::new();
+    for index in 0..50 {
+        lines.push_str(&json!({"id": format!("r{index}"), "method": "ping", "params": {}}).to_string());
+        lines.push('\n');
+    }
+    let responses = env.raw_bytes(lines.as_bytes());
+    assert_eq!(responses.len(), 50);
+    for (index, response) in responses.iter().enumerate() {
+        assert_eq!(response["id"], format!("r{index}"));
+        assert_eq!(response["result"]["type"], "pong");
+        assert_eq!(response["result"]["protocol"], 16);
+        assert_eq!(response["result"]["version"], env!("CARGO_PKG_VERSION"));
+    }
+}
+
+#[test]
+fn decode_errors_use_the_contract_codes_and_keep_the_connection() {
+    let mut env = TestEnv::new();
+    env.start_server();
+    let input = concat!(
+        "this is not json\n",
+        "{\"id\":7,\"method\":\"ping\",\"params\":{}}\n",
+        "{\"id\":\"no-params\",\"method\":\"ping\"}\n",
+        "{\"id\":\"null-params\",\"method\":\"ping\",\"params\":null}\n",
+        "{\"id\":\"unknown\",\"method\":\"mission.fly\",\"params\":{}}\n",
+        "\n",
+        "   \n",
+        "{\"id\":\"enum\",\"method\":\"mission.start\",\"params\":{\"mission_id\":\"m\",\"run_id\":\"r\",\"provider\":\"gpt\",\"mode\":\"managed\"}}\n",
+        "{\"id\":\"strict\",\"method\":\"mission.start\",\"params\":{\"mission_id\":\"m\",\"run_id\":\"r\",\"provider\":\"codex\",\"mode\":\"managed\",\"workspace_write_confirmed\":true}}\n",
+        "{\"id\":\"negative\",\"method\":\"mission.configure\",\"params\":{\"mission_id\":\"m\",\"checks\":[{\"kind\":\"manual\",\"id\":\"c\",\"reviewers\":[\"a\"],\"required\":true,\"covers\":[-1]}]}}\n",
+        "{\"id\":\"after\",\"method\":\"ping\",\"params\":{}}\n",
+    );
+    let responses = env.raw_bytes(input.as_bytes());
+    assert_eq!(responses.len(), 9, "blank lines get no reply: {responses:#?}");
+    assert_eq!(code(&responses[0]), "invalid_request");
+    assert_eq!(responses[0]["id"], "");
+    assert_eq!(code(&responses[1]), "invalid_request");
+    assert_eq!(responses[1]["id"], "", "a numeric id cannot be echoed");
+    for (response, id) in responses[2..8].iter().zip(["no-params", "null-params", "unknown", "enum", "strict", "negative"]) {
+        assert_eq!(code(response), "invalid_request", "{response}");
+        assert_eq!(response["id"], id, "a readable string id is echoed");
+        assert!(response["error"]["message"].as_str().unwrap().starts_with("invalid request: "));
+    }
+    assert_eq!(responses[8]["result"]["type"], "pong");
+}
+
+#[test]
+fn invalid_utf8_gets_an_error_and_the_connection_goes_on() {
+    let mut env = TestEnv::new();
+    env.start_server();
+    let mut input = b"{\"id\":\"x\",\"method\":\"ping\",\"params\":{\"a\":\"\xff\xfe\"}}\n".to_vec();
+    input.extend_from_slice(b"{\"id\":\"ok\",\"method\":\"ping\",\"params\":{}}\n");
+    let responses = env.raw_bytes(&input);
+    assert_eq!(responses.len(), 2);
+    assert_eq!(code(&responses[0]), "invalid_request");
+    assert!(responses[0]["error"]["message"].as_str().unwrap().contains("UTF-8"));
+    assert_eq!(responses[1]["id"], "ok");
+}
+
+#[test]
+fn an_unterminated_two_mebibyte_line_gets_an_error_reply_and_others_are_served() {
+    let mut env = TestEnv::new();
+    env.start_server();
+    let huge = vec![b'a'; 2 * 1024 * 1024];
+    let responses = env.raw_bytes(&huge);
+    assert_eq!(responses.len(), 1, "one error, then the connection closes");
+    assert_eq!(code(&responses[0]), "request_too_large");
+    // Exactly at the limit is fine; one byte over is not.
+    let padding = |length: usize| format!("{{\"id\":\"p\",\"method\":\"ping\",\"params\":{{}},\"pad\":\"{}\"}}", "x".repeat(length));
+    let base = padding(0).len();
+    let at_limit = padding(1024 * 1024 - base);
+    assert_eq!(at_limit.len(), 1024 * 1024);
+    assert_eq!(env.raw_line(&at_limit).unwrap()["result"]["type"], "pong");
+    let over = padding(1024 * 1024 - base + 1);
+    assert_eq!(code(&env.raw_line(&over).unwrap()), "request_too_large");
+    assert_eq!(env.ok("ping", json!({}))["type"], "pong");
+}
+
+#[test]
+fn a_partial_line_at_end_of_input_gets_no_reply() {
+    let mut env = TestEnv::new();
+    env.start_server();
+    let responses = env.raw_bytes(b"{\"id\":\"half\",\"method\":\"pi");
+    assert!(responses.is_empty(), "{responses:?}");
+    assert_eq!(env.ok("ping", json!({}))["type"], "pong");
+}
+
+#[test]
+fn garbage_on_one_connection_does_not_disturb_another() {
+    let mut env = TestEnv::new();
+    env.start_server();
+    let repo = TestRepo::new();
+    let mut steady = env.client();
+    let garbage = std::thread::scope(|scope| {
+        let handle = scope.spawn(|| {
+            let mut junk = Vec::new();
+            for index in 0..200u32 {
+                junk.extend_from_slice(format!("{{\"id\":{index},garbage\n").as_bytes());
+            }
+            env.raw_bytes(&junk)
+        });
+        for index in 0..20 {
+            let result = steady.request("mission.create", create_params(&format!("m{index}"), &repo.path_text())).unwrap();
+            assert_eq!(result["created"], true);
+        }
+        handle.join().unwrap()
+    });
+    assert_eq!(garbage.len(), 200);
+    assert!(garbage.iter().all(|response| code(response) == "invalid_request"));
+}
+
+#[test]
+fn methods_outside_our_scope_name_themselves() {
+    let mut env = TestEnv::new();
+    env.start_server();
+    for method in ["pane.split", "layout.apply", "plugin.list", "pane.zoom"] {
+        let response = env.call(method, json!({}));
+        assert_eq!(code(&response), "feature_unavailable");
+        assert!(response["error"]["message"].as_str().unwrap().contains(method));
+    }
+}
