@@ -1,1 +1,2 @@
 //! test support
+pub mod mock_model;
