@@ -67,7 +67,9 @@ use clap::Parser;
 use nagi_tests::mock_model::{MockModelConfig, MockModelServer, Scenario};
 
 #[derive(Debug, Parser)]
-#[command(about = "Scripted mock of the OpenAI Responses, Anthropic Messages and Chat Completions APIs")]
+#[command(
+    about = "Scripted mock of the OpenAI Responses, Anthropic Messages and Chat Completions APIs"
+)]
 struct Arguments {
     /// Scenario JSON file (format: see the top of tests/src/bin/mock_model.rs).
     #[arg(long)]

@@ -71,7 +71,9 @@ impl ConversationDigest {
     }
 
     fn read_responses_input(&mut self, body: &Value) {
-        let Some(items) = body.get("input").and_then(Value::as_array) else { return };
+        let Some(items) = body.get("input").and_then(Value::as_array) else {
+            return;
+        };
         for item in items {
             match item.get("type").and_then(Value::as_str) {
                 Some("function_call_output") | Some("custom_tool_call_output") => {
@@ -96,9 +98,14 @@ impl ConversationDigest {
     }
 
     fn read_messages(&mut self, body: &Value) {
-        let Some(messages) = body.get("messages").and_then(Value::as_array) else { return };
+        let Some(messages) = body.get("messages").and_then(Value::as_array) else {
+            return;
+        };
         for message in messages {
-            let role = message.get("role").and_then(Value::as_str).unwrap_or_default();
+            let role = message
+                .get("role")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             let content = message.get("content").unwrap_or(&Value::Null);
             let mut plain_text = Vec::new();
             match content {
@@ -140,14 +147,18 @@ impl ConversationDigest {
     }
 
     fn read_chat_messages(&mut self, body: &Value) {
-        let Some(messages) = body.get("messages").and_then(Value::as_array) else { return };
+        let Some(messages) = body.get("messages").and_then(Value::as_array) else {
+            return;
+        };
         for message in messages {
             let content = flatten_text(message.get("content").unwrap_or(&Value::Null));
             match message.get("role").and_then(Value::as_str) {
                 Some("tool") => {
                     if let Some(call_id) = message.get("tool_call_id").and_then(Value::as_str) {
-                        self.tool_results
-                            .push(ToolResult { call_id: call_id.to_owned(), content });
+                        self.tool_results.push(ToolResult {
+                            call_id: call_id.to_owned(),
+                            content,
+                        });
                     }
                 }
                 Some("assistant") if !content.is_empty() => self.assistant_texts.push(content),
@@ -159,7 +170,9 @@ impl ConversationDigest {
 }
 
 fn tool_names(api: ModelApi, body: &Value) -> Vec<String> {
-    let Some(tools) = body.get("tools").and_then(Value::as_array) else { return Vec::new() };
+    let Some(tools) = body.get("tools").and_then(Value::as_array) else {
+        return Vec::new();
+    };
     tools
         .iter()
         .filter_map(|tool| {
@@ -177,7 +190,9 @@ fn apply_patch_kind(api: ModelApi, body: &Value) -> Option<ApplyPatchKind> {
         return None;
     }
     let tools = body.get("tools")?.as_array()?;
-    let tool = tools.iter().find(|tool| tool.get("name").and_then(Value::as_str) == Some("apply_patch"))?;
+    let tool = tools
+        .iter()
+        .find(|tool| tool.get("name").and_then(Value::as_str) == Some("apply_patch"))?;
     match tool.get("type").and_then(Value::as_str) {
         Some("custom") => Some(ApplyPatchKind::Custom),
         _ => Some(ApplyPatchKind::Function),
@@ -188,9 +203,12 @@ fn apply_patch_kind(api: ModelApi, body: &Value) -> Option<ApplyPatchKind> {
 pub fn flatten_text(value: &Value) -> String {
     match value {
         Value::String(text) => text.clone(),
-        Value::Array(parts) => {
-            parts.iter().map(flatten_text).filter(|text| !text.is_empty()).collect::<Vec<_>>().join("\n")
-        }
+        Value::Array(parts) => parts
+            .iter()
+            .map(flatten_text)
+            .filter(|text| !text.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n"),
         Value::Object(object) => {
             if let Some(text) = object.get("text").and_then(Value::as_str) {
                 text.to_owned()
@@ -224,10 +242,13 @@ mod tests {
         let digest = ConversationDigest::read(ModelApi::Responses, &body);
         assert!(digest.stream);
         assert!(digest.offers_tool("exec_command"));
-        assert_eq!(digest.tool_results, vec![ToolResult {
-            call_id: "call_mock_0".into(),
-            content: "file body".into()
-        }]);
+        assert_eq!(
+            digest.tool_results,
+            vec![ToolResult {
+                call_id: "call_mock_0".into(),
+                content: "file body".into()
+            }]
+        );
         assert_eq!(digest.assistant_texts, vec!["done".to_owned()]);
         assert_eq!(digest.user_texts, vec!["hi".to_owned()]);
     }

@@ -13,11 +13,15 @@ pub fn next_step_index(scenario: &Scenario, digest: &ConversationDigest) -> Opti
         let done = match (&step.call, &step.text) {
             (Some(_), _) => {
                 let call_id = call_id_for_step(index);
-                digest.tool_results.iter().any(|result| result.call_id == call_id)
+                digest
+                    .tool_results
+                    .iter()
+                    .any(|result| result.call_id == call_id)
             }
-            (None, Some(text)) => {
-                digest.assistant_texts.iter().any(|said| said.trim() == text.trim())
-            }
+            (None, Some(text)) => digest
+                .assistant_texts
+                .iter()
+                .any(|said| said.trim() == text.trim()),
             (None, None) => false,
         };
         if done {
@@ -46,13 +50,19 @@ mod tests {
 
     #[test]
     fn a_fresh_conversation_starts_at_the_first_step() {
-        assert_eq!(next_step_index(&scenario(), &ConversationDigest::default()), Some(0));
+        assert_eq!(
+            next_step_index(&scenario(), &ConversationDigest::default()),
+            Some(0)
+        );
     }
 
     #[test]
     fn an_answered_tool_call_moves_to_the_next_step() {
         let digest = ConversationDigest {
-            tool_results: vec![ToolResult { call_id: "call_mock_0".into(), content: "x".into() }],
+            tool_results: vec![ToolResult {
+                call_id: "call_mock_0".into(),
+                content: "x".into(),
+            }],
             ..ConversationDigest::default()
         };
         assert_eq!(next_step_index(&scenario(), &digest), Some(1));
@@ -61,7 +71,10 @@ mod tests {
     #[test]
     fn a_resumed_conversation_continues_after_the_last_said_text() {
         let digest = ConversationDigest {
-            tool_results: vec![ToolResult { call_id: "call_mock_0".into(), content: "x".into() }],
+            tool_results: vec![ToolResult {
+                call_id: "call_mock_0".into(),
+                content: "x".into(),
+            }],
             assistant_texts: vec!["first turn done".into()],
             ..ConversationDigest::default()
         };

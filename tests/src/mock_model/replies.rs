@@ -41,8 +41,14 @@ fn content_of(answer: &Answer<'_>) -> Content {
             text: step.text.clone(),
             call: step.call.as_ref().map(|_| *index),
         },
-        Answer::Auxiliary { text } => Content { text: Some((*text).to_owned()), call: None },
-        Answer::Exhausted => Content { text: None, call: None },
+        Answer::Auxiliary { text } => Content {
+            text: Some((*text).to_owned()),
+            call: None,
+        },
+        Answer::Exhausted => Content {
+            text: None,
+            call: None,
+        },
     }
 }
 
@@ -58,7 +64,11 @@ pub fn build_reply(
     if let Answer::Exhausted = answer {
         return exhausted_reply(api);
     }
-    let model = body.get("model").and_then(Value::as_str).unwrap_or("mock-model").to_owned();
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("mock-model")
+        .to_owned();
     let content = content_of(&answer);
     let step = match answer {
         Answer::Step { step, .. } => Some(step),
@@ -66,7 +76,9 @@ pub fn build_reply(
     };
     match api {
         ModelApi::Responses => responses_stream(scenario, step, content, digest, sequence),
-        ModelApi::Messages if digest.stream => messages_stream(scenario, step, content, &model, sequence),
+        ModelApi::Messages if digest.stream => {
+            messages_stream(scenario, step, content, &model, sequence)
+        }
         ModelApi::Messages => messages_json(scenario, step, content, &model, sequence),
         ModelApi::ChatCompletions => chat_stream(scenario, step, content, &model, sequence),
     }
@@ -83,7 +95,11 @@ fn exhausted_reply(api: ModelApi) -> Reply {
                       "message": EXHAUSTED_MESSAGE}
         }),
     };
-    Reply { status: 400, content_type: "application/json", body: body.to_string().into_bytes() }
+    Reply {
+        status: 400,
+        content_type: "application/json",
+        body: body.to_string().into_bytes(),
+    }
 }
 
 fn push_event(out: &mut Vec<u8>, event_name: Option<&str>, data: &Value) {
@@ -94,7 +110,11 @@ fn push_event(out: &mut Vec<u8>, event_name: Option<&str>, data: &Value) {
 }
 
 fn sse(body: Vec<u8>) -> Reply {
-    Reply { status: 200, content_type: "text/event-stream", body }
+    Reply {
+        status: 200,
+        content_type: "text/event-stream",
+        body,
+    }
 }
 
 /// OpenAI Responses API, for Codex: `response.created`, then per output item
@@ -114,18 +134,30 @@ fn responses_stream(
         data["sequence_number"] = json!(0);
         push_event(out, Some(&kind), &data);
     };
-    emit(&mut out, json!({"type": "response.created",
-        "response": {"id": response_id, "object": "response", "status": "in_progress", "output": []}}));
+    emit(
+        &mut out,
+        json!({"type": "response.created",
+        "response": {"id": response_id, "object": "response", "status": "in_progress", "output": []}}),
+    );
     let mut output_index = 0;
     if let Some(text) = &content.text {
         let item_id = format!("msg_mock_{sequence}");
         let item = json!({"type": "message", "id": item_id, "role": "assistant", "status": "completed",
             "content": [{"type": "output_text", "text": text, "annotations": []}]});
-        emit(&mut out, json!({"type": "response.output_item.added", "output_index": output_index,
-            "item": {"type": "message", "id": item_id, "role": "assistant", "status": "in_progress", "content": []}}));
-        emit(&mut out, json!({"type": "response.output_text.delta", "item_id": item_id,
-            "output_index": output_index, "content_index": 0, "delta": text}));
-        emit(&mut out, json!({"type": "response.output_item.done", "output_index": output_index, "item": item}));
+        emit(
+            &mut out,
+            json!({"type": "response.output_item.added", "output_index": output_index,
+            "item": {"type": "message", "id": item_id, "role": "assistant", "status": "in_progress", "content": []}}),
+        );
+        emit(
+            &mut out,
+            json!({"type": "response.output_text.delta", "item_id": item_id,
+            "output_index": output_index, "content_index": 0, "delta": text}),
+        );
+        emit(
+            &mut out,
+            json!({"type": "response.output_item.done", "output_index": output_index, "item": item}),
+        );
         output_index += 1;
     }
     if let (Some(index), Some(call)) = (content.call, step.and_then(|step| step.call.as_ref())) {
@@ -138,13 +170,19 @@ fn responses_stream(
                 "id": format!("ctc_mock_{sequence}"), "call_id": call_id, "name": name,
                 "input": input, "status": "completed"}),
         };
-        emit(&mut out, json!({"type": "response.output_item.done", "output_index": output_index, "item": item}));
+        emit(
+            &mut out,
+            json!({"type": "response.output_item.done", "output_index": output_index, "item": item}),
+        );
     }
-    emit(&mut out, json!({"type": "response.completed", "response": {
+    emit(
+        &mut out,
+        json!({"type": "response.completed", "response": {
         "id": response_id, "object": "response", "status": "completed",
         "usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
                   "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
-                  "total_tokens": 15}}}));
+                  "total_tokens": 15}}}),
+    );
     sse(out)
 }
 
@@ -162,7 +200,11 @@ fn messages_blocks(scenario: &Scenario, step: Option<&Step>, content: &Content) 
 }
 
 fn stop_reason(content: &Content) -> &'static str {
-    if content.call.is_some() { "tool_use" } else { "end_turn" }
+    if content.call.is_some() {
+        "tool_use"
+    } else {
+        "end_turn"
+    }
 }
 
 /// Anthropic Messages API, streaming, for Claude Code: `message_start`, per block
@@ -180,30 +222,54 @@ fn messages_stream(
         let kind = data["type"].as_str().unwrap_or_default().to_owned();
         push_event(out, Some(&kind), &data);
     };
-    emit(&mut out, json!({"type": "message_start", "message": {
+    emit(
+        &mut out,
+        json!({"type": "message_start", "message": {
         "id": format!("msg_mock_{sequence}"), "type": "message", "role": "assistant", "model": model,
         "content": [], "stop_reason": null, "stop_sequence": null,
-        "usage": {"input_tokens": 10, "output_tokens": 1}}}));
-    for (index, block) in messages_blocks(scenario, step, &content).into_iter().enumerate() {
+        "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+    );
+    for (index, block) in messages_blocks(scenario, step, &content)
+        .into_iter()
+        .enumerate()
+    {
         match block["type"].as_str() {
             Some("text") => {
-                emit(&mut out, json!({"type": "content_block_start", "index": index,
-                    "content_block": {"type": "text", "text": ""}}));
-                emit(&mut out, json!({"type": "content_block_delta", "index": index,
-                    "delta": {"type": "text_delta", "text": block["text"]}}));
+                emit(
+                    &mut out,
+                    json!({"type": "content_block_start", "index": index,
+                    "content_block": {"type": "text", "text": ""}}),
+                );
+                emit(
+                    &mut out,
+                    json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "text_delta", "text": block["text"]}}),
+                );
             }
             _ => {
-                emit(&mut out, json!({"type": "content_block_start", "index": index,
-                    "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}));
-                emit(&mut out, json!({"type": "content_block_delta", "index": index,
-                    "delta": {"type": "input_json_delta", "partial_json": block["input"].to_string()}}));
+                emit(
+                    &mut out,
+                    json!({"type": "content_block_start", "index": index,
+                    "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}),
+                );
+                emit(
+                    &mut out,
+                    json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": block["input"].to_string()}}),
+                );
             }
         }
-        emit(&mut out, json!({"type": "content_block_stop", "index": index}));
+        emit(
+            &mut out,
+            json!({"type": "content_block_stop", "index": index}),
+        );
     }
-    emit(&mut out, json!({"type": "message_delta",
+    emit(
+        &mut out,
+        json!({"type": "message_delta",
         "delta": {"stop_reason": stop_reason(&content), "stop_sequence": null},
-        "usage": {"output_tokens": 5}}));
+        "usage": {"output_tokens": 5}}),
+    );
     emit(&mut out, json!({"type": "message_stop"}));
     sse(out)
 }
@@ -222,7 +288,11 @@ fn messages_json(
         "stop_reason": stop_reason(&content), "stop_sequence": null,
         "usage": {"input_tokens": 10, "output_tokens": 5}
     });
-    Reply { status: 200, content_type: "application/json", body: body.to_string().into_bytes() }
+    Reply {
+        status: 200,
+        content_type: "application/json",
+        body: body.to_string().into_bytes(),
+    }
 }
 
 /// OpenAI Chat Completions, streaming, for OpenCode: `chat.completion.chunk`s with content and
@@ -240,21 +310,40 @@ fn chat_stream(
                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]})
     };
     let mut out = Vec::new();
-    push_event(&mut out, None, &chunk(json!({"role": "assistant", "content": ""}), Value::Null));
+    push_event(
+        &mut out,
+        None,
+        &chunk(json!({"role": "assistant", "content": ""}), Value::Null),
+    );
     if let Some(text) = &content.text {
-        push_event(&mut out, None, &chunk(json!({"content": text}), Value::Null));
+        push_event(
+            &mut out,
+            None,
+            &chunk(json!({"content": text}), Value::Null),
+        );
     }
     let mut finish_reason = "stop";
     if let (Some(index), Some(call)) = (content.call, step.and_then(|step| step.call.as_ref())) {
         let (name, arguments) = opencode_call(scenario, call);
-        push_event(&mut out, None, &chunk(json!({"tool_calls": [{"index": 0, "id": call_id_for_step(index),
-            "type": "function", "function": {"name": name, "arguments": arguments.to_string()}}]}), Value::Null));
+        push_event(
+            &mut out,
+            None,
+            &chunk(
+                json!({"tool_calls": [{"index": 0, "id": call_id_for_step(index),
+            "type": "function", "function": {"name": name, "arguments": arguments.to_string()}}]}),
+                Value::Null,
+            ),
+        );
         finish_reason = "tool_calls";
     }
     push_event(&mut out, None, &chunk(json!({}), json!(finish_reason)));
-    push_event(&mut out, None, &json!({"id": id, "object": "chat.completion.chunk", "created": 0,
+    push_event(
+        &mut out,
+        None,
+        &json!({"id": id, "object": "chat.completion.chunk", "created": 0,
         "model": model, "choices": [],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}));
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}),
+    );
     out.extend_from_slice(b"data: [DONE]\n\n");
     sse(out)
 }

@@ -86,11 +86,20 @@ impl LoggedRequest {
 #[derive(Debug, thiserror::Error)]
 pub enum RequestLogError {
     #[error("cannot write request log file {path}: {source}")]
-    Write { path: PathBuf, source: std::io::Error },
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("cannot read request log directory {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("request log file {path} is not a logged request: {source}")]
-    Parse { path: PathBuf, source: serde_json::Error },
+    Parse {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
 }
 
 /// Writes one request into the log directory. The file is written under a temporary name and
@@ -109,22 +118,29 @@ pub fn write_logged_request(
 
 /// Reads every logged request in a log directory, in arrival order.
 pub fn read_request_log(log_dir: &Path) -> Result<Vec<LoggedRequest>, RequestLogError> {
-    let entries = std::fs::read_dir(log_dir)
-        .map_err(|source| RequestLogError::Read { path: log_dir.to_owned(), source })?;
+    let entries = std::fs::read_dir(log_dir).map_err(|source| RequestLogError::Read {
+        path: log_dir.to_owned(),
+        source,
+    })?;
     let mut paths: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|entry| entry.path())
         .filter(|path| {
-            path.extension().is_some_and(|extension| extension == "json")
-                && !path.file_name().is_some_and(|name| name.to_string_lossy().starts_with('.'))
+            path.extension()
+                .is_some_and(|extension| extension == "json")
+                && !path
+                    .file_name()
+                    .is_some_and(|name| name.to_string_lossy().starts_with('.'))
         })
         .collect();
     paths.sort();
     paths
         .into_iter()
         .map(|path| {
-            let text = std::fs::read_to_string(&path)
-                .map_err(|source| RequestLogError::Read { path: path.clone(), source })?;
+            let text = std::fs::read_to_string(&path).map_err(|source| RequestLogError::Read {
+                path: path.clone(),
+                source,
+            })?;
             serde_json::from_str(&text).map_err(|source| RequestLogError::Parse { path, source })
         })
         .collect()

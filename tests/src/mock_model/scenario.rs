@@ -56,7 +56,11 @@ pub enum ToolCall {
     /// Replace text in a file. Codex: `apply_patch` (an `*** Update File` hunk); Claude:
     /// `Edit {file_path, old_string, new_string}`; OpenCode: `edit {filePath, oldString,
     /// newString}`.
-    Edit { path: String, old: String, new: String },
+    Edit {
+        path: String,
+        old: String,
+        new: String,
+    },
     /// Run a shell command. Codex: `exec_command {"cmd"}`; Claude: `Bash {command}`;
     /// OpenCode: `bash {command, description}`.
     Shell { command: String },
@@ -64,7 +68,10 @@ pub enum ToolCall {
     /// OpenCode: `question`.
     Ask(AskCall),
     /// A literal tool call, sent as written to whichever CLI asks.
-    Raw { name: String, arguments: serde_json::Value },
+    Raw {
+        name: String,
+        arguments: serde_json::Value,
+    },
 }
 
 /// A question for the user, with its choices.
@@ -96,16 +103,26 @@ pub struct AskOption {
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
     #[error("cannot read scenario file {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("scenario file {path} is not a valid scenario: {source}")]
-    Parse { path: PathBuf, source: serde_json::Error },
+    Parse {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
     #[error("scenario step {index} has neither `text` nor `call`")]
     EmptyStep { index: usize },
     #[error(
         "scenario steps {first} and {second} end a turn with the same text {text:?}; \
          the mock finds its place in a conversation by these texts, so they must differ"
     )]
-    DuplicateFinalText { first: usize, second: usize, text: String },
+    DuplicateFinalText {
+        first: usize,
+        second: usize,
+        text: String,
+    },
     #[error("scenario workspace {path} is not an absolute path")]
     RelativeWorkspace { path: PathBuf },
 }
@@ -113,18 +130,26 @@ pub enum ScenarioError {
 impl Scenario {
     /// Reads and validates a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ScenarioError::Read { path: path.to_owned(), source })?;
-        let scenario: Scenario = serde_json::from_str(&text)
-            .map_err(|source| ScenarioError::Parse { path: path.to_owned(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let scenario: Scenario =
+            serde_json::from_str(&text).map_err(|source| ScenarioError::Parse {
+                path: path.to_owned(),
+                source,
+            })?;
         scenario.validate()?;
         Ok(scenario)
     }
 
     /// Parses and validates a scenario given as JSON text (for in-process use by tests).
     pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
-        let scenario: Scenario = serde_json::from_str(text)
-            .map_err(|source| ScenarioError::Parse { path: PathBuf::from("<inline>"), source })?;
+        let scenario: Scenario =
+            serde_json::from_str(text).map_err(|source| ScenarioError::Parse {
+                path: PathBuf::from("<inline>"),
+                source,
+            })?;
         scenario.validate()?;
         Ok(scenario)
     }
@@ -133,15 +158,18 @@ impl Scenario {
         if let Some(workspace) = &self.workspace
             && !workspace.is_absolute()
         {
-            return Err(ScenarioError::RelativeWorkspace { path: workspace.clone() });
+            return Err(ScenarioError::RelativeWorkspace {
+                path: workspace.clone(),
+            });
         }
         let mut final_texts: Vec<(usize, &str)> = Vec::new();
         for (index, step) in self.steps.iter().enumerate() {
             match (&step.text, &step.call) {
                 (None, None) => return Err(ScenarioError::EmptyStep { index }),
                 (Some(text), None) => {
-                    if let Some((first, _)) =
-                        final_texts.iter().find(|(_, seen)| seen.trim() == text.trim())
+                    if let Some((first, _)) = final_texts
+                        .iter()
+                        .find(|(_, seen)| seen.trim() == text.trim())
                     {
                         return Err(ScenarioError::DuplicateFinalText {
                             first: *first,
@@ -182,7 +210,14 @@ mod tests {
     fn duplicate_final_texts_are_rejected() {
         let error = Scenario::from_json(r#"{"steps":[{"text":"done"},{"text":" done "}]}"#)
             .expect_err("two turns ending with the same text must be rejected");
-        assert!(matches!(error, ScenarioError::DuplicateFinalText { first: 0, second: 1, .. }));
+        assert!(matches!(
+            error,
+            ScenarioError::DuplicateFinalText {
+                first: 0,
+                second: 1,
+                ..
+            }
+        ));
     }
 
     #[test]

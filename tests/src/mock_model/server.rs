@@ -33,7 +33,10 @@ pub enum MockModelError {
     #[error("cannot listen on 127.0.0.1:{port}: {message}")]
     Bind { port: u16, message: String },
     #[error("cannot create request log directory {path}: {source}")]
-    LogDir { path: PathBuf, source: std::io::Error },
+    LogDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// State shared by the request threads.
@@ -56,11 +59,17 @@ impl MockModelServer {
     /// Binds 127.0.0.1 and starts serving on a background thread.
     pub fn start(config: MockModelConfig) -> Result<MockModelServer, MockModelError> {
         if let Some(log_dir) = &config.log_dir {
-            std::fs::create_dir_all(log_dir)
-                .map_err(|source| MockModelError::LogDir { path: log_dir.clone(), source })?;
+            std::fs::create_dir_all(log_dir).map_err(|source| MockModelError::LogDir {
+                path: log_dir.clone(),
+                source,
+            })?;
         }
-        let server = tiny_http::Server::http(("127.0.0.1", config.port))
-            .map_err(|error| MockModelError::Bind { port: config.port, message: error.to_string() })?;
+        let server = tiny_http::Server::http(("127.0.0.1", config.port)).map_err(|error| {
+            MockModelError::Bind {
+                port: config.port,
+                message: error.to_string(),
+            }
+        })?;
         let address = server
             .server_addr()
             .to_ip()
@@ -87,7 +96,12 @@ impl MockModelServer {
                 })
                 .expect("spawning the accept thread")
         };
-        Ok(MockModelServer { address, server, shared, accept_thread: Some(accept_thread) })
+        Ok(MockModelServer {
+            address,
+            server,
+            shared,
+            accept_thread: Some(accept_thread),
+        })
     }
 
     pub fn port(&self) -> u16 {
@@ -101,14 +115,22 @@ impl MockModelServer {
 
     /// Every request received so far, in arrival order.
     pub fn requests(&self) -> Vec<LoggedRequest> {
-        let mut requests = self.shared.requests.lock().expect("request log lock").clone();
+        let mut requests = self
+            .shared
+            .requests
+            .lock()
+            .expect("request log lock")
+            .clone();
         requests.sort_by_key(|request| request.sequence);
         requests
     }
 
     /// Model requests answered with a scenario step (not title calls or health checks).
     pub fn main_requests(&self) -> Vec<LoggedRequest> {
-        self.requests().into_iter().filter(|request| request.kind == RequestKind::Main).collect()
+        self.requests()
+            .into_iter()
+            .filter(|request| request.kind == RequestKind::Main)
+            .collect()
     }
 
     /// Blocks until the server stops (used by the binary, which runs until killed).
@@ -148,7 +170,11 @@ fn service_reply(path: &str) -> Reply {
         "/v1/messages/count_tokens" => json!({"input_tokens": 10}),
         _ => json!({"object": "list", "data": []}),
     };
-    Reply { status: 200, content_type: "application/json", body: body.to_string().into_bytes() }
+    Reply {
+        status: 200,
+        content_type: "application/json",
+        body: body.to_string().into_bytes(),
+    }
 }
 
 fn handle_request(shared: &Shared, mut request: tiny_http::Request) {
@@ -163,7 +189,10 @@ fn handle_request(shared: &Shared, mut request: tiny_http::Request) {
         .headers()
         .iter()
         .map(|header| {
-            (header.field.as_str().as_str().to_ascii_lowercase(), header.value.as_str().to_owned())
+            (
+                header.field.as_str().as_str().to_ascii_lowercase(),
+                header.value.as_str().to_owned(),
+            )
         })
         .collect();
     let mut raw_body = Vec::new();
@@ -181,7 +210,9 @@ fn handle_request(shared: &Shared, mut request: tiny_http::Request) {
             let digest = ConversationDigest::read(api, &body);
             let answer = if digest.tool_names.is_empty() {
                 kind = RequestKind::Auxiliary;
-                Answer::Auxiliary { text: &shared.scenario.title }
+                Answer::Auxiliary {
+                    text: &shared.scenario.title,
+                }
             } else {
                 match next_step_index(&shared.scenario, &digest) {
                     Some(index) => {
@@ -199,9 +230,10 @@ fn handle_request(shared: &Shared, mut request: tiny_http::Request) {
         None => Reply {
             status: 404,
             content_type: "application/json",
-            body: json!({"error": {"message": format!("mock model: no route for {method} {path}")}})
-                .to_string()
-                .into_bytes(),
+            body:
+                json!({"error": {"message": format!("mock model: no route for {method} {path}")}})
+                    .to_string()
+                    .into_bytes(),
         },
     };
 
@@ -222,7 +254,11 @@ fn handle_request(shared: &Shared, mut request: tiny_http::Request) {
     {
         report_log_failure(&error);
     }
-    shared.requests.lock().expect("request log lock").push(logged);
+    shared
+        .requests
+        .lock()
+        .expect("request log lock")
+        .push(logged);
 
     if !delay.is_zero() {
         std::thread::sleep(delay);

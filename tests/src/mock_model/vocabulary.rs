@@ -18,9 +18,10 @@ pub enum CodexCall {
 /// offers none).
 pub fn codex_call(scenario: &Scenario, call: &ToolCall, digest: &ConversationDigest) -> CodexCall {
     match call {
-        ToolCall::Read { path } => {
-            codex_shell(digest, format!("cat {}", shell_quote(&scenario.resolve_path(path))))
-        }
+        ToolCall::Read { path } => codex_shell(
+            digest,
+            format!("cat {}", shell_quote(&scenario.resolve_path(path))),
+        ),
         ToolCall::Shell { command } => codex_shell(digest, command.clone()),
         ToolCall::Write { path, content } => {
             let path = scenario.resolve_path(path);
@@ -30,7 +31,11 @@ pub fn codex_call(scenario: &Scenario, call: &ToolCall, digest: &ConversationDig
             }
             patch.push_str("*** End Patch\n");
             codex_patch(digest, patch, || {
-                format!("printf '%s' {} > {}", shell_quote(content), shell_quote(&path))
+                format!(
+                    "printf '%s' {} > {}",
+                    shell_quote(content),
+                    shell_quote(&path)
+                )
             })
         }
         ToolCall::Edit { path, old, new } => {
@@ -65,9 +70,10 @@ pub fn codex_call(scenario: &Scenario, call: &ToolCall, digest: &ConversationDig
                 }]
             }),
         },
-        ToolCall::Raw { name, arguments } => {
-            CodexCall::Function { name: name.clone(), arguments: arguments.clone() }
-        }
+        ToolCall::Raw { name, arguments } => CodexCall::Function {
+            name: name.clone(),
+            arguments: arguments.clone(),
+        },
     }
 }
 
@@ -78,7 +84,10 @@ fn codex_shell(digest: &ConversationDigest, command: String) -> CodexCall {
             arguments: json!({"command": ["bash", "-lc", command]}),
         };
     }
-    CodexCall::Function { name: "exec_command".to_owned(), arguments: json!({"cmd": command}) }
+    CodexCall::Function {
+        name: "exec_command".to_owned(),
+        arguments: json!({"cmd": command}),
+    }
 }
 
 fn codex_patch(
@@ -87,9 +96,10 @@ fn codex_patch(
     shell_fallback: impl FnOnce() -> String,
 ) -> CodexCall {
     match digest.codex_apply_patch_kind {
-        Some(ApplyPatchKind::Custom) => {
-            CodexCall::Custom { name: "apply_patch".to_owned(), input: patch }
-        }
+        Some(ApplyPatchKind::Custom) => CodexCall::Custom {
+            name: "apply_patch".to_owned(),
+            input: patch,
+        },
         Some(ApplyPatchKind::Function) => CodexCall::Function {
             name: "apply_patch".to_owned(),
             arguments: json!({"input": patch}),
@@ -101,7 +111,10 @@ fn codex_patch(
 /// Claude Code: its built-in tool names and input fields.
 pub fn claude_call(scenario: &Scenario, call: &ToolCall) -> (String, Value) {
     match call {
-        ToolCall::Read { path } => ("Read".into(), json!({"file_path": scenario.resolve_path(path)})),
+        ToolCall::Read { path } => (
+            "Read".into(),
+            json!({"file_path": scenario.resolve_path(path)}),
+        ),
         ToolCall::Write { path, content } => (
             "Write".into(),
             json!({"file_path": scenario.resolve_path(path), "content": content}),
@@ -110,10 +123,14 @@ pub fn claude_call(scenario: &Scenario, call: &ToolCall) -> (String, Value) {
             "Edit".into(),
             json!({"file_path": scenario.resolve_path(path), "old_string": old, "new_string": new}),
         ),
-        ToolCall::Shell { command } => {
-            ("Bash".into(), json!({"command": command, "description": "Run a command"}))
-        }
-        ToolCall::Ask(ask) => ("AskUserQuestion".into(), json!({"questions": [ask_questions_entry(ask, "multiSelect")]})),
+        ToolCall::Shell { command } => (
+            "Bash".into(),
+            json!({"command": command, "description": "Run a command"}),
+        ),
+        ToolCall::Ask(ask) => (
+            "AskUserQuestion".into(),
+            json!({"questions": [ask_questions_entry(ask, "multiSelect")]}),
+        ),
         ToolCall::Raw { name, arguments } => (name.clone(), arguments.clone()),
     }
 }
@@ -121,7 +138,10 @@ pub fn claude_call(scenario: &Scenario, call: &ToolCall) -> (String, Value) {
 /// OpenCode: its built-in tool names and (camelCase) argument fields.
 pub fn opencode_call(scenario: &Scenario, call: &ToolCall) -> (String, Value) {
     match call {
-        ToolCall::Read { path } => ("read".into(), json!({"filePath": scenario.resolve_path(path)})),
+        ToolCall::Read { path } => (
+            "read".into(),
+            json!({"filePath": scenario.resolve_path(path)}),
+        ),
         ToolCall::Write { path, content } => (
             "write".into(),
             json!({"filePath": scenario.resolve_path(path), "content": content}),
@@ -130,10 +150,14 @@ pub fn opencode_call(scenario: &Scenario, call: &ToolCall) -> (String, Value) {
             "edit".into(),
             json!({"filePath": scenario.resolve_path(path), "oldString": old, "newString": new}),
         ),
-        ToolCall::Shell { command } => {
-            ("bash".into(), json!({"command": command, "description": "Run a command"}))
-        }
-        ToolCall::Ask(ask) => ("question".into(), json!({"questions": [ask_questions_entry(ask, "multiple")]})),
+        ToolCall::Shell { command } => (
+            "bash".into(),
+            json!({"command": command, "description": "Run a command"}),
+        ),
+        ToolCall::Ask(ask) => (
+            "question".into(),
+            json!({"questions": [ask_questions_entry(ask, "multiple")]}),
+        ),
         ToolCall::Raw { name, arguments } => (name.clone(), arguments.clone()),
     }
 }
@@ -154,7 +178,9 @@ fn ask_questions_entry(ask: &AskCall, multi_select_field: &str) -> Value {
 /// Quotes a word for a POSIX shell.
 pub fn shell_quote(word: &str) -> String {
     if !word.is_empty()
-        && word.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c))
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c))
     {
         return word.to_owned();
     }
@@ -178,10 +204,16 @@ mod tests {
             codex_apply_patch_kind: Some(ApplyPatchKind::Custom),
             ..ConversationDigest::default()
         };
-        let call = ToolCall::Write { path: "new.txt".into(), content: "a\nb".into() };
-        assert_eq!(codex_call(&scenario, &call, &digest), CodexCall::Custom {
-            name: "apply_patch".into(),
-            input: "*** Begin Patch\n*** Add File: new.txt\n+a\n+b\n*** End Patch\n".into(),
-        });
+        let call = ToolCall::Write {
+            path: "new.txt".into(),
+            content: "a\nb".into(),
+        };
+        assert_eq!(
+            codex_call(&scenario, &call, &digest),
+            CodexCall::Custom {
+                name: "apply_patch".into(),
+                input: "*** Begin Patch\n*** Add File: new.txt\n+a\n+b\n*** End Patch\n".into(),
+            }
+        );
     }
 }
