@@ -27,14 +27,19 @@
 //!     {"call": {"read": {"path": "README.md"}}},
 //!     {"text": "The README says hello."},
 //!     {"text": "Writing it now.", "call": {"write": {"path": "out.txt", "content": "x\n"}}},
-//!     {"text": "Second turn done.", "delay_ms": 2000}
+//!     {"text": "Second turn done.", "delay_ms": 2000},
+//!     {"text": "Retried without streaming.", "fault": "no_message_start"}
 //!   ]
 //! }
 //! ```
 //! `steps` are model responses in conversation order, across every user turn of one session.
 //! A step with only `text` ends the model turn; a step with a `call` (optionally preceded by
 //! `text`) makes one tool call, which the CLI runs and answers in its next request. `delay_ms`
-//! holds the reply back (to observe or interrupt a turn in flight). Calls, rendered in each
+//! holds the reply back (to observe or interrupt a turn in flight). `fault` breaks the reply on
+//! purpose: `"server_error"` (HTTP 500; CLIs retry and then fail the turn), `"truncated_stream"`
+//! (no completion events: Codex fails with "stream closed before response.completed"),
+//! `"no_message_start"` (Messages API: Claude Code retries with `"stream": false`, which the
+//! mock answers with one JSON message). Calls, rendered in each
 //! CLI's own vocabulary (Codex / Claude Code / OpenCode):
 //! - `{"read": {"path"}}` — `exec_command {"cmd":"cat PATH"}` / `Read {file_path}` /
 //!   `read {filePath}`

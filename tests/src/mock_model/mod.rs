@@ -16,5 +16,7 @@ pub mod vocabulary;
 
 pub use conversation::{ConversationDigest, ModelApi, ToolResult};
 pub use request_log::{LoggedRequest, RequestKind, RequestLogError, read_request_log};
-pub use scenario::{AskCall, AskOption, Scenario, ScenarioError, Step, ToolCall, call_id_for_step};
+pub use scenario::{
+    AskCall, AskOption, Fault, Scenario, ScenarioError, Step, ToolCall, call_id_for_step,
+};
 pub use server::{MockModelConfig, MockModelError, MockModelServer};

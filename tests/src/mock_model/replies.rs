@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::conversation::{ConversationDigest, ModelApi};
-use super::scenario::{Scenario, Step, call_id_for_step};
+use super::scenario::{Fault, Scenario, Step, call_id_for_step};
 use super::vocabulary::{CodexCall, claude_call, codex_call, opencode_call};
 
 /// What the mock answers with.
@@ -64,6 +64,11 @@ pub fn build_reply(
     if let Answer::Exhausted = answer {
         return exhausted_reply(api);
     }
+    if let Answer::Step { step, .. } = answer
+        && step.fault == Some(Fault::ServerError)
+    {
+        return server_error_reply(api);
+    }
     let model = body
         .get("model")
         .and_then(Value::as_str)
@@ -102,6 +107,23 @@ fn exhausted_reply(api: ModelApi) -> Reply {
     }
 }
 
+fn server_error_reply(api: ModelApi) -> Reply {
+    let message = "mock model: scripted server error";
+    let body = match api {
+        ModelApi::Messages => {
+            json!({"type": "error", "error": {"type": "api_error", "message": message}})
+        }
+        ModelApi::Responses | ModelApi::ChatCompletions => {
+            json!({"error": {"type": "server_error", "message": message}})
+        }
+    };
+    Reply {
+        status: 500,
+        content_type: "application/json",
+        body: body.to_string().into_bytes(),
+    }
+}
+
 fn push_event(out: &mut Vec<u8>, event_name: Option<&str>, data: &Value) {
     if let Some(name) = event_name {
         out.extend_from_slice(format!("event: {name}\n").as_bytes());
@@ -109,12 +131,49 @@ fn push_event(out: &mut Vec<u8>, event_name: Option<&str>, data: &Value) {
     out.extend_from_slice(format!("data: {data}\n\n").as_bytes());
 }
 
-fn sse(body: Vec<u8>) -> Reply {
+fn sse(body: Vec<u8>, step: Option<&Step>) -> Reply {
+    let body = match step.and_then(|step| step.fault) {
+        Some(fault @ (Fault::TruncatedStream | Fault::NoMessageStart)) => drop_events(&body, fault),
+        _ => body,
+    };
     Reply {
         status: 200,
         content_type: "text/event-stream",
         body,
     }
+}
+
+/// Removes the events a stream fault leaves out. Works on the serialised stream, which this
+/// module writes itself as `[event: NAME\n]data: JSON\n\n` blocks.
+fn drop_events(body: &[u8], fault: Fault) -> Vec<u8> {
+    let text = String::from_utf8_lossy(body);
+    let mut kept = String::new();
+    for block in text.split_terminator("\n\n") {
+        let data = block
+            .lines()
+            .find_map(|line| line.strip_prefix("data: "))
+            .unwrap_or_default();
+        let event: Value = serde_json::from_str(data).unwrap_or(Value::Null);
+        let kind = event["type"].as_str().unwrap_or_default();
+        let drop = match fault {
+            Fault::NoMessageStart => kind == "message_start",
+            Fault::TruncatedStream => {
+                matches!(
+                    kind,
+                    "response.completed" | "message_delta" | "message_stop"
+                ) || data == "[DONE]"
+                    || event["choices"].as_array().is_some_and(|choices| {
+                        choices.is_empty() || !choices[0]["finish_reason"].is_null()
+                    })
+            }
+            Fault::ServerError => false,
+        };
+        if !drop {
+            kept.push_str(block);
+            kept.push_str("\n\n");
+        }
+    }
+    kept.into_bytes()
 }
 
 /// OpenAI Responses API, for Codex: `response.created`, then per output item
@@ -183,7 +242,7 @@ fn responses_stream(
                   "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
                   "total_tokens": 15}}}),
     );
-    sse(out)
+    sse(out, step)
 }
 
 /// The content blocks of an Anthropic message.
@@ -271,7 +330,7 @@ fn messages_stream(
         "usage": {"output_tokens": 5}}),
     );
     emit(&mut out, json!({"type": "message_stop"}));
-    sse(out)
+    sse(out, step)
 }
 
 /// Anthropic Messages API, non-streaming (Claude Code falls back to this when a stream breaks).
@@ -345,5 +404,96 @@ fn chat_stream(
         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}),
     );
     out.extend_from_slice(b"data: [DONE]\n\n");
-    sse(out)
+    sse(out, step)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply_for(api: ModelApi, scenario_json: &str, body: Value) -> (Reply, String) {
+        let scenario = Scenario::from_json(scenario_json).expect("valid scenario");
+        let digest = ConversationDigest::read(api, &body);
+        let step = &scenario.steps[0];
+        let reply = build_reply(
+            api,
+            &scenario,
+            Answer::Step { index: 0, step },
+            &digest,
+            &body,
+            1,
+        );
+        let text = String::from_utf8(reply.body.clone()).expect("utf-8 reply");
+        (reply, text)
+    }
+
+    #[test]
+    fn responses_stream_ends_with_response_completed_unless_truncated() {
+        let body = json!({"stream": true, "tools": [{"type": "function", "name": "exec_command"}]});
+        let (_, whole) = reply_for(
+            ModelApi::Responses,
+            r#"{"steps":[{"text":"hi"}]}"#,
+            body.clone(),
+        );
+        assert!(whole.contains("event: response.output_item.done"));
+        let completed_at = whole
+            .find("event: response.completed")
+            .expect("a response.completed event");
+        assert!(
+            completed_at
+                > whole
+                    .find("event: response.output_item.done")
+                    .expect("an item")
+        );
+        let (_, truncated) = reply_for(
+            ModelApi::Responses,
+            r#"{"steps":[{"text":"hi","fault":"truncated_stream"}]}"#,
+            body,
+        );
+        assert!(truncated.contains("event: response.output_item.done"));
+        assert!(!truncated.contains("response.completed"));
+    }
+
+    #[test]
+    fn messages_fault_drops_message_start_and_non_streaming_gets_json() {
+        let streaming = json!({"stream": true, "model": "m", "tools": [{"name": "Read"}]});
+        let (_, text) = reply_for(
+            ModelApi::Messages,
+            r#"{"steps":[{"text":"hi","fault":"no_message_start"}]}"#,
+            streaming,
+        );
+        assert!(!text.contains("message_start"));
+        assert!(text.contains("event: content_block_stop"));
+        let plain = json!({"stream": false, "model": "m", "tools": [{"name": "Read"}]});
+        let (reply, text) = reply_for(
+            ModelApi::Messages,
+            r#"{"steps":[{"call":{"read":{"path":"/a"}}}]}"#,
+            plain,
+        );
+        assert_eq!(reply.content_type, "application/json");
+        let message: Value = serde_json::from_str(&text).expect("one JSON message");
+        assert_eq!(message["stop_reason"], "tool_use");
+        assert_eq!(message["content"][0]["name"], "Read");
+        assert_eq!(message["content"][0]["input"]["file_path"], "/a");
+    }
+
+    #[test]
+    fn chat_tool_call_stream_finishes_with_tool_calls_and_server_error_is_500() {
+        let body =
+            json!({"stream": true, "tools": [{"type": "function", "function": {"name": "read"}}]});
+        let (_, text) = reply_for(
+            ModelApi::ChatCompletions,
+            r#"{"steps":[{"call":{"read":{"path":"/a"}}}]}"#,
+            body.clone(),
+        );
+        assert!(text.contains(r#""finish_reason":"tool_calls""#));
+        assert!(text.contains(r#""id":"call_mock_0""#));
+        assert!(text.ends_with("data: [DONE]\n\n"));
+        let (reply, _) = reply_for(
+            ModelApi::ChatCompletions,
+            r#"{"steps":[{"text":"x","fault":"server_error"}]}"#,
+            body,
+        );
+        assert_eq!(reply.status, 500);
+    }
 }

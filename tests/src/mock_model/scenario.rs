@@ -41,6 +41,24 @@ pub struct Step {
     /// test observe a turn in flight (and interrupt it).
     #[serde(default)]
     pub delay_ms: u64,
+    /// Makes this reply fail on purpose, to test how a CLI (and our adapters) handle a broken
+    /// model. The mock stays stateless, so a CLI that retries gets the same fault again.
+    #[serde(default)]
+    pub fault: Option<Fault>,
+}
+
+/// A deliberate failure of one model reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fault {
+    /// HTTP 500 with the API's error body.
+    ServerError,
+    /// The stream ends without its completion events (`response.completed`; `message_delta` /
+    /// `message_stop`; the `finish_reason` chunk, usage chunk and `[DONE]`).
+    TruncatedStream,
+    /// Messages API only: the stream lacks `message_start`. Claude Code then retries the request
+    /// without streaming, which the mock answers normally with one JSON message.
+    NoMessageStart,
 }
 
 /// A tool call, written once and rendered in each CLI's own tool vocabulary.
