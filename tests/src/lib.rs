@@ -1,7 +1,9 @@
 //! Support for the end-to-end tests: the real `nagi` binary in a fresh temp dir, real Git
-//! repositories, and everything useful printed when a test fails.
+//! repositories, a mock model server for the real provider CLIs, and everything useful
+//! printed when a test fails.
 
 pub mod harness;
+pub mod mock_model;
 pub mod repo;
 
 pub use harness::*;
