@@ -1,0 +1,128 @@
+//! Core benchmarks (issue: durable mission core). Prints ratios against references
+//! measured in the same run on the same disk, because these machines are noisy.
+//!
+//! Run: `cargo build --release -p nagi && cargo bench -p nagi-tests --bench core`
+//! Scale with `NAGI_BENCH_CREATES` (default 2000) and `NAGI_BENCH_MISSIONS` (default 10000).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use nagi_schema::client::Client;
+use nagi_tests::*;
+use serde_json::json;
+
+fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|value| value.parse().ok()).unwrap_or(default)
+}
+
+/// The reference: one INSERT per transaction on a rusqlite connection with WAL and
+/// `synchronous=FULL`, in the same temp filesystem as the server's database.
+fn sqlite_one_insert_per_transaction(dir: &Path, count: usize) -> f64 {
+    let connection = rusqlite::Connection::open(dir.join("reference.db")).unwrap();
+    connection.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(())).unwrap();
+    connection.pragma_update(None, "synchronous", "FULL").unwrap();
+    connection.execute_batch("CREATE TABLE t (id TEXT PRIMARY KEY, body TEXT NOT NULL)").unwrap();
+    let body = "x".repeat(600);
+    let started = Instant::now();
+    for index in 0..count {
+        let transaction = connection.unchecked_transaction().unwrap();
+        transaction.execute("INSERT INTO t (id, body) VALUES (?1, ?2)", rusqlite::params![format!("m{index}"), body]).unwrap();
+        transaction.commit().unwrap();
+    }
+    count as f64 / started.elapsed().as_secs_f64()
+}
+
+fn creates(env: &TestEnv, repository: &str, clients: usize, per_client: usize, prefix: &str) -> f64 {
+    let socket = env.socket.clone();
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for client_index in 0..clients {
+            let socket = socket.clone();
+            scope.spawn(move || {
+                let mut client = Client::connect(&socket).unwrap();
+                for index in 0..per_client {
+                    let params = create_params(&format!("{prefix}-{client_index}-{index}"), repository);
+                    client.request("mission.create", params).unwrap();
+                }
+            });
+        }
+    });
+    (clients * per_client) as f64 / started.elapsed().as_secs_f64()
+}
+
+fn percentile(sorted: &[Duration], fraction: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * fraction).round() as usize]
+}
+
+fn main() {
+    if std::env::args().any(|arg| arg == "--list") {
+        return;
+    }
+    let create_count = env_number("NAGI_BENCH_CREATES", 2000);
+    let mission_count = env_number("NAGI_BENCH_MISSIONS", 10_000);
+    let repo = TestRepo::new();
+    let mut env = TestEnv::new();
+    env.start_server();
+    let repository = repo.path_text();
+
+    // Warm up both paths once so file creation is not measured.
+    let _ = sqlite_one_insert_per_transaction(&env.root().join("warm"), 50).max(0.0);
+    let reference = sqlite_one_insert_per_transaction(&env.root(), create_count);
+    let one_client = creates(&env, &repository, 1, create_count, "one");
+    let sixteen = creates(&env, &repository, 16, create_count / 16 * 4, "many");
+    let reference_after = sqlite_one_insert_per_transaction(&env.root().join(".."), create_count / 2);
+    let reference = (reference + reference_after) / 2.0;
+    println!("durable mission.create over the socket vs one INSERT per transaction (WAL, synchronous=FULL)");
+    println!("  sqlite reference      {reference:>10.0} commits/s");
+    println!("  1 client              {one_client:>10.0} creates/s   ratio {:.2}  (target >= 0.7)", one_client / reference);
+    println!("  16 clients            {sixteen:>10.0} creates/s   ratio {:.2}  (target >= 3)", sixteen / reference);
+
+    // Fill up to `mission_count` missions, then measure mission.get.
+    let existing = env.ok("mission.list", json!({}))["missions"].as_array().unwrap().len();
+    if mission_count > existing {
+        let remaining = mission_count - existing;
+        creates(&env, &repository, 16, remaining.div_ceil(16), "fill");
+    }
+    let listed = env.ok("mission.list", json!({}))["missions"].as_array().unwrap().len();
+    let mut client = env.client();
+    let ids: Vec<String> = (0..2000).map(|index| format!("fill-{}-{}", index % 16, index / 16)).collect();
+    let mut latencies = Vec::with_capacity(ids.len());
+    for id in &ids {
+        let started = Instant::now();
+        client.request("mission.get", json!({"mission_id": id})).unwrap();
+        latencies.push(started.elapsed());
+    }
+    latencies.sort();
+    println!("mission.get with {listed} missions stored ({} gets)", latencies.len());
+    println!("  p50 {:>8.1} µs   p99 {:>8.1} µs", percentile(&latencies, 0.5).as_secs_f64() * 1e6, percentile(&latencies, 0.99).as_secs_f64() * 1e6);
+
+    // Start-up: from spawning the server to the first answered mission.list.
+    let mut startups = Vec::new();
+    for _ in 0..5 {
+        env.signal_server(libc::SIGTERM);
+        let started = Instant::now();
+        let answered = Arc::new(AtomicUsize::new(0));
+        let child = env.command().arg("server").stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+        loop {
+            if let Ok(mut client) = Client::connect(&env.socket)
+                && let Ok(result) = client.request("mission.list", json!({}))
+            {
+                answered.store(result["missions"].as_array().unwrap().len(), Ordering::SeqCst);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        startups.push(started.elapsed());
+        assert_eq!(answered.load(Ordering::SeqCst), listed);
+        // SAFETY: stopping the server this bench started.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let mut child = child;
+        child.wait().unwrap();
+    }
+    startups.sort();
+    println!("server start to the first answered mission.list with {listed} missions");
+    println!("  median {:.3} s  (target < 0.3 s)", startups[startups.len() / 2].as_secs_f64());
+    env.start_server();
+}
