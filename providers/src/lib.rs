@@ -7,6 +7,31 @@
 //! [`ProviderCommand`]s to the provider and reports what happened as [`ProviderEvent`]s.
 //! The engine turns those events into durable mission transitions.
 
+pub mod answers;
+pub mod codex;
+pub mod codex_codec;
+pub mod confine;
+pub mod framing;
+pub mod process;
+pub mod runner;
 pub mod spec;
 
+pub use confine::landlock_abi_version;
 pub use spec::*;
+
+/// Starts (or resumes) one provider session. Must be called inside a tokio runtime.
+///
+/// The provider is spawned before this returns, so a program that cannot be executed is a
+/// synchronous [`LaunchError::Spawn`]. Everything after that (handshake, session, turns) is
+/// reported on [`ProviderHandle::events`], ending with [`ProviderEvent::Stopped`].
+pub fn launch(spec: LaunchSpec) -> Result<ProviderHandle, LaunchError> {
+    if spec.kind == ProviderKind::Acp && spec.program.as_os_str().is_empty() {
+        return Err(LaunchError::Config("the ACP agent command is not configured".to_string()));
+    }
+    match spec.kind {
+        ProviderKind::Codex => codex::launch(spec),
+        ProviderKind::ClaudeCode => Err(LaunchError::Config("the Claude Code adapter is not built yet".to_string())),
+        ProviderKind::OpenCode => Err(LaunchError::Config("the OpenCode adapter is not built yet".to_string())),
+        ProviderKind::Acp => Err(LaunchError::Config("the ACP adapter is not built yet".to_string())),
+    }
+}

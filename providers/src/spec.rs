@@ -224,4 +224,8 @@ pub enum LaunchError {
     Spawn(String, std::io::Error),
     #[error("provider configuration is invalid: {0}")]
     Config(String),
+    /// The engine asked for kernel confinement and it could not be set up. The provider was
+    /// not started: running it unconfined would be weaker than what the run view promises.
+    #[error("kernel confinement cannot be applied: {0}")]
+    Confinement(String),
 }
