@@ -85,6 +85,8 @@ struct PendingRequest {
     id: RpcId,
     class: RequestClass,
     questions: Vec<Question>,
+    /// The permission profile an `item/permissions/requestApproval` asked for.
+    requested_permissions: Option<Value>,
     /// When our answer was written; the server must confirm it before the request timeout.
     answered_at: Option<Instant>,
 }
@@ -373,7 +375,7 @@ impl CodexSession {
         if pending.answered_at.is_some() {
             return Err(SessionEnd::failed(FailureKind::CommandRejected, format!("{request_key} was already answered")));
         }
-        let result = codex_response_body(pending.class, &pending.questions, &response)
+        let result = codex_response_body(pending, &response)
             .map_err(|reason| SessionEnd::failed(FailureKind::CommandRejected, reason))?;
         let bytes = encode_result(&pending.id, result);
         if let Some(pending) = self.pending.get_mut(&request_key) {
@@ -393,6 +395,7 @@ impl CodexSession {
     ) -> Result<(), SessionEnd> {
         let request = parse_server_request(method, params).map_err(|error| SessionEnd::protocol(error.to_string()))?;
         let request_key = id.request_key();
+        let mut requested_permissions = None;
         let (class, action, questions, session_approval_available) = match request {
             CodexServerRequest::CurrentTime => {
                 let seconds = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO).as_secs();
@@ -412,7 +415,8 @@ impl CodexSession {
                 };
                 (RequestClass::FileChangeApproval, action, Vec::new(), true)
             }
-            CodexServerRequest::PermissionApproval { description } => {
+            CodexServerRequest::PermissionApproval { description, requested } => {
+                requested_permissions = Some(requested);
                 (RequestClass::PermissionApproval, description, Vec::new(), false)
             }
             CodexServerRequest::UserInput { questions } => {
@@ -425,7 +429,7 @@ impl CodexSession {
         }
         self.pending.insert(
             request_key.clone(),
-            PendingRequest { id, class, questions: questions.clone(), answered_at: None },
+            PendingRequest { id, class, questions: questions.clone(), requested_permissions, answered_at: None },
         );
         let action = crate::framing::visible_text(&action);
         send(io, ProviderEvent::Transcript(TranscriptLine::Approval(format!("{class:?} requested: {action}")))).await?;
@@ -508,11 +512,12 @@ impl CodexSession {
     }
 }
 
-/// The JSON result codex expects for one decision (MISSIONS.md §8.1).
-fn codex_response_body(class: RequestClass, questions: &[Question], response: &Response) -> Result<Value, String> {
-    match (class, response) {
+/// The JSON result codex expects for one decision (MISSIONS.md §8.1, and the app-server
+/// schema of codex 0.171 for permission requests).
+fn codex_response_body(pending: &PendingRequest, response: &Response) -> Result<Value, String> {
+    match (pending.class, response) {
         (RequestClass::UserInput, Response::Answers(answers)) => {
-            crate::answers::check_answers(questions, answers)?;
+            crate::answers::check_answers(&pending.questions, answers)?;
             let mut body = serde_json::Map::new();
             for (question_id, chosen) in answers {
                 body.insert(question_id.clone(), json!({"answers": chosen}));
@@ -524,6 +529,11 @@ fn codex_response_body(class: RequestClass, questions: &[Question], response: &R
         (RequestClass::PermissionApproval, Response::ApproveForSession) => {
             Err("a permission request cannot be approved for the session".to_string())
         }
+        // Grant exactly what was asked, for this turn only; declining grants nothing.
+        (RequestClass::PermissionApproval, Response::Approve) => {
+            Ok(json!({"permissions": pending.requested_permissions.clone().unwrap_or_else(|| json!({})), "scope": "turn"}))
+        }
+        (RequestClass::PermissionApproval, Response::Decline) => Ok(json!({"permissions": {}, "scope": "turn"})),
         (_, Response::Approve) => Ok(json!({"decision": "accept"})),
         (_, Response::ApproveForSession) => Ok(json!({"decision": "acceptForSession"})),
         (_, Response::Decline) => Ok(json!({"decision": "decline"})),

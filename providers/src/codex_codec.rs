@@ -131,7 +131,9 @@ pub fn encode_error(id: &RpcId, code: i64, message: &str) -> Vec<u8> {
 pub enum CodexServerRequest {
     CommandApproval { command: String, item_id: Option<String> },
     FileChangeApproval { reason: Option<String>, item_id: Option<String> },
-    PermissionApproval { description: String },
+    /// Codex 0.171 answers these with a granted permission profile, not a decision: the
+    /// requested profile is kept to grant exactly it.
+    PermissionApproval { description: String, requested: Value },
     UserInput { questions: Vec<Question> },
     /// `currentTime/read`, answered by the adapter itself.
     CurrentTime,
@@ -161,7 +163,8 @@ pub fn parse_server_request(method: &str, params: &Value) -> Result<CodexServerR
                 .map(str::to_string)
                 .or_else(|| params.get("permissions").map(Value::to_string))
                 .unwrap_or_else(|| "grant additional permissions".to_string());
-            Ok(CodexServerRequest::PermissionApproval { description })
+            let requested = params.get("permissions").cloned().unwrap_or_else(|| json!({}));
+            Ok(CodexServerRequest::PermissionApproval { description, requested })
         }
         "item/tool/requestUserInput" => Ok(CodexServerRequest::UserInput { questions: parse_questions(params)? }),
         "currentTime/read" => Ok(CodexServerRequest::CurrentTime),
