@@ -85,6 +85,7 @@ struct PendingRequest {
     id: RpcId,
     class: RequestClass,
     questions: Vec<Question>,
+    session_approval_available: bool,
     /// The permission profile an `item/permissions/requestApproval` asked for.
     requested_permissions: Option<Value>,
     /// When our answer was written; the server must confirm it before the request timeout.
@@ -405,7 +406,9 @@ impl CodexSession {
                 self.write_frame(&encode_error(&id, METHOD_NOT_FOUND, "method not supported by nagi")).await?;
                 return Err(SessionEnd::protocol(format!("codex sent an unsupported request {method}")));
             }
-            CodexServerRequest::CommandApproval { command, .. } => (RequestClass::CommandApproval, command, Vec::new(), true),
+            CodexServerRequest::CommandApproval { command, session_allowed, .. } => {
+                (RequestClass::CommandApproval, command, Vec::new(), session_allowed)
+            }
             CodexServerRequest::FileChangeApproval { reason, item_id } => {
                 let paths = item_id.and_then(|item| self.file_change_paths.get(&item).cloned()).unwrap_or_default();
                 let action = match (paths.is_empty(), reason) {
@@ -429,7 +432,14 @@ impl CodexSession {
         }
         self.pending.insert(
             request_key.clone(),
-            PendingRequest { id, class, questions: questions.clone(), requested_permissions, answered_at: None },
+            PendingRequest {
+                id,
+                class,
+                questions: questions.clone(),
+                session_approval_available,
+                requested_permissions,
+                answered_at: None,
+            },
         );
         let action = crate::framing::visible_text(&action);
         send(io, ProviderEvent::Transcript(TranscriptLine::Approval(format!("{class:?} requested: {action}")))).await?;
@@ -526,8 +536,8 @@ fn codex_response_body(pending: &PendingRequest, response: &Response) -> Result<
         }
         (RequestClass::UserInput, _) => Err("a question can only be answered, not approved or declined".to_string()),
         (_, Response::Answers(_)) => Err("an approval request cannot take answers".to_string()),
-        (RequestClass::PermissionApproval, Response::ApproveForSession) => {
-            Err("a permission request cannot be approved for the session".to_string())
+        (_, Response::ApproveForSession) if !pending.session_approval_available => {
+            Err("codex did not offer approval for the session on this request".to_string())
         }
         // Grant exactly what was asked, for this turn only; declining grants nothing.
         (RequestClass::PermissionApproval, Response::Approve) => {

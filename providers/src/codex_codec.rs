@@ -129,7 +129,9 @@ pub fn encode_error(id: &RpcId, code: i64, message: &str) -> Vec<u8> {
 /// What a server request asks of us.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CodexServerRequest {
-    CommandApproval { command: String, item_id: Option<String> },
+    /// `session_allowed` is false when codex lists `availableDecisions` without
+    /// `acceptForSession` (codex 0.171 does so for escalation requests).
+    CommandApproval { command: String, item_id: Option<String>, session_allowed: bool },
     FileChangeApproval { reason: Option<String>, item_id: Option<String> },
     /// Codex 0.171 answers these with a granted permission profile, not a decision: the
     /// requested profile is kept to grant exactly it.
@@ -150,7 +152,11 @@ pub fn parse_server_request(method: &str, params: &Value) -> Result<CodexServerR
                 Some(Value::Array(parts)) => parts.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" "),
                 _ => params.get("reason").and_then(Value::as_str).unwrap_or("run a command").to_string(),
             };
-            Ok(CodexServerRequest::CommandApproval { command, item_id })
+            let session_allowed = match params.get("availableDecisions").and_then(Value::as_array) {
+                None => true,
+                Some(decisions) => decisions.iter().any(|decision| decision.as_str() == Some("acceptForSession")),
+            };
+            Ok(CodexServerRequest::CommandApproval { command, item_id, session_allowed })
         }
         "item/fileChange/requestApproval" => {
             let reason = params.get("reason").and_then(Value::as_str).map(str::to_string);

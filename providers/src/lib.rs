@@ -8,6 +8,8 @@
 //! The engine turns those events into durable mission transitions.
 
 pub mod answers;
+pub mod claude;
+pub mod claude_codec;
 pub mod codex;
 pub mod codex_codec;
 pub mod confine;
@@ -30,7 +32,7 @@ pub fn launch(spec: LaunchSpec) -> Result<ProviderHandle, LaunchError> {
     }
     match spec.kind {
         ProviderKind::Codex => codex::launch(spec),
-        ProviderKind::ClaudeCode => Err(LaunchError::Config("the Claude Code adapter is not built yet".to_string())),
+        ProviderKind::ClaudeCode => claude::launch(spec),
         ProviderKind::OpenCode => Err(LaunchError::Config("the OpenCode adapter is not built yet".to_string())),
         ProviderKind::Acp => Err(LaunchError::Config("the ACP adapter is not built yet".to_string())),
     }

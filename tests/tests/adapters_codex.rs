@@ -56,17 +56,17 @@ async fn approvals_are_surfaced_answered_and_resolved() {
     let command = run.attention().await;
     assert_eq!(command.class, RequestClass::CommandApproval);
     assert_eq!(command.action, "rm -rf build");
-    assert_eq!(command.request_key, "number:1");
+    assert_eq!(command.request_key, "number:0");
     assert!(command.session_approval_available);
     run.respond(&command.request_key, Response::Approve).await;
-    run.until("resolved", |event| matches!(event, ProviderEvent::ResponseResolved { request_key } if request_key == "number:1")).await;
+    run.until("resolved", |event| matches!(event, ProviderEvent::ResponseResolved { request_key } if request_key == "number:0")).await;
 
     let file = run.attention().await;
     assert_eq!(file.class, RequestClass::FileChangeApproval);
-    assert_eq!(file.request_key, "string:fc-2");
+    assert_eq!(file.request_key, "string:fc-1");
     assert!(file.action.contains("src/lib.rs"), "action names the file: {}", file.action);
     run.respond(&file.request_key, Response::Decline).await;
-    run.until("resolved", |event| matches!(event, ProviderEvent::ResponseResolved { request_key } if request_key == "string:fc-2")).await;
+    run.until("resolved", |event| matches!(event, ProviderEvent::ResponseResolved { request_key } if request_key == "string:fc-1")).await;
 
     let permission = run.attention().await;
     assert_eq!(permission.class, RequestClass::PermissionApproval);

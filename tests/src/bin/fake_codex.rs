@@ -19,7 +19,8 @@
 //! ← {"method":"turn/completed","params":{"threadId","turn":{"id":"turn-1","status":"completed"}}}
 //! ```
 //!
-//! Command approvals use numeric request ids, file-change approvals string ids (`fc-<n>`), so
+//! Server request ids count from 0 as in codex 0.171. Command approvals use numeric ids,
+//! file-change approvals string ids (`fc-<n>`, unlike the real codex), so
 //! both `number:` and `string:` request keys are exercised.
 
 #[path = "../fake_support/mod.rs"]
@@ -210,8 +211,8 @@ impl FakeCodex {
 
     fn approval(&mut self, turn_id: &str, kind: ApprovalKind, subject: &str) -> Option<String> {
         let item = self.item_id();
-        self.next_server_request += 1;
         let n = self.next_server_request;
+        self.next_server_request += 1;
         let base = json!({"threadId": self.thread(), "turnId": turn_id, "itemId": item, "startedAtMs": 0});
         let (id, method, mut params) = match kind {
             ApprovalKind::Command => {
@@ -247,8 +248,8 @@ impl FakeCodex {
     }
 
     fn ask(&mut self, turn_id: &str, question: &fake_support::QuestionStep) -> Option<Vec<String>> {
-        self.next_server_request += 1;
         let id = json!(self.next_server_request);
+        self.next_server_request += 1;
         let options: Vec<Value> = question.options.iter().map(|label| json!({"label": label, "description": ""})).collect();
         let params = json!({
             "threadId": self.thread(), "turnId": turn_id, "itemId": self.item_id(), "isBlocking": true,
