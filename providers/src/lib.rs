@@ -7,6 +7,9 @@
 //! [`ProviderCommand`]s to the provider and reports what happened as [`ProviderEvent`]s.
 //! The engine turns those events into durable mission transitions.
 
+pub mod acp;
+pub mod acp_fs;
+pub mod acp_transport;
 pub mod answers;
 pub mod claude;
 pub mod claude_codec;
@@ -34,6 +37,6 @@ pub fn launch(spec: LaunchSpec) -> Result<ProviderHandle, LaunchError> {
         ProviderKind::Codex => codex::launch(spec),
         ProviderKind::ClaudeCode => claude::launch(spec),
         ProviderKind::OpenCode => Err(LaunchError::Config("the OpenCode adapter is not built yet".to_string())),
-        ProviderKind::Acp => Err(LaunchError::Config("the ACP adapter is not built yet".to_string())),
+        ProviderKind::Acp => acp::launch(spec),
     }
 }
