@@ -17,6 +17,9 @@ pub mod codex;
 pub mod codex_codec;
 pub mod confine;
 pub mod framing;
+pub mod opencode;
+pub mod opencode_codec;
+pub mod opencode_http;
 pub mod process;
 pub mod runner;
 pub mod spec;
@@ -36,7 +39,7 @@ pub fn launch(spec: LaunchSpec) -> Result<ProviderHandle, LaunchError> {
     match spec.kind {
         ProviderKind::Codex => codex::launch(spec),
         ProviderKind::ClaudeCode => claude::launch(spec),
-        ProviderKind::OpenCode => Err(LaunchError::Config("the OpenCode adapter is not built yet".to_string())),
+        ProviderKind::OpenCode => opencode::launch(spec),
         ProviderKind::Acp => acp::launch(spec),
     }
 }

@@ -56,6 +56,7 @@ pub struct ProviderProcess {
     stderr_forwarder: Option<JoinHandle<()>>,
     exit_status: Option<std::process::ExitStatus>,
     group_ended: bool,
+    stdin_mode: StdinMode,
 }
 
 /// The pipes of a freshly spawned provider.
@@ -113,6 +114,7 @@ impl ProviderProcess {
             stderr_forwarder: Some(stderr_forwarder),
             exit_status: None,
             group_ended: false,
+            stdin_mode: config.stdin,
         };
         Ok((process, ProviderPipes { stdin, stdout }))
     }
@@ -139,7 +141,9 @@ impl ProviderProcess {
     /// `stdin` is dropped first, which closes the provider's input.
     pub async fn shutdown(mut self, stdin: Option<ChildStdin>) -> Option<i32> {
         drop(stdin);
+        // Only a provider that reads stdin can take closing it as the signal to exit.
         if self.exit_status.is_none()
+            && self.stdin_mode == StdinMode::Piped
             && let Ok(Ok(status)) = tokio::time::timeout(STDIN_CLOSE_GRACE, self.child.wait()).await
         {
             self.exit_status = Some(status);
