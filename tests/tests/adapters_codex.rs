@@ -201,3 +201,23 @@ async fn a_missing_program_is_a_synchronous_launch_error() {
     let spec = fixture.spec(ProviderKind::Codex, "/nonexistent/codex", "[]");
     assert!(matches!(nagi_providers::launch(spec), Err(nagi_providers::LaunchError::Spawn(..))));
 }
+
+#[tokio::test]
+async fn kernel_confinement_keeps_a_read_only_worktree_unwritten() {
+    if nagi_providers::landlock_abi_version().is_none() {
+        eprintln!("skipping: this kernel offers no Landlock");
+        return;
+    }
+    let fixture = Fixture::new();
+    let mut spec = fixture.spec(ProviderKind::Codex, &fake(), r#"[{"write_file":{"path":"sneaky.txt","content":"x"}}]"#);
+    let log_dir = fixture.log_path.parent().expect("log dir").to_path_buf();
+    spec.confinement = Some(nagi_providers::Confinement {
+        read_paths: vec![std::path::PathBuf::from("/")],
+        write_paths: vec![log_dir, std::path::PathBuf::from("/dev/null")],
+    });
+    let mut run = Run::launch(spec);
+    assert_eq!(run.turn_completed().await, TurnOutcome::Completed);
+    run.shutdown().await;
+    assert!(!fixture.path("sneaky.txt").exists(), "the confined provider wrote the worktree");
+    assert!(run.agent_texts().iter().any(|text| text.starts_with("write failed")), "{:?}", run.agent_texts());
+}
