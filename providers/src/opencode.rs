@@ -87,6 +87,7 @@ impl Driver for OpenCodeDriver {
             answered: HashMap::new(),
             text_parts: HashMap::new(),
             tools_seen: HashSet::new(),
+            user_messages: HashSet::new(),
             last_activity: Instant::now(),
         };
         session.run(io).await
@@ -139,6 +140,8 @@ struct OpenCodeSession {
     /// Text parts still streaming: id → latest text.
     text_parts: HashMap<String, String>,
     tools_seen: HashSet<String>,
+    /// Ids of user messages: their text parts are our own prompt, not agent output.
+    user_messages: HashSet<String>,
     last_activity: Instant,
 }
 
@@ -456,6 +459,15 @@ impl OpenCodeSession {
                 let _ = self.abort().await;
                 Err(SessionEnd::protocol("opencode asked a structured question, which nagi does not support"))
             }
+            OpenCodeEvent::MessageUpdated { session_id, message_id, role } if ours(&session_id) => {
+                if role == "user" {
+                    self.user_messages.insert(message_id);
+                }
+                Ok(())
+            }
+            OpenCodeEvent::PartUpdated { part: OpenCodePart::Text { message_id, .. }, .. } if self.user_messages.contains(&message_id) => {
+                Ok(())
+            }
             OpenCodeEvent::PartUpdated { session_id, part } if ours(&session_id) => {
                 self.last_activity = Instant::now();
                 self.handle_part(io, part).await
@@ -466,11 +478,11 @@ impl OpenCodeSession {
 
     async fn handle_part(&mut self, io: &mut SessionIo, part: OpenCodePart) -> Result<(), SessionEnd> {
         match part {
-            OpenCodePart::Text { id, text, finished: true } => {
+            OpenCodePart::Text { id, text, finished: true, .. } => {
                 self.text_parts.remove(&id);
                 if text.is_empty() { Ok(()) } else { transcript(io, TranscriptLine::AgentText(text)).await }
             }
-            OpenCodePart::Text { id, text, finished: false } => {
+            OpenCodePart::Text { id, text, finished: false, .. } => {
                 self.text_parts.insert(id, text);
                 Ok(())
             }

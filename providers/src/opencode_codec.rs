@@ -117,7 +117,7 @@ impl SseAssembler {
 /// A message part, reduced to what the transcript shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OpenCodePart {
-    Text { id: String, text: String, finished: bool },
+    Text { id: String, message_id: String, text: String, finished: bool },
     Tool { call_id: String, tool: String, status: String, input: String, output: String },
     Other,
 }
@@ -131,6 +131,8 @@ pub enum OpenCodeEvent {
     PermissionReplied { session_id: String, request_id: String, reply: String },
     QuestionAsked { id: String, session_id: String, text: String },
     PartUpdated { session_id: String, part: OpenCodePart },
+    /// `message.updated`: tells user messages (our prompt) from the assistant's.
+    MessageUpdated { session_id: String, message_id: String, role: String },
     Other,
 }
 
@@ -190,6 +192,11 @@ pub fn parse_opencode_event(data: &[u8]) -> Result<OpenCodeEvent, OpenCodeCodecE
                 })
                 .unwrap_or_default(),
         },
+        "message.updated" => OpenCodeEvent::MessageUpdated {
+            session_id: required(properties, "/info/sessionID", "message.updated")?,
+            message_id: required(properties, "/info/id", "message.updated")?,
+            role: text(properties, "/info/role").unwrap_or_default(),
+        },
         "message.part.updated" => {
             let part = properties.get("part").unwrap_or(&empty);
             OpenCodeEvent::PartUpdated {
@@ -197,6 +204,7 @@ pub fn parse_opencode_event(data: &[u8]) -> Result<OpenCodeEvent, OpenCodeCodecE
                 part: match part.get("type").and_then(Value::as_str) {
                     Some("text") => OpenCodePart::Text {
                         id: text(part, "/id").unwrap_or_default(),
+                        message_id: text(part, "/messageID").unwrap_or_default(),
                         text: text(part, "/text").unwrap_or_default(),
                         finished: part.pointer("/time/end").is_some_and(|end| !end.is_null()),
                     },

@@ -20,7 +20,7 @@ async fn a_session_is_created_prompted_and_completed() {
     let mut run = Run::launch(fixture.spec(ProviderKind::OpenCode, &fake(), script));
     assert_eq!(run.session_bound().await, "fake-session-1");
     assert_eq!(run.turn_completed().await, TurnOutcome::Completed);
-    assert!(run.agent_texts().contains(&"hello from opencode".to_string()), "{:?}", run.agent_texts());
+    assert_eq!(run.agent_texts(), vec!["hello from opencode"], "the prompt is not agent output");
     assert!(run.saw(|event| matches!(event, ProviderEvent::Transcript(TranscriptLine::ToolCall(call)) if call.starts_with("bash"))));
     assert!(run.saw(|event| matches!(event, ProviderEvent::Transcript(TranscriptLine::ToolResult(result)) if result.contains("README"))));
     assert!(run.saw(|event| matches!(event, ProviderEvent::Transcript(TranscriptLine::Info(info)) if info == "opencode server 1.18.33")));

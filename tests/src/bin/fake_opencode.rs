@@ -115,11 +115,15 @@ fn handle(mut request: tiny_http::Request, shared: &Arc<Shared>, expected_auth: 
         ("POST", ["session", id, "prompt_async"]) => {
             let text = body.pointer("/parts/0/text").and_then(Value::as_str).unwrap_or("").to_string();
             log(json!({"event": "prompt", "text": text}));
+            // Ready for an abort before the client learns the prompt was accepted.
+            let (abort_sender, abort_receiver) = mpsc::channel();
+            *shared.abort.lock().expect("abort") = Some(abort_sender);
+            *shared.busy.lock().expect("busy") = Some(id.to_string());
             let _ = request.respond(tiny_http::Response::empty(204));
             let shared = shared.clone();
             let session = id.to_string();
             let cwd = std::env::current_dir().unwrap_or_default();
-            std::thread::spawn(move || run_turn(&shared, &session, &text, &cwd));
+            std::thread::spawn(move || run_turn(&shared, &session, &text, &cwd, abort_receiver));
         }
         ("POST", ["session", _, "abort"]) => {
             log(json!({"event": "abort"}));
@@ -206,20 +210,22 @@ fn status(shared: &Shared, session: &str, kind: &str) {
 
 fn text_part(shared: &Shared, session: &str, id: &str, text: &str) {
     // First a streaming update, then the finished part.
-    shared.broadcast("message.part.updated", json!({"part": {"id": id, "sessionID": session, "type": "text", "text": &text[..text.len() / 2], "time": {"start": 1}}}));
-    shared.broadcast("message.part.updated", json!({"part": {"id": id, "sessionID": session, "type": "text", "text": text, "time": {"start": 1, "end": 2}}}));
+    shared.broadcast("message.part.updated", json!({"part": {"id": id, "sessionID": session, "messageID": "msg_assistant", "type": "text", "text": &text[..text.len() / 2], "time": {"start": 1}}}));
+    shared.broadcast("message.part.updated", json!({"part": {"id": id, "sessionID": session, "messageID": "msg_assistant", "type": "text", "text": text, "time": {"start": 1, "end": 2}}}));
 }
 
-fn run_turn(shared: &Arc<Shared>, session: &str, prompt: &str, cwd: &std::path::Path) {
+fn run_turn(shared: &Arc<Shared>, session: &str, prompt: &str, cwd: &std::path::Path, abort_receiver: mpsc::Receiver<()>) {
     let number = {
         let mut turns = shared.turns.lock().expect("turns");
         *turns += 1;
         *turns
     };
-    let (abort_sender, abort_receiver) = mpsc::channel();
-    *shared.abort.lock().expect("abort") = Some(abort_sender);
-    *shared.busy.lock().expect("busy") = Some(session.to_string());
     status(shared, session, "busy");
+    // The prompt comes back as a user message whose text part never "ends", as in 1.18.33.
+    let user_message = format!("msg_user_{number}");
+    shared.broadcast("message.updated", json!({"info": {"id": user_message, "sessionID": session, "role": "user"}}));
+    shared.broadcast("message.part.updated", json!({"part": {"id": format!("prt_user_{number}"), "sessionID": session, "messageID": user_message, "type": "text", "text": prompt}}));
+    shared.broadcast("message.updated", json!({"info": {"id": "msg_assistant", "sessionID": session, "role": "assistant"}}));
     status(shared, session, "busy");
     let mut part = 0;
     let mut failure = None;
