@@ -31,7 +31,10 @@ pub struct WorktreeFiles {
 
 impl WorktreeFiles {
     pub fn new(worktree: &Path, sandbox: Sandbox) -> std::io::Result<WorktreeFiles> {
-        Ok(WorktreeFiles { root: std::fs::canonicalize(worktree)?, sandbox })
+        Ok(WorktreeFiles {
+            root: std::fs::canonicalize(worktree)?,
+            sandbox,
+        })
     }
 
     pub fn can_write(&self) -> bool {
@@ -44,15 +47,25 @@ impl WorktreeFiles {
         if !path.is_absolute() {
             return Err(FileAccessError::NotAbsolute(path.to_path_buf()));
         }
-        if path.components().any(|component| component == Component::ParentDir) {
+        if path
+            .components()
+            .any(|component| component == Component::ParentDir)
+        {
             return Err(FileAccessError::OutsideWorktree(path.to_path_buf()));
         }
-        let io_error = |error: std::io::Error| FileAccessError::Io { path: path.to_path_buf(), message: error.to_string() };
+        let io_error = |error: std::io::Error| FileAccessError::Io {
+            path: path.to_path_buf(),
+            message: error.to_string(),
+        };
         let resolved = match std::fs::canonicalize(path) {
             Ok(resolved) => resolved,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                let parent = path.parent().ok_or_else(|| FileAccessError::OutsideWorktree(path.to_path_buf()))?;
-                let name = path.file_name().ok_or_else(|| FileAccessError::OutsideWorktree(path.to_path_buf()))?;
+                let parent = path
+                    .parent()
+                    .ok_or_else(|| FileAccessError::OutsideWorktree(path.to_path_buf()))?;
+                let name = path
+                    .file_name()
+                    .ok_or_else(|| FileAccessError::OutsideWorktree(path.to_path_buf()))?;
                 std::fs::canonicalize(parent).map_err(io_error)?.join(name)
             }
             Err(error) => return Err(io_error(error)),
@@ -66,11 +79,19 @@ impl WorktreeFiles {
 
     /// `fs/read_text_file`: the text of a file, optionally from 1-based `line` for `limit`
     /// lines.
-    pub async fn read(&self, path: &Path, line: Option<u32>, limit: Option<u32>) -> Result<String, FileAccessError> {
+    pub async fn read(
+        &self,
+        path: &Path,
+        line: Option<u32>,
+        limit: Option<u32>,
+    ) -> Result<String, FileAccessError> {
         let resolved = self.resolve(path)?;
         let text = tokio::fs::read_to_string(&resolved)
             .await
-            .map_err(|error| FileAccessError::Io { path: path.to_path_buf(), message: error.to_string() })?;
+            .map_err(|error| FileAccessError::Io {
+                path: path.to_path_buf(),
+                message: error.to_string(),
+            })?;
         if line.is_none() && limit.is_none() {
             return Ok(text);
         }
@@ -87,7 +108,10 @@ impl WorktreeFiles {
         let resolved = self.resolve(path)?;
         tokio::fs::write(&resolved, content)
             .await
-            .map_err(|error| FileAccessError::Io { path: path.to_path_buf(), message: error.to_string() })?;
+            .map_err(|error| FileAccessError::Io {
+                path: path.to_path_buf(),
+                message: error.to_string(),
+            })?;
         Ok(resolved)
     }
 }
@@ -101,17 +125,41 @@ mod tests {
         let worktree = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         let files = WorktreeFiles::new(worktree.path(), Sandbox::WorkspaceWrite).unwrap();
-        files.write(&worktree.path().join("a.txt"), "hi").await.unwrap();
-        assert_eq!(std::fs::read_to_string(worktree.path().join("a.txt")).unwrap(), "hi");
-        assert!(matches!(files.write(&outside.path().join("b.txt"), "x").await, Err(FileAccessError::OutsideWorktree(_))));
-        assert!(matches!(files.write(Path::new("relative.txt"), "x").await, Err(FileAccessError::NotAbsolute(_))));
+        files
+            .write(&worktree.path().join("a.txt"), "hi")
+            .await
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(worktree.path().join("a.txt")).unwrap(),
+            "hi"
+        );
+        assert!(matches!(
+            files.write(&outside.path().join("b.txt"), "x").await,
+            Err(FileAccessError::OutsideWorktree(_))
+        ));
+        assert!(matches!(
+            files.write(Path::new("relative.txt"), "x").await,
+            Err(FileAccessError::NotAbsolute(_))
+        ));
         std::os::unix::fs::symlink(outside.path(), worktree.path().join("link")).unwrap();
-        assert!(matches!(files.write(&worktree.path().join("link/c.txt"), "x").await, Err(FileAccessError::OutsideWorktree(_))));
+        assert!(matches!(
+            files.write(&worktree.path().join("link/c.txt"), "x").await,
+            Err(FileAccessError::OutsideWorktree(_))
+        ));
         assert!(!outside.path().join("c.txt").exists());
 
         let read_only = WorktreeFiles::new(worktree.path(), Sandbox::ReadOnly).unwrap();
-        assert_eq!(read_only.write(&worktree.path().join("d.txt"), "x").await, Err(FileAccessError::ReadOnly));
-        assert_eq!(read_only.read(&worktree.path().join("a.txt"), None, None).await.unwrap(), "hi");
+        assert_eq!(
+            read_only.write(&worktree.path().join("d.txt"), "x").await,
+            Err(FileAccessError::ReadOnly)
+        );
+        assert_eq!(
+            read_only
+                .read(&worktree.path().join("a.txt"), None, None)
+                .await
+                .unwrap(),
+            "hi"
+        );
     }
 
     #[tokio::test]
@@ -119,6 +167,12 @@ mod tests {
         let worktree = tempfile::tempdir().unwrap();
         std::fs::write(worktree.path().join("f"), "1\n2\n3\n4\n").unwrap();
         let files = WorktreeFiles::new(worktree.path(), Sandbox::ReadOnly).unwrap();
-        assert_eq!(files.read(&worktree.path().join("f"), Some(2), Some(2)).await.unwrap(), "2\n3\n");
+        assert_eq!(
+            files
+                .read(&worktree.path().join("f"), Some(2), Some(2))
+                .await
+                .unwrap(),
+            "2\n3\n"
+        );
     }
 }

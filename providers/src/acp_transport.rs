@@ -20,12 +20,18 @@ pub struct ViolationSlot(Arc<Mutex<Option<String>>>);
 
 impl ViolationSlot {
     pub fn record(&self, reason: String) {
-        let mut slot = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut slot = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         slot.get_or_insert(reason);
     }
 
     pub fn take(&self) -> Option<String> {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take()
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take()
     }
 }
 
@@ -39,7 +45,10 @@ pub fn parse_acp_frame(bytes: &[u8]) -> Result<serde_json::Map<String, serde_jso
 }
 
 /// Incoming lines for the SDK, bounded and validated.
-pub fn incoming_lines(stdout: ChildStdout, violations: ViolationSlot) -> impl Stream<Item = std::io::Result<String>> + Send + 'static {
+pub fn incoming_lines(
+    stdout: ChildStdout,
+    violations: ViolationSlot,
+) -> impl Stream<Item = std::io::Result<String>> + Send + 'static {
     let reader = LineReader::new(stdout, MAX_FRAME_BYTES);
     futures::stream::unfold(Some(reader), move |state| {
         let violations = violations.clone();
@@ -58,7 +67,9 @@ pub fn incoming_lines(stdout: ChildStdout, violations: ViolationSlot) -> impl St
                     Ok(BoundedLine::Line(line)) => match parse_acp_frame(&line) {
                         Ok(_) => match String::from_utf8(line) {
                             Ok(text) => return Some((Ok(text), Some(reader))),
-                            Err(_) => std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8"),
+                            Err(_) => {
+                                std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8")
+                            }
                         },
                         Err(reason) => {
                             violations.record(reason.clone());
@@ -74,7 +85,9 @@ pub fn incoming_lines(stdout: ChildStdout, violations: ViolationSlot) -> impl St
 }
 
 /// Outgoing lines from the SDK to the agent's stdin (each gets its newline here).
-pub fn outgoing_lines(stdin: ChildStdin) -> impl Sink<String, Error = std::io::Error> + Send + 'static {
+pub fn outgoing_lines(
+    stdin: ChildStdin,
+) -> impl Sink<String, Error = std::io::Error> + Send + 'static {
     futures::sink::unfold(stdin, |mut stdin, line: String| async move {
         stdin.write_all(line.as_bytes()).await?;
         stdin.write_all(b"\n").await?;

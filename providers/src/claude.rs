@@ -16,15 +16,18 @@ use tokio::process::ChildStdin;
 use tokio::time::Instant;
 
 use crate::claude_codec::{
-    ClaudeFrame, ContentBlock, ToolPermissionRequest, answered_input, encode_control_error, encode_control_request,
-    encode_control_success, encode_user_message, parse_ask_user_question, parse_claude_frame, session_scoped_suggestions,
+    ClaudeFrame, ContentBlock, ToolPermissionRequest, answered_input, encode_control_error,
+    encode_control_request, encode_control_success, encode_user_message, parse_ask_user_question,
+    parse_claude_frame, session_scoped_suggestions,
 };
-use crate::framing::{BoundedLine, LineReader, MAX_FRAME_BYTES, SessionEnd, is_blank_frame, visible_text};
+use crate::framing::{
+    BoundedLine, LineReader, MAX_FRAME_BYTES, SessionEnd, is_blank_frame, visible_text,
+};
 use crate::process::{ProcessConfig, StdinMode};
 use crate::runner::{Driver, SessionIo, send, sleep_until_optional, transcript};
 use crate::spec::{
-    AttentionRequest, FailureKind, LaunchError, LaunchSpec, ProviderCommand, ProviderEvent, ProviderHandle,
-    Question, RequestClass, Response, Sandbox, TranscriptLine, TurnOutcome,
+    AttentionRequest, FailureKind, LaunchError, LaunchSpec, ProviderCommand, ProviderEvent,
+    ProviderHandle, Question, RequestClass, Response, Sandbox, TranscriptLine, TurnOutcome,
 };
 
 /// The tools a read-only run offers, and the only ones its init frame may report.
@@ -38,13 +41,31 @@ pub fn claude_arguments(spec: &LaunchSpec) -> Vec<String> {
         Sandbox::WorkspaceWrite => "manual",
     };
     for arg in [
-        "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--replay-user-messages",
-        "--permission-mode", mode, "--permission-prompt-tool", "stdio",
+        "-p",
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--replay-user-messages",
+        "--permission-mode",
+        mode,
+        "--permission-prompt-tool",
+        "stdio",
     ] {
         args.push(arg.to_string());
     }
     if spec.sandbox == Sandbox::ReadOnly {
-        args.extend(["--safe-mode", "--strict-mcp-config", "--mcp-config", r#"{"mcpServers":{}}"#, "--tools"].map(String::from));
+        args.extend(
+            [
+                "--safe-mode",
+                "--strict-mcp-config",
+                "--mcp-config",
+                r#"{"mcpServers":{}}"#,
+                "--tools",
+            ]
+            .map(String::from),
+        );
         args.push(READ_ONLY_TOOLS.join(","));
     }
     if let Some(session_id) = &spec.resume_session_id {
@@ -133,8 +154,15 @@ impl ClaudeSession {
         }
     }
 
-    async fn run(&mut self, io: &mut SessionIo, reader: &mut LineReader<tokio::process::ChildStdout>) -> SessionEnd {
-        if let Err(end) = self.send_control(ControlPurpose::Initialize, "initialize").await {
+    async fn run(
+        &mut self,
+        io: &mut SessionIo,
+        reader: &mut LineReader<tokio::process::ChildStdout>,
+    ) -> SessionEnd {
+        if let Err(end) = self
+            .send_control(ControlPurpose::Initialize, "initialize")
+            .await
+        {
             return end;
         }
         loop {
@@ -159,7 +187,11 @@ impl ClaudeSession {
     }
 
     fn next_deadline(&self) -> Option<Instant> {
-        let mut deadline = self.outstanding.values().map(|(_, deadline)| *deadline).min();
+        let mut deadline = self
+            .outstanding
+            .values()
+            .map(|(_, deadline)| *deadline)
+            .min();
         if self.turn_running && self.pending.is_empty() {
             let idle = self.last_activity + self.spec.timeouts.turn_idle;
             deadline = Some(deadline.map_or(idle, |current| current.min(idle)));
@@ -169,70 +201,118 @@ impl ClaudeSession {
 
     fn timeout_failure(&self) -> SessionEnd {
         let now = Instant::now();
-        match self.outstanding.values().find(|(_, deadline)| *deadline <= now) {
-            Some((purpose, _)) => SessionEnd::failed(FailureKind::Timeout, format!("claude did not answer {purpose:?} in time")),
-            None => SessionEnd::failed(FailureKind::Timeout, "the turn made no progress within the idle timeout"),
+        match self
+            .outstanding
+            .values()
+            .find(|(_, deadline)| *deadline <= now)
+        {
+            Some((purpose, _)) => SessionEnd::failed(
+                FailureKind::Timeout,
+                format!("claude did not answer {purpose:?} in time"),
+            ),
+            None => SessionEnd::failed(
+                FailureKind::Timeout,
+                "the turn made no progress within the idle timeout",
+            ),
         }
     }
 
-    async fn write_frame(&mut self, bytes: &[u8], kind_on_failure: FailureKind) -> Result<(), SessionEnd> {
+    async fn write_frame(
+        &mut self,
+        bytes: &[u8],
+        kind_on_failure: FailureKind,
+    ) -> Result<(), SessionEnd> {
         let write = async {
             self.writer.write_all(bytes).await?;
             self.writer.flush().await
         };
         match tokio::time::timeout(self.spec.timeouts.request, write).await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(error)) => Err(SessionEnd::failed(kind_on_failure, format!("writing to claude failed: {error}"))),
-            Err(_) => Err(SessionEnd::failed(kind_on_failure, "writing to claude timed out")),
+            Ok(Err(error)) => Err(SessionEnd::failed(
+                kind_on_failure,
+                format!("writing to claude failed: {error}"),
+            )),
+            Err(_) => Err(SessionEnd::failed(
+                kind_on_failure,
+                "writing to claude timed out",
+            )),
         }
     }
 
-    async fn send_control(&mut self, purpose: ControlPurpose, subtype: &str) -> Result<(), SessionEnd> {
+    async fn send_control(
+        &mut self,
+        purpose: ControlPurpose,
+        subtype: &str,
+    ) -> Result<(), SessionEnd> {
         self.next_control_id += 1;
         let request_id = format!("managed-{}", self.next_control_id);
         let timeout = match purpose {
             ControlPurpose::Initialize => self.spec.timeouts.startup,
             ControlPurpose::Interrupt => self.spec.timeouts.request,
         };
-        self.outstanding.insert(request_id.clone(), (purpose, Instant::now() + timeout));
-        self.write_frame(&encode_control_request(&request_id, subtype), FailureKind::Disconnected).await
+        self.outstanding
+            .insert(request_id.clone(), (purpose, Instant::now() + timeout));
+        self.write_frame(
+            &encode_control_request(&request_id, subtype),
+            FailureKind::Disconnected,
+        )
+        .await
     }
 
     async fn start_next_turn(&mut self, io: &mut SessionIo) -> Result<(), SessionEnd> {
         if !self.initialized || self.turn_running {
             return Ok(());
         }
-        let Some(text) = self.queued_turns.pop_front() else { return Ok(()) };
+        let Some(text) = self.queued_turns.pop_front() else {
+            return Ok(());
+        };
         self.turn_running = true;
         self.interrupt_requested = false;
         self.last_activity = Instant::now();
-        self.write_frame(&encode_user_message(&text), FailureKind::DeliveryUnknown).await?;
+        self.write_frame(&encode_user_message(&text), FailureKind::DeliveryUnknown)
+            .await?;
         send(io, ProviderEvent::Working).await
     }
 
-    async fn handle_command(&mut self, io: &mut SessionIo, command: ProviderCommand) -> Result<(), SessionEnd> {
+    async fn handle_command(
+        &mut self,
+        io: &mut SessionIo,
+        command: ProviderCommand,
+    ) -> Result<(), SessionEnd> {
         match command {
             ProviderCommand::SendTurn(text) => {
                 if self.turn_running {
-                    return Err(SessionEnd::failed(FailureKind::CommandRejected, "a turn is already in progress"));
+                    return Err(SessionEnd::failed(
+                        FailureKind::CommandRejected,
+                        "a turn is already in progress",
+                    ));
                 }
                 self.queued_turns.push_back(text);
                 self.start_next_turn(io).await
             }
-            ProviderCommand::Respond { request_key, response } => self.respond(io, request_key, response).await,
+            ProviderCommand::Respond {
+                request_key,
+                response,
+            } => self.respond(io, request_key, response).await,
             ProviderCommand::Interrupt => {
                 if !self.turn_running || self.interrupt_requested {
                     let note = "interrupt ignored: no turn is in progress".to_string();
                     return transcript(io, TranscriptLine::Info(note)).await;
                 }
                 self.interrupt_requested = true;
-                self.send_control(ControlPurpose::Interrupt, "interrupt").await
+                self.send_control(ControlPurpose::Interrupt, "interrupt")
+                    .await
             }
             ProviderCommand::Shutdown => Err(SessionEnd::ShutdownRequested),
         }
     }
 
-    async fn respond(&mut self, io: &mut SessionIo, request_key: String, response: Response) -> Result<(), SessionEnd> {
+    async fn respond(
+        &mut self,
+        io: &mut SessionIo,
+        request_key: String,
+        response: Response,
+    ) -> Result<(), SessionEnd> {
         let Some(pending) = self.pending.remove(&request_key) else {
             let note = format!("response to {request_key} dropped: claude no longer waits for it");
             return transcript(io, TranscriptLine::Info(note)).await;
@@ -242,11 +322,18 @@ impl ClaudeSession {
             Err(reason) => return Err(SessionEnd::failed(FailureKind::CommandRejected, reason)),
         };
         self.answered.insert(pending.request_id.clone());
-        let summary = format!("answered {request_key}: {}", crate::codex::response_summary(&response));
+        let summary = format!(
+            "answered {request_key}: {}",
+            crate::codex::response_summary(&response)
+        );
         transcript(io, TranscriptLine::Approval(summary)).await?;
         // A response is acknowledged once written (MISSIONS.md §8.1); a failed write may
         // still have reached Claude, so it is delivery-unknown.
-        self.write_frame(&encode_control_success(&pending.request_id, body), FailureKind::DeliveryUnknown).await?;
+        self.write_frame(
+            &encode_control_success(&pending.request_id, body),
+            FailureKind::DeliveryUnknown,
+        )
+        .await?;
         send(io, ProviderEvent::ResponseResolved { request_key }).await
     }
 
@@ -255,15 +342,24 @@ impl ClaudeSession {
             return Ok(());
         }
         self.last_activity = Instant::now();
-        let frame = parse_claude_frame(frame).map_err(|error| SessionEnd::protocol(error.to_string()))?;
+        let frame =
+            parse_claude_frame(frame).map_err(|error| SessionEnd::protocol(error.to_string()))?;
         match frame {
-            ClaudeFrame::ControlResponse { request_id, outcome } => self.handle_control_response(io, request_id, outcome).await,
-            ClaudeFrame::SystemInit { session_id, permission_mode, tools, mcp_servers } => {
+            ClaudeFrame::ControlResponse {
+                request_id,
+                outcome,
+            } => self.handle_control_response(io, request_id, outcome).await,
+            ClaudeFrame::SystemInit {
+                session_id,
+                permission_mode,
+                tools,
+                mcp_servers,
+            } => {
                 self.check_init(&permission_mode, &tools, &mcp_servers)?;
                 match &self.session_id {
-                    Some(bound) if bound != &session_id => {
-                        Err(SessionEnd::protocol(format!("claude reported session {session_id}, but the run is bound to {bound}")))
-                    }
+                    Some(bound) if bound != &session_id => Err(SessionEnd::protocol(format!(
+                        "claude reported session {session_id}, but the run is bound to {bound}"
+                    ))),
                     Some(_) => Ok(()),
                     None => {
                         self.session_id = Some(session_id.clone());
@@ -273,7 +369,10 @@ impl ClaudeSession {
             }
             ClaudeFrame::System { subtype, tool_name } => {
                 if subtype == "permission_denied" {
-                    let note = format!("claude denied {} by its own policy", tool_name.unwrap_or_default());
+                    let note = format!(
+                        "claude denied {} by its own policy",
+                        tool_name.unwrap_or_default()
+                    );
                     transcript(io, TranscriptLine::Info(note)).await?;
                 }
                 Ok(())
@@ -281,9 +380,12 @@ impl ClaudeSession {
             ClaudeFrame::Assistant { content } => {
                 for block in content {
                     match block {
-                        ContentBlock::Text(text) if !text.is_empty() => transcript(io, TranscriptLine::AgentText(text)).await?,
+                        ContentBlock::Text(text) if !text.is_empty() => {
+                            transcript(io, TranscriptLine::AgentText(text)).await?
+                        }
                         ContentBlock::ToolUse { name, input } => {
-                            transcript(io, TranscriptLine::ToolCall(format!("{name} {input}"))).await?
+                            transcript(io, TranscriptLine::ToolCall(format!("{name} {input}")))
+                                .await?
                         }
                         _ => {}
                     }
@@ -300,16 +402,38 @@ impl ClaudeSession {
                 }
                 Ok(())
             }
-            ClaudeFrame::Result { subtype, is_error, text } => self.handle_result(io, &subtype, is_error, text).await,
-            ClaudeFrame::ToolPermission { request_id, request } => self.handle_permission(io, request_id, request).await,
-            ClaudeFrame::OtherControlRequest { request_id, subtype } => {
-                self.write_frame(&encode_control_error(&request_id, "not supported by nagi"), FailureKind::Disconnected).await?;
-                Err(SessionEnd::protocol(format!("claude sent an unsupported control request {subtype}")))
+            ClaudeFrame::Result {
+                subtype,
+                is_error,
+                text,
+            } => self.handle_result(io, &subtype, is_error, text).await,
+            ClaudeFrame::ToolPermission {
+                request_id,
+                request,
+            } => self.handle_permission(io, request_id, request).await,
+            ClaudeFrame::OtherControlRequest {
+                request_id,
+                subtype,
+            } => {
+                self.write_frame(
+                    &encode_control_error(&request_id, "not supported by nagi"),
+                    FailureKind::Disconnected,
+                )
+                .await?;
+                Err(SessionEnd::protocol(format!(
+                    "claude sent an unsupported control request {subtype}"
+                )))
             }
             ClaudeFrame::ControlCancel { request_id } => {
                 let key = format!("string:{request_id}");
                 if self.pending.remove(&key).is_some() {
-                    transcript(io, TranscriptLine::Info(format!("claude withdrew {key} before it was answered"))).await?;
+                    transcript(
+                        io,
+                        TranscriptLine::Info(format!(
+                            "claude withdrew {key} before it was answered"
+                        )),
+                    )
+                    .await?;
                 }
                 Ok(())
             }
@@ -317,27 +441,42 @@ impl ClaudeSession {
         }
     }
 
-    fn check_init(&self, permission_mode: &str, tools: &[String], mcp_servers: &[Value]) -> Result<(), SessionEnd> {
+    fn check_init(
+        &self,
+        permission_mode: &str,
+        tools: &[String],
+        mcp_servers: &[Value],
+    ) -> Result<(), SessionEnd> {
         match self.spec.sandbox {
             Sandbox::ReadOnly => {
                 if permission_mode != "plan" {
-                    return Err(SessionEnd::protocol(format!("read-only run, but claude reports permission mode {permission_mode:?}")));
+                    return Err(SessionEnd::protocol(format!(
+                        "read-only run, but claude reports permission mode {permission_mode:?}"
+                    )));
                 }
                 if !mcp_servers.is_empty() {
-                    return Err(SessionEnd::protocol("read-only run, but claude reports MCP servers"));
+                    return Err(SessionEnd::protocol(
+                        "read-only run, but claude reports MCP servers",
+                    ));
                 }
                 let reported: BTreeSet<&str> = tools.iter().map(String::as_str).collect();
                 let expected: BTreeSet<&str> = READ_ONLY_TOOLS.into_iter().collect();
                 if reported != expected || tools.len() != READ_ONLY_TOOLS.len() {
-                    return Err(SessionEnd::protocol(format!("read-only run, but claude offers the tools {tools:?}")));
+                    return Err(SessionEnd::protocol(format!(
+                        "read-only run, but claude offers the tools {tools:?}"
+                    )));
                 }
                 Ok(())
             }
             // `--permission-mode manual` is reported as "default" by Claude Code 2.1.332.
-            Sandbox::WorkspaceWrite if permission_mode == "manual" || permission_mode == "default" => Ok(()),
-            Sandbox::WorkspaceWrite => {
-                Err(SessionEnd::protocol(format!("write run, but claude reports permission mode {permission_mode:?}")))
+            Sandbox::WorkspaceWrite
+                if permission_mode == "manual" || permission_mode == "default" =>
+            {
+                Ok(())
             }
+            Sandbox::WorkspaceWrite => Err(SessionEnd::protocol(format!(
+                "write run, but claude reports permission mode {permission_mode:?}"
+            ))),
         }
     }
 
@@ -351,7 +490,9 @@ impl ClaudeSession {
             if self.answered.contains(&request_id) {
                 return Ok(()); // our own response, echoed
             }
-            return Err(SessionEnd::protocol(format!("claude answered control request {request_id}, which is not pending")));
+            return Err(SessionEnd::protocol(format!(
+                "claude answered control request {request_id}, which is not pending"
+            )));
         };
         match (purpose, outcome) {
             (ControlPurpose::Initialize, Ok(_)) => {
@@ -362,26 +503,48 @@ impl ClaudeSession {
                 }
                 self.start_next_turn(io).await
             }
-            (ControlPurpose::Initialize, Err(error)) => Err(SessionEnd::protocol(format!("claude refused initialize: {error}"))),
+            (ControlPurpose::Initialize, Err(error)) => Err(SessionEnd::protocol(format!(
+                "claude refused initialize: {error}"
+            ))),
             (ControlPurpose::Interrupt, Ok(_)) => Ok(()),
             (ControlPurpose::Interrupt, Err(error)) => {
-                transcript(io, TranscriptLine::Info(format!("claude refused the interrupt: {error}"))).await
+                transcript(
+                    io,
+                    TranscriptLine::Info(format!("claude refused the interrupt: {error}")),
+                )
+                .await
             }
         }
     }
 
-    async fn handle_result(&mut self, io: &mut SessionIo, subtype: &str, is_error: bool, text: Option<String>) -> Result<(), SessionEnd> {
+    async fn handle_result(
+        &mut self,
+        io: &mut SessionIo,
+        subtype: &str,
+        is_error: bool,
+        text: Option<String>,
+    ) -> Result<(), SessionEnd> {
         if !self.turn_running {
-            return Err(SessionEnd::protocol("claude sent a result with no turn in progress"));
+            return Err(SessionEnd::protocol(
+                "claude sent a result with no turn in progress",
+            ));
         }
         if !self.pending.is_empty() {
-            return Err(SessionEnd::protocol("claude ended the turn while a permission request was unanswered"));
+            return Err(SessionEnd::protocol(
+                "claude ended the turn while a permission request was unanswered",
+            ));
         }
         const KNOWN: [&str; 5] = [
-            "success", "error_during_execution", "error_max_turns", "error_max_budget_usd", "error_max_structured_output_retries",
+            "success",
+            "error_during_execution",
+            "error_max_turns",
+            "error_max_budget_usd",
+            "error_max_structured_output_retries",
         ];
         if !KNOWN.contains(&subtype) {
-            return Err(SessionEnd::protocol(format!("claude result with unknown subtype {subtype:?}")));
+            return Err(SessionEnd::protocol(format!(
+                "claude result with unknown subtype {subtype:?}"
+            )));
         }
         let outcome = if self.interrupt_requested {
             TurnOutcome::Interrupted
@@ -396,39 +559,83 @@ impl ClaudeSession {
         self.start_next_turn(io).await
     }
 
-    async fn handle_permission(&mut self, io: &mut SessionIo, request_id: String, request: ToolPermissionRequest) -> Result<(), SessionEnd> {
+    async fn handle_permission(
+        &mut self,
+        io: &mut SessionIo,
+        request_id: String,
+        request: ToolPermissionRequest,
+    ) -> Result<(), SessionEnd> {
         let is_question = request.tool_name == "AskUserQuestion";
         if self.spec.sandbox == Sandbox::ReadOnly && !is_question {
             let denial = json!({"behavior": "deny", "message": "read-only run", "decisionClassification": "user_reject"});
             self.answered.insert(request_id.clone());
-            self.write_frame(&encode_control_success(&request_id, denial), FailureKind::Disconnected).await?;
-            return Err(SessionEnd::protocol(format!("read-only run, but claude asked to use {}", request.tool_name)));
+            self.write_frame(
+                &encode_control_success(&request_id, denial),
+                FailureKind::Disconnected,
+            )
+            .await?;
+            return Err(SessionEnd::protocol(format!(
+                "read-only run, but claude asked to use {}",
+                request.tool_name
+            )));
         }
-        let input_text = |field: &str| request.input.get(field).and_then(Value::as_str).map(str::to_string);
+        let input_text = |field: &str| {
+            request
+                .input
+                .get(field)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
         let (class, action, questions) = if is_question {
-            let questions = parse_ask_user_question(&request.input).map_err(|error| SessionEnd::protocol(error.to_string()))?;
-            let action = questions.iter().map(|question| question.prompt.clone()).collect::<Vec<_>>().join(" / ");
+            let questions = parse_ask_user_question(&request.input)
+                .map_err(|error| SessionEnd::protocol(error.to_string()))?;
+            let action = questions
+                .iter()
+                .map(|question| question.prompt.clone())
+                .collect::<Vec<_>>()
+                .join(" / ");
             (RequestClass::UserInput, action, questions)
         } else {
             match request.tool_name.as_str() {
-                "Bash" => (RequestClass::CommandApproval, input_text("command").unwrap_or_else(|| request.input.to_string()), Vec::new()),
+                "Bash" => (
+                    RequestClass::CommandApproval,
+                    input_text("command").unwrap_or_else(|| request.input.to_string()),
+                    Vec::new(),
+                ),
                 "Edit" | "Write" | "NotebookEdit" => {
-                    let path = input_text("file_path").or_else(|| input_text("notebook_path")).unwrap_or_default();
-                    (RequestClass::FileChangeApproval, format!("{} {path}", request.tool_name), Vec::new())
+                    let path = input_text("file_path")
+                        .or_else(|| input_text("notebook_path"))
+                        .unwrap_or_default();
+                    (
+                        RequestClass::FileChangeApproval,
+                        format!("{} {path}", request.tool_name),
+                        Vec::new(),
+                    )
                 }
                 other => {
-                    let detail = request.description.clone().unwrap_or_else(|| request.input.to_string());
-                    (RequestClass::PermissionApproval, format!("{other}: {detail}"), Vec::new())
+                    let detail = request
+                        .description
+                        .clone()
+                        .unwrap_or_else(|| request.input.to_string());
+                    (
+                        RequestClass::PermissionApproval,
+                        format!("{other}: {detail}"),
+                        Vec::new(),
+                    )
                 }
             }
         };
         let session_suggestions = match class {
-            RequestClass::CommandApproval | RequestClass::FileChangeApproval => session_scoped_suggestions(&request.suggestions),
+            RequestClass::CommandApproval | RequestClass::FileChangeApproval => {
+                session_scoped_suggestions(&request.suggestions)
+            }
             _ => Vec::new(),
         };
         let request_key = format!("string:{request_id}");
         if self.pending.contains_key(&request_key) {
-            return Err(SessionEnd::protocol(format!("claude reused the request id {request_id}")));
+            return Err(SessionEnd::protocol(format!(
+                "claude reused the request id {request_id}"
+            )));
         }
         let action = visible_text(&action);
         let attention = AttentionRequest {
@@ -438,8 +645,21 @@ impl ClaudeSession {
             questions: questions.clone(),
             session_approval_available: !session_suggestions.is_empty(),
         };
-        self.pending.insert(request_key, PendingPermission { request_id, class, request, questions, session_suggestions });
-        transcript(io, TranscriptLine::Approval(format!("{class:?} requested: {action}"))).await?;
+        self.pending.insert(
+            request_key,
+            PendingPermission {
+                request_id,
+                class,
+                request,
+                questions,
+                session_suggestions,
+            },
+        );
+        transcript(
+            io,
+            TranscriptLine::Approval(format!("{class:?} requested: {action}")),
+        )
+        .await?;
         send(io, ProviderEvent::AttentionRequested(attention)).await
     }
 }
@@ -450,11 +670,15 @@ fn permission_response(pending: &PendingPermission, response: &Response) -> Resu
     match (pending.class, response) {
         (RequestClass::UserInput, Response::Answers(answers)) => {
             crate::answers::check_answers(&pending.questions, answers)?;
-            Ok(json!({"behavior": "allow", "updatedInput": answered_input(input, answers), "decisionClassification": "user_temporary"}))
+            Ok(
+                json!({"behavior": "allow", "updatedInput": answered_input(input, answers), "decisionClassification": "user_temporary"}),
+            )
         }
         (RequestClass::UserInput, _) => Err("a question can only be answered".to_string()),
         (_, Response::Answers(_)) => Err("an approval request cannot take answers".to_string()),
-        (_, Response::Approve) => Ok(json!({"behavior": "allow", "updatedInput": input, "decisionClassification": "user_temporary"})),
+        (_, Response::Approve) => Ok(
+            json!({"behavior": "allow", "updatedInput": input, "decisionClassification": "user_temporary"}),
+        ),
         (_, Response::ApproveForSession) if pending.session_suggestions.is_empty() => {
             Err("claude offered no session-scoped permission for this request".to_string())
         }

@@ -37,19 +37,49 @@ pub struct ToolPermissionRequest {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClaudeFrame {
     /// `system`/`init`: sent before every turn.
-    SystemInit { session_id: String, permission_mode: String, tools: Vec<String>, mcp_servers: Vec<Value> },
+    SystemInit {
+        session_id: String,
+        permission_mode: String,
+        tools: Vec<String>,
+        mcp_servers: Vec<Value>,
+    },
     /// Any other `system` frame (`ui_invalidate`, `permission_denied`, ...).
-    System { subtype: String, tool_name: Option<String> },
-    Assistant { content: Vec<ContentBlock> },
+    System {
+        subtype: String,
+        tool_name: Option<String>,
+    },
+    Assistant {
+        content: Vec<ContentBlock>,
+    },
     /// A user frame: tool results, or our own prompt replayed (`isReplay`).
-    User { content: Vec<ContentBlock>, is_replay: bool },
-    Result { subtype: String, is_error: bool, text: Option<String> },
-    ToolPermission { request_id: String, request: ToolPermissionRequest },
+    User {
+        content: Vec<ContentBlock>,
+        is_replay: bool,
+    },
+    Result {
+        subtype: String,
+        is_error: bool,
+        text: Option<String>,
+    },
+    ToolPermission {
+        request_id: String,
+        request: ToolPermissionRequest,
+    },
     /// A control request other than `can_use_tool`.
-    OtherControlRequest { request_id: String, subtype: String },
-    ControlResponse { request_id: String, outcome: Result<Value, String> },
-    ControlCancel { request_id: String },
-    Other { frame_type: String },
+    OtherControlRequest {
+        request_id: String,
+        subtype: String,
+    },
+    ControlResponse {
+        request_id: String,
+        outcome: Result<Value, String>,
+    },
+    ControlCancel {
+        request_id: String,
+    },
+    Other {
+        frame_type: String,
+    },
 }
 
 fn string_field(value: &Value, field: &str) -> Option<String> {
@@ -58,11 +88,13 @@ fn string_field(value: &Value, field: &str) -> Option<String> {
 
 /// Parses one stream-json line from Claude Code.
 pub fn parse_claude_frame(bytes: &[u8]) -> Result<ClaudeFrame, ClaudeCodecError> {
-    let frame: Value = serde_json::from_slice(bytes).map_err(|error| violation(format!("not JSON: {error}")))?;
+    let frame: Value =
+        serde_json::from_slice(bytes).map_err(|error| violation(format!("not JSON: {error}")))?;
     if !frame.is_object() {
         return Err(violation("frame is not a JSON object"));
     }
-    let frame_type = string_field(&frame, "type").ok_or_else(|| violation("frame without a type"))?;
+    let frame_type =
+        string_field(&frame, "type").ok_or_else(|| violation("frame without a type"))?;
     match frame_type.as_str() {
         "system" => {
             let subtype = string_field(&frame, "subtype").unwrap_or_default();
@@ -75,22 +107,44 @@ pub fn parse_claude_frame(bytes: &[u8]) -> Result<ClaudeFrame, ClaudeCodecError>
                     .and_then(Value::as_array)
                     .ok_or_else(|| violation("system/init without a tools list"))?
                     .iter()
-                    .map(|tool| tool.as_str().map(str::to_string).ok_or_else(|| violation("a tool name is not a string")))
+                    .map(|tool| {
+                        tool.as_str()
+                            .map(str::to_string)
+                            .ok_or_else(|| violation("a tool name is not a string"))
+                    })
                     .collect::<Result<Vec<_>, _>>()?;
-                let mcp_servers = frame.get("mcp_servers").and_then(Value::as_array).cloned().unwrap_or_default();
+                let mcp_servers = frame
+                    .get("mcp_servers")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
                 let permission_mode = string_field(&frame, "permissionMode").unwrap_or_default();
-                Ok(ClaudeFrame::SystemInit { session_id, permission_mode, tools, mcp_servers })
+                Ok(ClaudeFrame::SystemInit {
+                    session_id,
+                    permission_mode,
+                    tools,
+                    mcp_servers,
+                })
             } else {
-                Ok(ClaudeFrame::System { subtype, tool_name: string_field(&frame, "tool_name") })
+                Ok(ClaudeFrame::System {
+                    subtype,
+                    tool_name: string_field(&frame, "tool_name"),
+                })
             }
         }
-        "assistant" => Ok(ClaudeFrame::Assistant { content: parse_content(frame.pointer("/message/content"))? }),
+        "assistant" => Ok(ClaudeFrame::Assistant {
+            content: parse_content(frame.pointer("/message/content"))?,
+        }),
         "user" => Ok(ClaudeFrame::User {
             content: parse_content(frame.pointer("/message/content"))?,
-            is_replay: frame.get("isReplay").and_then(Value::as_bool).unwrap_or(false),
+            is_replay: frame
+                .get("isReplay")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
         }),
         "result" => Ok(ClaudeFrame::Result {
-            subtype: string_field(&frame, "subtype").ok_or_else(|| violation("result without subtype"))?,
+            subtype: string_field(&frame, "subtype")
+                .ok_or_else(|| violation("result without subtype"))?,
             is_error: frame
                 .get("is_error")
                 .and_then(Value::as_bool)
@@ -98,35 +152,54 @@ pub fn parse_claude_frame(bytes: &[u8]) -> Result<ClaudeFrame, ClaudeCodecError>
             text: string_field(&frame, "result"),
         }),
         "control_request" => {
-            let request_id = string_field(&frame, "request_id").ok_or_else(|| violation("control request without request_id"))?;
-            let request = frame.get("request").ok_or_else(|| violation("control request without a body"))?;
+            let request_id = string_field(&frame, "request_id")
+                .ok_or_else(|| violation("control request without request_id"))?;
+            let request = frame
+                .get("request")
+                .ok_or_else(|| violation("control request without a body"))?;
             let subtype = string_field(request, "subtype").unwrap_or_default();
             if subtype != "can_use_tool" {
-                return Ok(ClaudeFrame::OtherControlRequest { request_id, subtype });
+                return Ok(ClaudeFrame::OtherControlRequest {
+                    request_id,
+                    subtype,
+                });
             }
-            let tool_name = string_field(request, "tool_name").ok_or_else(|| violation("can_use_tool without tool_name"))?;
+            let tool_name = string_field(request, "tool_name")
+                .ok_or_else(|| violation("can_use_tool without tool_name"))?;
             Ok(ClaudeFrame::ToolPermission {
                 request_id,
                 request: ToolPermissionRequest {
                     tool_name,
                     input: request.get("input").cloned().unwrap_or_else(|| json!({})),
                     description: string_field(request, "description"),
-                    suggestions: request.get("permission_suggestions").and_then(Value::as_array).cloned().unwrap_or_default(),
+                    suggestions: request
+                        .get("permission_suggestions")
+                        .and_then(Value::as_array)
+                        .cloned()
+                        .unwrap_or_default(),
                 },
             })
         }
         "control_response" => {
-            let response = frame.get("response").ok_or_else(|| violation("control response without a body"))?;
-            let request_id = string_field(response, "request_id").ok_or_else(|| violation("control response without request_id"))?;
+            let response = frame
+                .get("response")
+                .ok_or_else(|| violation("control response without a body"))?;
+            let request_id = string_field(response, "request_id")
+                .ok_or_else(|| violation("control response without request_id"))?;
             let outcome = match string_field(response, "subtype").as_deref() {
                 Some("success") => Ok(response.get("response").cloned().unwrap_or(Value::Null)),
-                Some("error") => Err(string_field(response, "error").unwrap_or_else(|| "unspecified error".to_string())),
+                Some("error") => Err(string_field(response, "error")
+                    .unwrap_or_else(|| "unspecified error".to_string())),
                 _ => return Err(violation("control response with an unknown subtype")),
             };
-            Ok(ClaudeFrame::ControlResponse { request_id, outcome })
+            Ok(ClaudeFrame::ControlResponse {
+                request_id,
+                outcome,
+            })
         }
         "control_cancel_request" => Ok(ClaudeFrame::ControlCancel {
-            request_id: string_field(&frame, "request_id").ok_or_else(|| violation("cancel without request_id"))?,
+            request_id: string_field(&frame, "request_id")
+                .ok_or_else(|| violation("cancel without request_id"))?,
         }),
         _ => Ok(ClaudeFrame::Other { frame_type }),
     }
@@ -144,7 +217,9 @@ fn parse_content(content: Option<&Value>) -> Result<Vec<ContentBlock>, ClaudeCod
                     name: string_field(block, "name").unwrap_or_default(),
                     input: block.get("input").cloned().unwrap_or(Value::Null),
                 }),
-                Some("tool_result") => Some(ContentBlock::ToolResult(tool_result_text(block.get("content")))),
+                Some("tool_result") => Some(ContentBlock::ToolResult(tool_result_text(
+                    block.get("content"),
+                ))),
                 _ => None,
             })
             .collect()),
@@ -155,7 +230,11 @@ fn parse_content(content: Option<&Value>) -> Result<Vec<ContentBlock>, ClaudeCod
 fn tool_result_text(content: Option<&Value>) -> String {
     match content {
         Some(Value::String(text)) => text.clone(),
-        Some(Value::Array(parts)) => parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("\n"),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|part| part.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
         _ => String::new(),
     }
 }
@@ -164,13 +243,21 @@ fn tool_result_text(content: Option<&Value>) -> String {
 /// 1–4 questions with unique texts, headers ≤ 128 bytes, 2–4 options with unique labels and
 /// descriptions, and an explicit `multiSelect`. The question id is the question text.
 pub fn parse_ask_user_question(input: &Value) -> Result<Vec<Question>, ClaudeCodecError> {
-    let list = input.get("questions").and_then(Value::as_array).ok_or_else(|| violation("AskUserQuestion without questions"))?;
+    let list = input
+        .get("questions")
+        .and_then(Value::as_array)
+        .ok_or_else(|| violation("AskUserQuestion without questions"))?;
     if list.is_empty() || list.len() > 4 {
-        return Err(violation(format!("AskUserQuestion carries {} questions (1 to 4)", list.len())));
+        return Err(violation(format!(
+            "AskUserQuestion carries {} questions (1 to 4)",
+            list.len()
+        )));
     }
     let mut questions: Vec<Question> = Vec::new();
     for entry in list {
-        let text = string_field(entry, "question").filter(|text| !text.trim().is_empty()).ok_or_else(|| violation("a question has no text"))?;
+        let text = string_field(entry, "question")
+            .filter(|text| !text.trim().is_empty())
+            .ok_or_else(|| violation("a question has no text"))?;
         if questions.iter().any(|question| question.id == text) {
             return Err(violation("two questions have the same text"));
         }
@@ -178,19 +265,34 @@ pub fn parse_ask_user_question(input: &Value) -> Result<Vec<Question>, ClaudeCod
         if header.len() > 128 {
             return Err(violation("a question header is longer than 128 bytes"));
         }
-        let multiple = entry.get("multiSelect").and_then(Value::as_bool).ok_or_else(|| violation("a question has no multiSelect"))?;
-        let options = entry.get("options").and_then(Value::as_array).ok_or_else(|| violation("a question has no options"))?;
+        let multiple = entry
+            .get("multiSelect")
+            .and_then(Value::as_bool)
+            .ok_or_else(|| violation("a question has no multiSelect"))?;
+        let options = entry
+            .get("options")
+            .and_then(Value::as_array)
+            .ok_or_else(|| violation("a question has no options"))?;
         if options.len() < 2 || options.len() > 4 {
-            return Err(violation(format!("a question has {} options (2 to 4)", options.len())));
+            return Err(violation(format!(
+                "a question has {} options (2 to 4)",
+                options.len()
+            )));
         }
         let mut parsed: Vec<QuestionOption> = Vec::new();
         for option in options {
-            let label = string_field(option, "label").filter(|label| !label.trim().is_empty()).ok_or_else(|| violation("an option has no label"))?;
-            let description = string_field(option, "description").ok_or_else(|| violation("an option has no description"))?;
+            let label = string_field(option, "label")
+                .filter(|label| !label.trim().is_empty())
+                .ok_or_else(|| violation("an option has no label"))?;
+            let description = string_field(option, "description")
+                .ok_or_else(|| violation("an option has no description"))?;
             if parsed.iter().any(|existing| existing.label == label) {
                 return Err(violation("two options have the same label"));
             }
-            parsed.push(QuestionOption { label: visible_text(&label), description: visible_text(&description) });
+            parsed.push(QuestionOption {
+                label: visible_text(&label),
+                description: visible_text(&description),
+            });
         }
         questions.push(Question {
             id: text.clone(),
@@ -210,7 +312,9 @@ pub fn parse_ask_user_question(input: &Value) -> Result<Vec<Question>, ClaudeCod
 pub fn session_scoped_suggestions(suggestions: &[Value]) -> Vec<Value> {
     suggestions
         .iter()
-        .filter(|suggestion| suggestion.get("destination").and_then(Value::as_str) == Some("session"))
+        .filter(|suggestion| {
+            suggestion.get("destination").and_then(Value::as_str) == Some("session")
+        })
         .cloned()
         .collect()
 }
@@ -222,26 +326,36 @@ fn encode(value: Value) -> Vec<u8> {
 }
 
 pub fn encode_control_request(request_id: &str, subtype: &str) -> Vec<u8> {
-    encode(json!({"type": "control_request", "request_id": request_id, "request": {"subtype": subtype}}))
+    encode(
+        json!({"type": "control_request", "request_id": request_id, "request": {"subtype": subtype}}),
+    )
 }
 
 pub fn encode_user_message(text: &str) -> Vec<u8> {
-    encode(json!({"type": "user", "message": {"role": "user", "content": text}, "parent_tool_use_id": null}))
+    encode(
+        json!({"type": "user", "message": {"role": "user", "content": text}, "parent_tool_use_id": null}),
+    )
 }
 
 pub fn encode_control_success(request_id: &str, response: Value) -> Vec<u8> {
-    encode(json!({"type": "control_response", "response": {"subtype": "success", "request_id": request_id, "response": response}}))
+    encode(
+        json!({"type": "control_response", "response": {"subtype": "success", "request_id": request_id, "response": response}}),
+    )
 }
 
 pub fn encode_control_error(request_id: &str, message: &str) -> Vec<u8> {
-    encode(json!({"type": "control_response", "response": {"subtype": "error", "request_id": request_id, "error": message}}))
+    encode(
+        json!({"type": "control_response", "response": {"subtype": "error", "request_id": request_id, "error": message}}),
+    )
 }
 
 /// `updatedInput` for answered questions: the original questions plus
 /// `answers: {<question text>: "a, b"}`.
 pub fn answered_input(input: &Value, answers: &BTreeMap<String, Vec<String>>) -> Value {
-    let joined: serde_json::Map<String, Value> =
-        answers.iter().map(|(question, chosen)| (question.clone(), json!(chosen.join(", ")))).collect();
+    let joined: serde_json::Map<String, Value> = answers
+        .iter()
+        .map(|(question, chosen)| (question.clone(), json!(chosen.join(", "))))
+        .collect();
     json!({"questions": input.get("questions").cloned().unwrap_or(Value::Null), "answers": joined})
 }
 
@@ -267,9 +381,15 @@ mod tests {
     #[test]
     fn control_frames_are_recognised() {
         let request = br#"{"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"}}}"#;
-        assert!(matches!(parse_claude_frame(request).unwrap(), ClaudeFrame::ToolPermission { .. }));
+        assert!(matches!(
+            parse_claude_frame(request).unwrap(),
+            ClaudeFrame::ToolPermission { .. }
+        ));
         let response = br#"{"type":"control_response","response":{"subtype":"success","request_id":"managed-1","response":{}}}"#;
-        assert!(matches!(parse_claude_frame(response).unwrap(), ClaudeFrame::ControlResponse { outcome: Ok(_), .. }));
+        assert!(matches!(
+            parse_claude_frame(response).unwrap(),
+            ClaudeFrame::ControlResponse { outcome: Ok(_), .. }
+        ));
         assert!(parse_claude_frame(b"{\"no\":\"type\"}").is_err());
         assert!(parse_claude_frame(b"nonsense").is_err());
     }
@@ -288,7 +408,10 @@ mod tests {
 
     #[test]
     fn only_session_suggestions_survive() {
-        let suggestions = vec![json!({"type": "addRules", "destination": "localSettings"}), json!({"type": "setMode", "destination": "session"})];
+        let suggestions = vec![
+            json!({"type": "addRules", "destination": "localSettings"}),
+            json!({"type": "setMode", "destination": "session"}),
+        ];
         assert_eq!(session_scoped_suggestions(&suggestions).len(), 1);
     }
 }

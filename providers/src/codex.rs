@@ -16,15 +16,17 @@ use tokio::process::ChildStdin;
 use tokio::time::Instant;
 
 use crate::codex_codec::{
-    CodexFrame, CodexItem, CodexNotification, CodexServerRequest, CodexTurnStatus, RpcId, encode_error,
-    encode_notification, encode_request, encode_result, parse_codex_frame, parse_notification, parse_server_request,
+    CodexFrame, CodexItem, CodexNotification, CodexServerRequest, CodexTurnStatus, RpcId,
+    encode_error, encode_notification, encode_request, encode_result, parse_codex_frame,
+    parse_notification, parse_server_request,
 };
 use crate::framing::{BoundedLine, LineReader, MAX_FRAME_BYTES, SessionEnd, is_blank_frame};
 use crate::process::{ProcessConfig, StdinMode};
 use crate::runner::{Driver, SessionIo, send, sleep_until_optional, transcript};
 use crate::spec::{
-    AttentionRequest, FailureKind, LaunchError, LaunchSpec, ProviderCommand, ProviderEvent, ProviderHandle,
-    Question, RequestClass, Response, Sandbox, Timeouts, TranscriptLine, TurnOutcome,
+    AttentionRequest, FailureKind, LaunchError, LaunchSpec, ProviderCommand, ProviderEvent,
+    ProviderHandle, Question, RequestClass, Response, Sandbox, Timeouts, TranscriptLine,
+    TurnOutcome,
 };
 
 /// JSON-RPC "method not found".
@@ -32,7 +34,11 @@ const METHOD_NOT_FOUND: i64 = -32601;
 
 pub fn launch(spec: LaunchSpec) -> Result<ProviderHandle, LaunchError> {
     let mut args = spec.leading_args.clone();
-    args.extend(["app-server".to_string(), "--listen".to_string(), "stdio://".to_string()]);
+    args.extend([
+        "app-server".to_string(),
+        "--listen".to_string(),
+        "stdio://".to_string(),
+    ]);
     args.extend(spec.extra_args.iter().cloned());
     let config = ProcessConfig {
         program: spec.program.clone(),
@@ -133,9 +139,16 @@ impl CodexSession {
         self.spec.timeouts
     }
 
-    async fn run(&mut self, io: &mut SessionIo, reader: &mut LineReader<tokio::process::ChildStdout>) -> SessionEnd {
+    async fn run(
+        &mut self,
+        io: &mut SessionIo,
+        reader: &mut LineReader<tokio::process::ChildStdout>,
+    ) -> SessionEnd {
         let client_info = json!({"clientInfo": {"name": "nagi", "title": "Nagi", "version": env!("CARGO_PKG_VERSION")}});
-        if let Err(end) = self.send_request(Purpose::Initialize, "initialize", client_info).await {
+        if let Err(end) = self
+            .send_request(Purpose::Initialize, "initialize", client_info)
+            .await
+        {
             return end;
         }
         loop {
@@ -162,24 +175,44 @@ impl CodexSession {
     /// A failure while an answer is in flight is ambiguous: the provider may have applied it.
     fn finish(&self, end: SessionEnd) -> SessionEnd {
         match end {
-            SessionEnd::Failed { kind, reason } if kind != FailureKind::DeliveryUnknown && self.answer_in_flight() => {
-                SessionEnd::failed(FailureKind::DeliveryUnknown, format!("{reason} (an answer was not yet confirmed)"))
+            SessionEnd::Failed { kind, reason }
+                if kind != FailureKind::DeliveryUnknown && self.answer_in_flight() =>
+            {
+                SessionEnd::failed(
+                    FailureKind::DeliveryUnknown,
+                    format!("{reason} (an answer was not yet confirmed)"),
+                )
             }
             other => other,
         }
     }
 
     fn answer_in_flight(&self) -> bool {
-        self.pending.values().any(|request| request.answered_at.is_some())
+        self.pending
+            .values()
+            .any(|request| request.answered_at.is_some())
     }
 
     fn next_deadline(&self) -> Option<Instant> {
         let request = self.timeouts().request;
-        let mut deadline = self.outstanding.values().map(|outstanding| outstanding.deadline).min();
-        for answered in self.pending.values().filter_map(|request| request.answered_at) {
-            deadline = Some(deadline.map_or(answered + request, |current| current.min(answered + request)));
+        let mut deadline = self
+            .outstanding
+            .values()
+            .map(|outstanding| outstanding.deadline)
+            .min();
+        for answered in self
+            .pending
+            .values()
+            .filter_map(|request| request.answered_at)
+        {
+            deadline = Some(deadline.map_or(answered + request, |current| {
+                current.min(answered + request)
+            }));
         }
-        let waiting_for_person = self.pending.values().any(|request| request.answered_at.is_none());
+        let waiting_for_person = self
+            .pending
+            .values()
+            .any(|request| request.answered_at.is_none());
         if self.turn.is_some() && !waiting_for_person {
             let idle = self.last_activity + self.timeouts().turn_idle;
             deadline = Some(deadline.map_or(idle, |current| current.min(idle)));
@@ -189,13 +222,26 @@ impl CodexSession {
 
     fn timeout_failure(&self) -> SessionEnd {
         let now = Instant::now();
-        if let Some(outstanding) = self.outstanding.values().find(|outstanding| outstanding.deadline <= now) {
-            return SessionEnd::failed(FailureKind::Timeout, format!("codex did not answer {:?} in time", outstanding.purpose));
+        if let Some(outstanding) = self
+            .outstanding
+            .values()
+            .find(|outstanding| outstanding.deadline <= now)
+        {
+            return SessionEnd::failed(
+                FailureKind::Timeout,
+                format!("codex did not answer {:?} in time", outstanding.purpose),
+            );
         }
         if self.answer_in_flight() {
-            return SessionEnd::failed(FailureKind::DeliveryUnknown, "codex did not confirm an answer in time");
+            return SessionEnd::failed(
+                FailureKind::DeliveryUnknown,
+                "codex did not confirm an answer in time",
+            );
         }
-        SessionEnd::failed(FailureKind::Timeout, "the turn made no progress within the idle timeout")
+        SessionEnd::failed(
+            FailureKind::Timeout,
+            "the turn made no progress within the idle timeout",
+        )
     }
 
     async fn write_frame(&mut self, bytes: &[u8]) -> Result<(), SessionEnd> {
@@ -206,16 +252,37 @@ impl CodexSession {
         };
         match tokio::time::timeout(timeout, write).await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(error)) => Err(SessionEnd::failed(FailureKind::Disconnected, format!("writing to codex failed: {error}"))),
-            Err(_) => Err(SessionEnd::failed(FailureKind::Timeout, "writing to codex timed out")),
+            Ok(Err(error)) => Err(SessionEnd::failed(
+                FailureKind::Disconnected,
+                format!("writing to codex failed: {error}"),
+            )),
+            Err(_) => Err(SessionEnd::failed(
+                FailureKind::Timeout,
+                "writing to codex timed out",
+            )),
         }
     }
 
-    async fn send_request(&mut self, purpose: Purpose, method: &str, params: Value) -> Result<(), SessionEnd> {
+    async fn send_request(
+        &mut self,
+        purpose: Purpose,
+        method: &str,
+        params: Value,
+    ) -> Result<(), SessionEnd> {
         self.next_request_id += 1;
         let id = self.next_request_id;
-        let timeout = if purpose == Purpose::Initialize { self.timeouts().startup } else { self.timeouts().request };
-        self.outstanding.insert(id, Outstanding { purpose, deadline: Instant::now() + timeout });
+        let timeout = if purpose == Purpose::Initialize {
+            self.timeouts().startup
+        } else {
+            self.timeouts().request
+        };
+        self.outstanding.insert(
+            id,
+            Outstanding {
+                purpose,
+                deadline: Instant::now() + timeout,
+            },
+        );
         self.write_frame(&encode_request(id, method, params)).await
     }
 
@@ -224,13 +291,16 @@ impl CodexSession {
             return Ok(());
         }
         self.last_activity = Instant::now();
-        let frame = parse_codex_frame(frame).map_err(|error| SessionEnd::protocol(error.to_string()))?;
+        let frame =
+            parse_codex_frame(frame).map_err(|error| SessionEnd::protocol(error.to_string()))?;
         match frame {
             CodexFrame::Response { id, outcome } => self.handle_response(io, id, outcome).await,
-            CodexFrame::Request { id, method, params } => self.handle_server_request(io, id, &method, &params).await,
+            CodexFrame::Request { id, method, params } => {
+                self.handle_server_request(io, id, &method, &params).await
+            }
             CodexFrame::Notification { method, params } => {
-                let notification =
-                    parse_notification(&method, &params).map_err(|error| SessionEnd::protocol(error.to_string()))?;
+                let notification = parse_notification(&method, &params)
+                    .map_err(|error| SessionEnd::protocol(error.to_string()))?;
                 self.handle_notification(io, notification).await
             }
         }
@@ -243,10 +313,14 @@ impl CodexSession {
         outcome: Result<Value, crate::codex_codec::RpcError>,
     ) -> Result<(), SessionEnd> {
         let RpcId::Number(number) = id else {
-            return Err(SessionEnd::protocol("codex answered a request id we never sent"));
+            return Err(SessionEnd::protocol(
+                "codex answered a request id we never sent",
+            ));
         };
         let Some(outstanding) = self.outstanding.remove(&number) else {
-            return Err(SessionEnd::protocol(format!("codex answered request {number}, which is not pending")));
+            return Err(SessionEnd::protocol(format!(
+                "codex answered request {number}, which is not pending"
+            )));
         };
         let result = match (outstanding.purpose, outcome) {
             (Purpose::Interrupt, Err(error)) => {
@@ -261,13 +335,17 @@ impl CodexSession {
                 ));
             }
             (purpose, Err(error)) => {
-                return Err(SessionEnd::protocol(format!("codex rejected {purpose:?}: {} ({})", error.message, error.code)));
+                return Err(SessionEnd::protocol(format!(
+                    "codex rejected {purpose:?}: {} ({})",
+                    error.message, error.code
+                )));
             }
             (_, Ok(result)) => result,
         };
         match outstanding.purpose {
             Purpose::Initialize => {
-                self.write_frame(&encode_notification("initialized")).await?;
+                self.write_frame(&encode_notification("initialized"))
+                    .await?;
                 self.open_thread().await
             }
             Purpose::OpenThread => {
@@ -280,17 +358,28 @@ impl CodexSession {
                 if let Some(expected) = &self.spec.resume_session_id
                     && expected != &thread_id
                 {
-                    return Err(SessionEnd::protocol(format!("codex resumed thread {thread_id}, not {expected}")));
+                    return Err(SessionEnd::protocol(format!(
+                        "codex resumed thread {thread_id}, not {expected}"
+                    )));
                 }
                 self.thread_id = Some(thread_id.clone());
-                send(io, ProviderEvent::SessionBound { session_id: thread_id }).await?;
+                send(
+                    io,
+                    ProviderEvent::SessionBound {
+                        session_id: thread_id,
+                    },
+                )
+                .await?;
                 self.start_next_turn(io).await
             }
             Purpose::StartTurn => {
                 if let Some(turn) = &mut self.turn
                     && turn.id.is_none()
                 {
-                    turn.id = result.pointer("/turn/id").and_then(Value::as_str).map(str::to_string);
+                    turn.id = result
+                        .pointer("/turn/id")
+                        .and_then(Value::as_str)
+                        .map(str::to_string);
                 }
                 self.send_pending_interrupt().await
             }
@@ -302,7 +391,14 @@ impl CodexSession {
         match self.spec.resume_session_id.clone() {
             // The thread keeps the policy it was created with; the resume request does not
             // re-send a sandbox (MISSIONS.md §8.1).
-            Some(thread_id) => self.send_request(Purpose::OpenThread, "thread/resume", json!({"threadId": thread_id})).await,
+            Some(thread_id) => {
+                self.send_request(
+                    Purpose::OpenThread,
+                    "thread/resume",
+                    json!({"threadId": thread_id}),
+                )
+                .await
+            }
             None => {
                 let sandbox = match self.spec.sandbox {
                     Sandbox::ReadOnly => "read-only",
@@ -314,7 +410,8 @@ impl CodexSession {
                     "sandbox": sandbox,
                     "ephemeral": false,
                 });
-                self.send_request(Purpose::OpenThread, "thread/start", params).await
+                self.send_request(Purpose::OpenThread, "thread/start", params)
+                    .await
             }
         }
     }
@@ -323,12 +420,18 @@ impl CodexSession {
         if self.turn.is_some() {
             return Ok(());
         }
-        let (Some(thread_id), Some(text)) = (self.thread_id.clone(), self.queued_turns.pop_front()) else {
+        let (Some(thread_id), Some(text)) = (self.thread_id.clone(), self.queued_turns.pop_front())
+        else {
             return Ok(());
         };
-        self.turn = Some(TurnState { id: None, interrupt_requested: false, interrupt_sent: false });
+        self.turn = Some(TurnState {
+            id: None,
+            interrupt_requested: false,
+            interrupt_sent: false,
+        });
         let params = json!({"threadId": thread_id, "input": [{"type": "text", "text": text}]});
-        self.send_request(Purpose::StartTurn, "turn/start", params).await?;
+        self.send_request(Purpose::StartTurn, "turn/start", params)
+            .await?;
         send(io, ProviderEvent::Working).await
     }
 
@@ -343,19 +446,34 @@ impl CodexSession {
             return Ok(());
         };
         turn.interrupt_sent = true;
-        self.send_request(Purpose::Interrupt, "turn/interrupt", json!({"threadId": thread_id, "turnId": turn_id})).await
+        self.send_request(
+            Purpose::Interrupt,
+            "turn/interrupt",
+            json!({"threadId": thread_id, "turnId": turn_id}),
+        )
+        .await
     }
 
-    async fn handle_command(&mut self, io: &mut SessionIo, command: ProviderCommand) -> Result<(), SessionEnd> {
+    async fn handle_command(
+        &mut self,
+        io: &mut SessionIo,
+        command: ProviderCommand,
+    ) -> Result<(), SessionEnd> {
         match command {
             ProviderCommand::SendTurn(text) => {
                 if self.turn.is_some() {
-                    return Err(SessionEnd::failed(FailureKind::CommandRejected, "a turn is already in progress"));
+                    return Err(SessionEnd::failed(
+                        FailureKind::CommandRejected,
+                        "a turn is already in progress",
+                    ));
                 }
                 self.queued_turns.push_back(text);
                 self.start_next_turn(io).await
             }
-            ProviderCommand::Respond { request_key, response } => self.respond(io, request_key, response).await,
+            ProviderCommand::Respond {
+                request_key,
+                response,
+            } => self.respond(io, request_key, response).await,
             ProviderCommand::Interrupt => {
                 let Some(turn) = &mut self.turn else {
                     let note = "interrupt ignored: no turn is in progress".to_string();
@@ -368,13 +486,21 @@ impl CodexSession {
         }
     }
 
-    async fn respond(&mut self, io: &mut SessionIo, request_key: String, response: Response) -> Result<(), SessionEnd> {
+    async fn respond(
+        &mut self,
+        io: &mut SessionIo,
+        request_key: String,
+        response: Response,
+    ) -> Result<(), SessionEnd> {
         let Some(pending) = self.pending.get(&request_key) else {
             let note = format!("response to {request_key} dropped: codex no longer waits for it");
             return send(io, ProviderEvent::Transcript(TranscriptLine::Info(note))).await;
         };
         if pending.answered_at.is_some() {
-            return Err(SessionEnd::failed(FailureKind::CommandRejected, format!("{request_key} was already answered")));
+            return Err(SessionEnd::failed(
+                FailureKind::CommandRejected,
+                format!("{request_key} was already answered"),
+            ));
         }
         let result = codex_response_body(pending, &response)
             .map_err(|reason| SessionEnd::failed(FailureKind::CommandRejected, reason))?;
@@ -383,7 +509,11 @@ impl CodexSession {
             pending.answered_at = Some(Instant::now());
         }
         let summary = format!("answered {request_key}: {}", response_summary(&response));
-        send(io, ProviderEvent::Transcript(TranscriptLine::Approval(summary))).await?;
+        send(
+            io,
+            ProviderEvent::Transcript(TranscriptLine::Approval(summary)),
+        )
+        .await?;
         self.write_frame(&bytes).await
     }
 
@@ -394,23 +524,45 @@ impl CodexSession {
         method: &str,
         params: &Value,
     ) -> Result<(), SessionEnd> {
-        let request = parse_server_request(method, params).map_err(|error| SessionEnd::protocol(error.to_string()))?;
+        let request = parse_server_request(method, params)
+            .map_err(|error| SessionEnd::protocol(error.to_string()))?;
         let request_key = id.request_key();
         let mut requested_permissions = None;
         let (class, action, questions, session_approval_available) = match request {
             CodexServerRequest::CurrentTime => {
-                let seconds = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO).as_secs();
-                return self.write_frame(&encode_result(&id, json!({"currentTimeAt": seconds}))).await;
+                let seconds = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap_or(Duration::ZERO)
+                    .as_secs();
+                return self
+                    .write_frame(&encode_result(&id, json!({"currentTimeAt": seconds})))
+                    .await;
             }
             CodexServerRequest::Unsupported { method } => {
-                self.write_frame(&encode_error(&id, METHOD_NOT_FOUND, "method not supported by nagi")).await?;
-                return Err(SessionEnd::protocol(format!("codex sent an unsupported request {method}")));
+                self.write_frame(&encode_error(
+                    &id,
+                    METHOD_NOT_FOUND,
+                    "method not supported by nagi",
+                ))
+                .await?;
+                return Err(SessionEnd::protocol(format!(
+                    "codex sent an unsupported request {method}"
+                )));
             }
-            CodexServerRequest::CommandApproval { command, session_allowed, .. } => {
-                (RequestClass::CommandApproval, command, Vec::new(), session_allowed)
-            }
+            CodexServerRequest::CommandApproval {
+                command,
+                session_allowed,
+                ..
+            } => (
+                RequestClass::CommandApproval,
+                command,
+                Vec::new(),
+                session_allowed,
+            ),
             CodexServerRequest::FileChangeApproval { reason, item_id } => {
-                let paths = item_id.and_then(|item| self.file_change_paths.get(&item).cloned()).unwrap_or_default();
+                let paths = item_id
+                    .and_then(|item| self.file_change_paths.get(&item).cloned())
+                    .unwrap_or_default();
                 let action = match (paths.is_empty(), reason) {
                     (false, _) => format!("change {}", paths.join(", ")),
                     (true, Some(reason)) => reason,
@@ -418,17 +570,31 @@ impl CodexSession {
                 };
                 (RequestClass::FileChangeApproval, action, Vec::new(), true)
             }
-            CodexServerRequest::PermissionApproval { description, requested } => {
+            CodexServerRequest::PermissionApproval {
+                description,
+                requested,
+            } => {
                 requested_permissions = Some(requested);
-                (RequestClass::PermissionApproval, description, Vec::new(), false)
+                (
+                    RequestClass::PermissionApproval,
+                    description,
+                    Vec::new(),
+                    false,
+                )
             }
             CodexServerRequest::UserInput { questions } => {
-                let action = questions.iter().map(|question| question.prompt.as_str()).collect::<Vec<_>>().join(" / ");
+                let action = questions
+                    .iter()
+                    .map(|question| question.prompt.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" / ");
                 (RequestClass::UserInput, action, questions, false)
             }
         };
         if self.pending.contains_key(&request_key) {
-            return Err(SessionEnd::protocol(format!("codex reused request id {request_key} while it is pending")));
+            return Err(SessionEnd::protocol(format!(
+                "codex reused request id {request_key} while it is pending"
+            )));
         }
         self.pending.insert(
             request_key.clone(),
@@ -442,12 +608,28 @@ impl CodexSession {
             },
         );
         let action = crate::framing::visible_text(&action);
-        send(io, ProviderEvent::Transcript(TranscriptLine::Approval(format!("{class:?} requested: {action}")))).await?;
-        let request = AttentionRequest { request_key, class, action, questions, session_approval_available };
+        send(
+            io,
+            ProviderEvent::Transcript(TranscriptLine::Approval(format!(
+                "{class:?} requested: {action}"
+            ))),
+        )
+        .await?;
+        let request = AttentionRequest {
+            request_key,
+            class,
+            action,
+            questions,
+            session_approval_available,
+        };
         send(io, ProviderEvent::AttentionRequested(request)).await
     }
 
-    async fn handle_notification(&mut self, io: &mut SessionIo, notification: CodexNotification) -> Result<(), SessionEnd> {
+    async fn handle_notification(
+        &mut self,
+        io: &mut SessionIo,
+        notification: CodexNotification,
+    ) -> Result<(), SessionEnd> {
         match notification {
             CodexNotification::TurnStarted { turn_id } => {
                 if let Some(turn) = &mut self.turn
@@ -465,10 +647,13 @@ impl CodexSession {
                 if let (Some(expected), Some(actual)) = (&turn.id, &turn_id)
                     && expected != actual
                 {
-                    return Err(SessionEnd::protocol(format!("turn/completed for {actual}, but turn {expected} is running")));
+                    return Err(SessionEnd::protocol(format!(
+                        "turn/completed for {actual}, but turn {expected} is running"
+                    )));
                 }
                 // Requests nobody answered are moot once the turn is over.
-                self.pending.retain(|_, request| request.answered_at.is_some());
+                self.pending
+                    .retain(|_, request| request.answered_at.is_some());
                 let outcome = match status {
                     CodexTurnStatus::Completed => TurnOutcome::Completed,
                     CodexTurnStatus::Interrupted => TurnOutcome::Interrupted,
@@ -478,7 +663,9 @@ impl CodexSession {
                 self.start_next_turn(io).await
             }
             CodexNotification::ItemStarted(item) => match item {
-                CodexItem::CommandExecution { command, .. } => transcript(io, TranscriptLine::ToolCall(command)).await,
+                CodexItem::CommandExecution { command, .. } => {
+                    transcript(io, TranscriptLine::ToolCall(command)).await
+                }
                 CodexItem::FileChange { id, paths, .. } => {
                     let line = TranscriptLine::ToolCall(format!("edit {}", paths.join(", ")));
                     self.file_change_paths.insert(id, paths);
@@ -487,8 +674,15 @@ impl CodexSession {
                 _ => Ok(()),
             },
             CodexNotification::ItemCompleted(item) => match item {
-                CodexItem::AgentMessage { text } if !text.is_empty() => transcript(io, TranscriptLine::AgentText(text)).await,
-                CodexItem::CommandExecution { command, output, exit_code, status } => {
+                CodexItem::AgentMessage { text } if !text.is_empty() => {
+                    transcript(io, TranscriptLine::AgentText(text)).await
+                }
+                CodexItem::CommandExecution {
+                    command,
+                    output,
+                    exit_code,
+                    status,
+                } => {
                     let mut line = format!("{command} [{status}");
                     if let Some(code) = exit_code {
                         line.push_str(&format!(", exit {code}"));
@@ -502,21 +696,29 @@ impl CodexSession {
                 }
                 CodexItem::FileChange { id, paths, status } => {
                     self.file_change_paths.remove(&id);
-                    transcript(io, TranscriptLine::ToolResult(format!("edit {} [{status}]", paths.join(", ")))).await
+                    transcript(
+                        io,
+                        TranscriptLine::ToolResult(format!("edit {} [{status}]", paths.join(", "))),
+                    )
+                    .await
                 }
                 _ => Ok(()),
             },
-            CodexNotification::ServerRequestResolved { request_key } => match self.pending.remove(&request_key) {
-                Some(request) if request.answered_at.is_some() => {
-                    send(io, ProviderEvent::ResponseResolved { request_key }).await
+            CodexNotification::ServerRequestResolved { request_key } => {
+                match self.pending.remove(&request_key) {
+                    Some(request) if request.answered_at.is_some() => {
+                        send(io, ProviderEvent::ResponseResolved { request_key }).await
+                    }
+                    Some(_) => {
+                        let note = format!("codex withdrew {request_key} before it was answered");
+                        transcript(io, TranscriptLine::Info(note)).await
+                    }
+                    None => Ok(()),
                 }
-                Some(_) => {
-                    let note = format!("codex withdrew {request_key} before it was answered");
-                    transcript(io, TranscriptLine::Info(note)).await
-                }
-                None => Ok(()),
-            },
-            CodexNotification::Error { message } => transcript(io, TranscriptLine::Info(format!("codex error: {message}"))).await,
+            }
+            CodexNotification::Error { message } => {
+                transcript(io, TranscriptLine::Info(format!("codex error: {message}"))).await
+            }
             CodexNotification::Other => Ok(()),
         }
     }
@@ -534,16 +736,20 @@ fn codex_response_body(pending: &PendingRequest, response: &Response) -> Result<
             }
             Ok(json!({"answers": body}))
         }
-        (RequestClass::UserInput, _) => Err("a question can only be answered, not approved or declined".to_string()),
+        (RequestClass::UserInput, _) => {
+            Err("a question can only be answered, not approved or declined".to_string())
+        }
         (_, Response::Answers(_)) => Err("an approval request cannot take answers".to_string()),
         (_, Response::ApproveForSession) if !pending.session_approval_available => {
             Err("codex did not offer approval for the session on this request".to_string())
         }
         // Grant exactly what was asked, for this turn only; declining grants nothing.
-        (RequestClass::PermissionApproval, Response::Approve) => {
-            Ok(json!({"permissions": pending.requested_permissions.clone().unwrap_or_else(|| json!({})), "scope": "turn"}))
+        (RequestClass::PermissionApproval, Response::Approve) => Ok(
+            json!({"permissions": pending.requested_permissions.clone().unwrap_or_else(|| json!({})), "scope": "turn"}),
+        ),
+        (RequestClass::PermissionApproval, Response::Decline) => {
+            Ok(json!({"permissions": {}, "scope": "turn"}))
         }
-        (RequestClass::PermissionApproval, Response::Decline) => Ok(json!({"permissions": {}, "scope": "turn"})),
         (_, Response::Approve) => Ok(json!({"decision": "accept"})),
         (_, Response::ApproveForSession) => Ok(json!({"decision": "acceptForSession"})),
         (_, Response::Decline) => Ok(json!({"decision": "decline"})),

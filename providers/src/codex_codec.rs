@@ -34,7 +34,9 @@ impl RpcId {
                 .map(RpcId::Number)
                 .ok_or_else(|| violation(format!("request id {number} is not an integer"))),
             Value::String(text) => Ok(RpcId::String(text.clone())),
-            other => Err(violation(format!("request id {other} is neither a number nor a string"))),
+            other => Err(violation(format!(
+                "request id {other} is neither a number nor a string"
+            ))),
         }
     }
 
@@ -64,15 +66,26 @@ pub struct RpcError {
 #[derive(Debug, Clone, PartialEq)]
 pub enum CodexFrame {
     /// The answer to one of our requests.
-    Response { id: RpcId, outcome: Result<Value, RpcError> },
+    Response {
+        id: RpcId,
+        outcome: Result<Value, RpcError>,
+    },
     /// A request the server sends us (approvals, questions, the clock).
-    Request { id: RpcId, method: String, params: Value },
-    Notification { method: String, params: Value },
+    Request {
+        id: RpcId,
+        method: String,
+        params: Value,
+    },
+    Notification {
+        method: String,
+        params: Value,
+    },
 }
 
 /// Parses one line from the app-server.
 pub fn parse_codex_frame(bytes: &[u8]) -> Result<CodexFrame, CodexCodecError> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|error| violation(format!("not JSON: {error}")))?;
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|error| violation(format!("not JSON: {error}")))?;
     let Value::Object(mut object) = value else {
         return Err(violation("frame is not a JSON object"));
     };
@@ -92,10 +105,20 @@ pub fn parse_codex_frame(bytes: &[u8]) -> Result<CodexFrame, CodexCodecError> {
         (Some(id), None) => {
             if let Some(error) = object.get("error") {
                 let code = error.get("code").and_then(Value::as_i64).unwrap_or(0);
-                let message = error.get("message").and_then(Value::as_str).unwrap_or("").to_string();
-                Ok(CodexFrame::Response { id, outcome: Err(RpcError { code, message }) })
+                let message = error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                Ok(CodexFrame::Response {
+                    id,
+                    outcome: Err(RpcError { code, message }),
+                })
             } else if let Some(result) = object.remove("result") {
-                Ok(CodexFrame::Response { id, outcome: Ok(result) })
+                Ok(CodexFrame::Response {
+                    id,
+                    outcome: Ok(result),
+                })
             } else {
                 Err(violation("response has neither result nor error"))
             }
@@ -131,35 +154,72 @@ pub fn encode_error(id: &RpcId, code: i64, message: &str) -> Vec<u8> {
 pub enum CodexServerRequest {
     /// `session_allowed` is false when codex lists `availableDecisions` without
     /// `acceptForSession` (codex 0.171 does so for escalation requests).
-    CommandApproval { command: String, item_id: Option<String>, session_allowed: bool },
-    FileChangeApproval { reason: Option<String>, item_id: Option<String> },
+    CommandApproval {
+        command: String,
+        item_id: Option<String>,
+        session_allowed: bool,
+    },
+    FileChangeApproval {
+        reason: Option<String>,
+        item_id: Option<String>,
+    },
     /// Codex 0.171 answers these with a granted permission profile, not a decision: the
     /// requested profile is kept to grant exactly it.
-    PermissionApproval { description: String, requested: Value },
-    UserInput { questions: Vec<Question> },
+    PermissionApproval {
+        description: String,
+        requested: Value,
+    },
+    UserInput {
+        questions: Vec<Question>,
+    },
     /// `currentTime/read`, answered by the adapter itself.
     CurrentTime,
     /// Anything else: refused with −32601 and the run fails closed.
-    Unsupported { method: String },
+    Unsupported {
+        method: String,
+    },
 }
 
-pub fn parse_server_request(method: &str, params: &Value) -> Result<CodexServerRequest, CodexCodecError> {
-    let item_id = params.get("itemId").and_then(Value::as_str).map(str::to_string);
+pub fn parse_server_request(
+    method: &str,
+    params: &Value,
+) -> Result<CodexServerRequest, CodexCodecError> {
+    let item_id = params
+        .get("itemId")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     match method {
         "item/commandExecution/requestApproval" => {
             let command = match params.get("command") {
                 Some(Value::String(command)) => command.clone(),
-                Some(Value::Array(parts)) => parts.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" "),
-                _ => params.get("reason").and_then(Value::as_str).unwrap_or("run a command").to_string(),
+                Some(Value::Array(parts)) => parts
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                _ => params
+                    .get("reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("run a command")
+                    .to_string(),
             };
             let session_allowed = match params.get("availableDecisions").and_then(Value::as_array) {
                 None => true,
-                Some(decisions) => decisions.iter().any(|decision| decision.as_str() == Some("acceptForSession")),
+                Some(decisions) => decisions
+                    .iter()
+                    .any(|decision| decision.as_str() == Some("acceptForSession")),
             };
-            Ok(CodexServerRequest::CommandApproval { command, item_id, session_allowed })
+            Ok(CodexServerRequest::CommandApproval {
+                command,
+                item_id,
+                session_allowed,
+            })
         }
         "item/fileChange/requestApproval" => {
-            let reason = params.get("reason").and_then(Value::as_str).map(str::to_string);
+            let reason = params
+                .get("reason")
+                .and_then(Value::as_str)
+                .map(str::to_string);
             Ok(CodexServerRequest::FileChangeApproval { reason, item_id })
         }
         "item/permissions/requestApproval" => {
@@ -169,12 +229,22 @@ pub fn parse_server_request(method: &str, params: &Value) -> Result<CodexServerR
                 .map(str::to_string)
                 .or_else(|| params.get("permissions").map(Value::to_string))
                 .unwrap_or_else(|| "grant additional permissions".to_string());
-            let requested = params.get("permissions").cloned().unwrap_or_else(|| json!({}));
-            Ok(CodexServerRequest::PermissionApproval { description, requested })
+            let requested = params
+                .get("permissions")
+                .cloned()
+                .unwrap_or_else(|| json!({}));
+            Ok(CodexServerRequest::PermissionApproval {
+                description,
+                requested,
+            })
         }
-        "item/tool/requestUserInput" => Ok(CodexServerRequest::UserInput { questions: parse_questions(params)? }),
+        "item/tool/requestUserInput" => Ok(CodexServerRequest::UserInput {
+            questions: parse_questions(params)?,
+        }),
         "currentTime/read" => Ok(CodexServerRequest::CurrentTime),
-        other => Ok(CodexServerRequest::Unsupported { method: other.to_string() }),
+        other => Ok(CodexServerRequest::Unsupported {
+            method: other.to_string(),
+        }),
     }
 }
 
@@ -184,7 +254,10 @@ fn parse_questions(params: &Value) -> Result<Vec<Question>, CodexCodecError> {
         .and_then(Value::as_array)
         .ok_or_else(|| violation("requestUserInput without a questions list"))?;
     if list.is_empty() || list.len() > MAX_QUESTIONS {
-        return Err(violation(format!("requestUserInput carries {} questions (1 to {MAX_QUESTIONS})", list.len())));
+        return Err(violation(format!(
+            "requestUserInput carries {} questions (1 to {MAX_QUESTIONS})",
+            list.len()
+        )));
     }
     let mut questions = Vec::with_capacity(list.len());
     for entry in list {
@@ -199,21 +272,32 @@ fn parse_questions(params: &Value) -> Result<Vec<Question>, CodexCodecError> {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(options)) => {
                 if options.len() > MAX_OPTIONS {
-                    return Err(violation(format!("a question has {} options (at most {MAX_OPTIONS})", options.len())));
+                    return Err(violation(format!(
+                        "a question has {} options (at most {MAX_OPTIONS})",
+                        options.len()
+                    )));
                 }
                 options
                     .iter()
                     .map(|option| {
                         Ok(QuestionOption {
                             label: visible_text(&non_empty_string(option, "label")?),
-                            description: visible_text(option.get("description").and_then(Value::as_str).unwrap_or("")),
+                            description: visible_text(
+                                option
+                                    .get("description")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or(""),
+                            ),
                         })
                     })
                     .collect::<Result<Vec<_>, CodexCodecError>>()?
             }
             Some(_) => return Err(violation("question options is not a list")),
         };
-        if questions.iter().any(|question: &Question| question.id == id) {
+        if questions
+            .iter()
+            .any(|question: &Question| question.id == id)
+        {
             return Err(violation(format!("question id {id} appears twice")));
         }
         questions.push(Question {
@@ -221,7 +305,10 @@ fn parse_questions(params: &Value) -> Result<Vec<Question>, CodexCodecError> {
             header: crate::framing::truncate_utf8(header, 128).to_string(),
             prompt: visible_text(&prompt),
             options,
-            multiple: entry.get("multiSelect").and_then(Value::as_bool).unwrap_or(false),
+            multiple: entry
+                .get("multiSelect")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
             custom_allowed: true,
         });
     }
@@ -246,27 +333,55 @@ pub enum CodexTurnStatus {
 /// An item of a turn, reduced to what the transcript shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CodexItem {
-    AgentMessage { text: String },
-    CommandExecution { command: String, output: Option<String>, exit_code: Option<i64>, status: String },
-    FileChange { id: String, paths: Vec<String>, status: String },
+    AgentMessage {
+        text: String,
+    },
+    CommandExecution {
+        command: String,
+        output: Option<String>,
+        exit_code: Option<i64>,
+        status: String,
+    },
+    FileChange {
+        id: String,
+        paths: Vec<String>,
+        status: String,
+    },
     Other,
 }
 
 /// The notifications the adapter acts on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CodexNotification {
-    TurnStarted { turn_id: Option<String> },
-    TurnCompleted { turn_id: Option<String>, status: CodexTurnStatus },
+    TurnStarted {
+        turn_id: Option<String>,
+    },
+    TurnCompleted {
+        turn_id: Option<String>,
+        status: CodexTurnStatus,
+    },
     ItemStarted(CodexItem),
     ItemCompleted(CodexItem),
-    ServerRequestResolved { request_key: String },
-    Error { message: String },
+    ServerRequestResolved {
+        request_key: String,
+    },
+    Error {
+        message: String,
+    },
     /// Deltas, token usage, plans and everything else: activity, nothing to report.
     Other,
 }
 
-pub fn parse_notification(method: &str, params: &Value) -> Result<CodexNotification, CodexCodecError> {
-    let turn_id = || params.pointer("/turn/id").and_then(Value::as_str).map(str::to_string);
+pub fn parse_notification(
+    method: &str,
+    params: &Value,
+) -> Result<CodexNotification, CodexCodecError> {
+    let turn_id = || {
+        params
+            .pointer("/turn/id")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
     match method {
         "turn/started" => Ok(CodexNotification::TurnStarted { turn_id: turn_id() }),
         "turn/completed" => {
@@ -284,15 +399,30 @@ pub fn parse_notification(method: &str, params: &Value) -> Result<CodexNotificat
                         .unwrap_or("the turn failed")
                         .to_string(),
                 ),
-                other => return Err(violation(format!("turn/completed with unknown status {other}"))),
+                other => {
+                    return Err(violation(format!(
+                        "turn/completed with unknown status {other}"
+                    )));
+                }
             };
-            Ok(CodexNotification::TurnCompleted { turn_id: turn_id(), status })
+            Ok(CodexNotification::TurnCompleted {
+                turn_id: turn_id(),
+                status,
+            })
         }
-        "item/started" => Ok(CodexNotification::ItemStarted(parse_item(params.get("item"))?)),
-        "item/completed" => Ok(CodexNotification::ItemCompleted(parse_item(params.get("item"))?)),
+        "item/started" => Ok(CodexNotification::ItemStarted(parse_item(
+            params.get("item"),
+        )?)),
+        "item/completed" => Ok(CodexNotification::ItemCompleted(parse_item(
+            params.get("item"),
+        )?)),
         "serverRequest/resolved" => {
-            let id = params.get("requestId").ok_or_else(|| violation("serverRequest/resolved without requestId"))?;
-            Ok(CodexNotification::ServerRequestResolved { request_key: RpcId::from_json(id)?.request_key() })
+            let id = params
+                .get("requestId")
+                .ok_or_else(|| violation("serverRequest/resolved without requestId"))?;
+            Ok(CodexNotification::ServerRequestResolved {
+                request_key: RpcId::from_json(id)?.request_key(),
+            })
         }
         "error" => Ok(CodexNotification::Error {
             message: params
@@ -306,10 +436,14 @@ pub fn parse_notification(method: &str, params: &Value) -> Result<CodexNotificat
 }
 
 fn parse_item(item: Option<&Value>) -> Result<CodexItem, CodexCodecError> {
-    let item = item.and_then(Value::as_object).ok_or_else(|| violation("item notification without an item"))?;
+    let item = item
+        .and_then(Value::as_object)
+        .ok_or_else(|| violation("item notification without an item"))?;
     let text = |field: &str| item.get(field).and_then(Value::as_str).map(str::to_string);
     Ok(match item.get("type").and_then(Value::as_str) {
-        Some("agentMessage") => CodexItem::AgentMessage { text: text("text").unwrap_or_default() },
+        Some("agentMessage") => CodexItem::AgentMessage {
+            text: text("text").unwrap_or_default(),
+        },
         Some("commandExecution") => CodexItem::CommandExecution {
             command: command_text(item),
             output: text("aggregatedOutput"),
@@ -322,7 +456,11 @@ fn parse_item(item: Option<&Value>) -> Result<CodexItem, CodexCodecError> {
                 .get("changes")
                 .and_then(Value::as_array)
                 .map(|changes| {
-                    changes.iter().filter_map(|change| change.get("path").and_then(Value::as_str)).map(str::to_string).collect()
+                    changes
+                        .iter()
+                        .filter_map(|change| change.get("path").and_then(Value::as_str))
+                        .map(str::to_string)
+                        .collect()
                 })
                 .unwrap_or_default(),
             status: text("status").unwrap_or_default(),
@@ -335,7 +473,11 @@ fn parse_item(item: Option<&Value>) -> Result<CodexItem, CodexCodecError> {
 fn command_text(item: &Map<String, Value>) -> String {
     match item.get("command") {
         Some(Value::String(command)) => command.clone(),
-        Some(Value::Array(parts)) => parts.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" "),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(" "),
         _ => String::new(),
     }
 }
@@ -348,14 +490,21 @@ mod tests {
     fn frames_are_classified_by_id_and_method() {
         assert!(matches!(
             parse_codex_frame(br#"{"id":3,"result":{"thread":{"id":"t"}}}"#).unwrap(),
-            CodexFrame::Response { id: RpcId::Number(3), outcome: Ok(_) }
+            CodexFrame::Response {
+                id: RpcId::Number(3),
+                outcome: Ok(_)
+            }
         ));
         assert!(matches!(
             parse_codex_frame(br#"{"id":"a","method":"currentTime/read","params":{}}"#).unwrap(),
-            CodexFrame::Request { id: RpcId::String(_), .. }
+            CodexFrame::Request {
+                id: RpcId::String(_),
+                ..
+            }
         ));
         assert!(matches!(
-            parse_codex_frame(br#"{"method":"turn/started","params":{"turn":{"id":"u"}}}"#).unwrap(),
+            parse_codex_frame(br#"{"method":"turn/started","params":{"turn":{"id":"u"}}}"#)
+                .unwrap(),
             CodexFrame::Notification { .. }
         ));
         assert!(parse_codex_frame(b"garbage").is_err());
@@ -377,21 +526,33 @@ mod tests {
         let params = json!({"turn": {"id": "u", "status": "failed", "error": {"message": "boom"}}});
         assert_eq!(
             parse_notification("turn/completed", &params).unwrap(),
-            CodexNotification::TurnCompleted { turn_id: Some("u".into()), status: CodexTurnStatus::Failed("boom".into()) }
+            CodexNotification::TurnCompleted {
+                turn_id: Some("u".into()),
+                status: CodexTurnStatus::Failed("boom".into())
+            }
         );
     }
 
     #[test]
     fn questions_are_bounded_and_defaulted() {
-        let params = json!({"questions": [{"id": "q1", "question": "Which?", "options": [{"label": "a"}]}]});
-        let CodexServerRequest::UserInput { questions } = parse_server_request("item/tool/requestUserInput", &params).unwrap()
+        let params =
+            json!({"questions": [{"id": "q1", "question": "Which?", "options": [{"label": "a"}]}]});
+        let CodexServerRequest::UserInput { questions } =
+            parse_server_request("item/tool/requestUserInput", &params).unwrap()
         else {
             panic!("expected questions")
         };
         assert_eq!(questions[0].header, "Question");
         assert_eq!(questions[0].options[0].label, "a");
-        let five: Vec<Value> = (0..5).map(|n| json!({"id": format!("q{n}"), "question": "?"})).collect();
-        assert!(parse_server_request("item/tool/requestUserInput", &json!({"questions": five})).is_err());
-        assert!(parse_server_request("item/tool/requestUserInput", &json!({"questions": []})).is_err());
+        let five: Vec<Value> = (0..5)
+            .map(|n| json!({"id": format!("q{n}"), "question": "?"}))
+            .collect();
+        assert!(
+            parse_server_request("item/tool/requestUserInput", &json!({"questions": five}))
+                .is_err()
+        );
+        assert!(
+            parse_server_request("item/tool/requestUserInput", &json!({"questions": []})).is_err()
+        );
     }
 }

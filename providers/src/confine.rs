@@ -38,12 +38,18 @@ pub fn landlock_abi_version() -> Option<u32> {
             LANDLOCK_CREATE_RULESET_VERSION,
         )
     };
-    if version > 0 { Some(version as u32) } else { None }
+    if version > 0 {
+        Some(version as u32)
+    } else {
+        None
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfinementError {
-    #[error("Landlock is not available on this kernel, so the requested confinement cannot be applied")]
+    #[error(
+        "Landlock is not available on this kernel, so the requested confinement cannot be applied"
+    )]
     Unavailable,
     #[error("confinement path {path} cannot be opened: {message}")]
     Path { path: PathBuf, message: String },
@@ -65,7 +71,8 @@ impl PreparedConfinement {
             return Err(ConfinementError::Unavailable);
         }
         let abi = NEWEST_KNOWN_ABI;
-        let ruleset_error = |error: landlock::RulesetError| ConfinementError::Ruleset(error.to_string());
+        let ruleset_error =
+            |error: landlock::RulesetError| ConfinementError::Ruleset(error.to_string());
         let mut created = Ruleset::default()
             .set_compatibility(CompatLevel::BestEffort)
             .handle_access(AccessFs::from_all(abi))

@@ -79,7 +79,8 @@ impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
                 break;
             }
             self.saw_any_byte = true;
-            let (chunk, consumed, finished) = match available.iter().position(|byte| *byte == b'\n') {
+            let (chunk, consumed, finished) = match available.iter().position(|byte| *byte == b'\n')
+            {
                 Some(position) => (&available[..position], position + 1, true),
                 None => (available, available.len(), false),
             };
@@ -99,7 +100,11 @@ impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
         if line.last() == Some(&b'\r') {
             line.pop();
         }
-        if overflowed { Ok(BoundedLine::TooLong(line)) } else { Ok(BoundedLine::Line(line)) }
+        if overflowed {
+            Ok(BoundedLine::TooLong(line))
+        } else {
+            Ok(BoundedLine::Line(line))
+        }
     }
 }
 
@@ -119,7 +124,10 @@ pub enum SessionEnd {
 
 impl SessionEnd {
     pub fn failed(kind: FailureKind, reason: impl Into<String>) -> SessionEnd {
-        SessionEnd::Failed { kind, reason: reason.into() }
+        SessionEnd::Failed {
+            kind,
+            reason: reason.into(),
+        }
     }
 
     pub fn protocol(reason: impl Into<String>) -> SessionEnd {
@@ -184,10 +192,22 @@ mod tests {
     async fn bounded_lines_split_and_overflow() {
         let input: &[u8] = b"one\r\ntwo\n0123456789ABCDEF\nlast";
         let mut reader = LineReader::new(input, 10);
-        assert_eq!(reader.next_line().await.unwrap(), BoundedLine::Line(b"one".to_vec()));
-        assert_eq!(reader.next_line().await.unwrap(), BoundedLine::Line(b"two".to_vec()));
-        assert_eq!(reader.next_line().await.unwrap(), BoundedLine::TooLong(b"0123456789".to_vec()));
-        assert_eq!(reader.next_line().await.unwrap(), BoundedLine::Line(b"last".to_vec()));
+        assert_eq!(
+            reader.next_line().await.unwrap(),
+            BoundedLine::Line(b"one".to_vec())
+        );
+        assert_eq!(
+            reader.next_line().await.unwrap(),
+            BoundedLine::Line(b"two".to_vec())
+        );
+        assert_eq!(
+            reader.next_line().await.unwrap(),
+            BoundedLine::TooLong(b"0123456789".to_vec())
+        );
+        assert_eq!(
+            reader.next_line().await.unwrap(),
+            BoundedLine::Line(b"last".to_vec())
+        );
         assert_eq!(reader.next_line().await.unwrap(), BoundedLine::Eof);
     }
 }

@@ -33,13 +33,51 @@ pub use spec::*;
 /// synchronous [`LaunchError::Spawn`]. Everything after that (handshake, session, turns) is
 /// reported on [`ProviderHandle::events`], ending with [`ProviderEvent::Stopped`].
 pub fn launch(spec: LaunchSpec) -> Result<ProviderHandle, LaunchError> {
-    if spec.kind == ProviderKind::Acp && spec.program.as_os_str().is_empty() {
-        return Err(LaunchError::Config("the ACP agent command is not configured".to_string()));
-    }
+    check_spec(&spec)?;
     match spec.kind {
         ProviderKind::Codex => codex::launch(spec),
         ProviderKind::ClaudeCode => claude::launch(spec),
         ProviderKind::OpenCode => opencode::launch(spec),
         ProviderKind::Acp => acp::launch(spec),
     }
+}
+
+/// Rejects a spec that cannot describe a run, before anything is started.
+fn check_spec(spec: &LaunchSpec) -> Result<(), LaunchError> {
+    if spec.program.as_os_str().is_empty() {
+        let what = if spec.kind == ProviderKind::Acp {
+            "the ACP agent command is not configured"
+        } else {
+            "no provider program"
+        };
+        return Err(LaunchError::Config(what.to_string()));
+    }
+    if !spec.worktree.is_absolute() || !spec.worktree.is_dir() {
+        return Err(LaunchError::Config(format!(
+            "worktree {} is not an absolute path to a directory",
+            spec.worktree.display()
+        )));
+    }
+    if spec
+        .resume_session_id
+        .as_deref()
+        .is_some_and(|id| id.is_empty() || id.len() > 256 || id.chars().any(char::is_control))
+    {
+        return Err(LaunchError::Config(
+            "the stored session id is empty, longer than 256 bytes or has control characters"
+                .to_string(),
+        ));
+    }
+    if spec.leading_args.len() + spec.extra_args.len() > 256
+        || spec
+            .leading_args
+            .iter()
+            .chain(&spec.extra_args)
+            .any(|arg| arg.contains('\0'))
+    {
+        return Err(LaunchError::Config(
+            "provider arguments: at most 256, none containing NUL".to_string(),
+        ));
+    }
+    Ok(())
 }

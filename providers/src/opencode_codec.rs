@@ -37,14 +37,18 @@ const LISTENING_PREFIX: &str = "opencode server listening on ";
 pub fn parse_listening_line(line: &str) -> Option<Result<u16, OpenCodeCodecError>> {
     let url = line.trim().strip_prefix(LISTENING_PREFIX)?;
     let Some(rest) = url.strip_prefix("http://127.0.0.1:") else {
-        return Some(Err(violation(format!("opencode listens on {url}, not http://127.0.0.1"))));
+        return Some(Err(violation(format!(
+            "opencode listens on {url}, not http://127.0.0.1"
+        ))));
     };
     let (port_text, path) = match rest.find('/') {
         Some(index) => (&rest[..index], &rest[index..]),
         None => (rest, "/"),
     };
     if path != "/" {
-        return Some(Err(violation(format!("opencode listens under path {path}, not /"))));
+        return Some(Err(violation(format!(
+            "opencode listens under path {path}, not /"
+        ))));
     }
     Some(match port_text.parse::<u16>() {
         Ok(0) | Err(_) => Err(violation(format!("opencode reported port {port_text:?}"))),
@@ -53,19 +57,34 @@ pub fn parse_listening_line(line: &str) -> Option<Result<u16, OpenCodeCodecError
 }
 
 pub fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
-    let core = text.trim().trim_start_matches('v').split(['-', '+']).next()?;
+    let core = text
+        .trim()
+        .trim_start_matches('v')
+        .split(['-', '+'])
+        .next()?;
     let mut parts = core.split('.').map(|part| part.parse::<u64>().ok());
-    Some((parts.next()??, parts.next()??, parts.next().unwrap_or(Some(0))?))
+    Some((
+        parts.next()??,
+        parts.next()??,
+        parts.next().unwrap_or(Some(0))?,
+    ))
 }
 
 /// Checks `GET /global/health`; returns the server version.
 pub fn check_health(health: &Value) -> Result<String, OpenCodeCodecError> {
     if health.get("healthy").and_then(Value::as_bool) != Some(true) {
-        return Err(violation(format!("opencode reports itself unhealthy: {health}")));
+        return Err(violation(format!(
+            "opencode reports itself unhealthy: {health}"
+        )));
     }
-    let version = health.get("version").and_then(Value::as_str).ok_or_else(|| violation("health has no version"))?;
-    let parsed = parse_version(version).ok_or_else(|| violation(format!("opencode version {version:?} is not a version")))?;
-    let ((min_major, min_minor, min_patch), (max_major, max_minor, max_patch)) = TESTED_VERSION_RANGE;
+    let version = health
+        .get("version")
+        .and_then(Value::as_str)
+        .ok_or_else(|| violation("health has no version"))?;
+    let parsed = parse_version(version)
+        .ok_or_else(|| violation(format!("opencode version {version:?} is not a version")))?;
+    let ((min_major, min_minor, min_patch), (max_major, max_minor, max_patch)) =
+        TESTED_VERSION_RANGE;
     if parsed < (min_major, min_minor, min_patch) || parsed >= (max_major, max_minor, max_patch) {
         return Err(violation(format!(
             "opencode {version} is outside the tested range {min_major}.{min_minor}.{min_patch} to before {max_major}.{max_minor}.{max_patch}"
@@ -79,7 +98,12 @@ pub fn missing_operations(doc: &Value) -> Vec<String> {
     let paths = doc.get("paths");
     REQUIRED_OPERATIONS
         .iter()
-        .filter(|(path, method)| paths.and_then(|paths| paths.get(*path)).and_then(|item| item.get(*method)).is_none())
+        .filter(|(path, method)| {
+            paths
+                .and_then(|paths| paths.get(*path))
+                .and_then(|item| item.get(*method))
+                .is_none()
+        })
         .map(|(path, method)| format!("{} {path}", method.to_uppercase()))
         .collect()
 }
@@ -117,27 +141,69 @@ impl SseAssembler {
 /// A message part, reduced to what the transcript shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OpenCodePart {
-    Text { id: String, message_id: String, text: String, finished: bool },
-    Tool { call_id: String, tool: String, status: String, input: String, output: String },
+    Text {
+        id: String,
+        message_id: String,
+        text: String,
+        finished: bool,
+    },
+    Tool {
+        call_id: String,
+        tool: String,
+        status: String,
+        input: String,
+        output: String,
+    },
     Other,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OpenCodeEvent {
     ServerConnected,
-    SessionStatus { session_id: String, status: String },
-    SessionError { session_id: Option<String>, name: String, message: String },
-    PermissionAsked { id: String, session_id: String, permission: String, patterns: Vec<String>, always: Vec<String> },
-    PermissionReplied { session_id: String, request_id: String, reply: String },
-    QuestionAsked { id: String, session_id: String, text: String },
-    PartUpdated { session_id: String, part: OpenCodePart },
+    SessionStatus {
+        session_id: String,
+        status: String,
+    },
+    SessionError {
+        session_id: Option<String>,
+        name: String,
+        message: String,
+    },
+    PermissionAsked {
+        id: String,
+        session_id: String,
+        permission: String,
+        patterns: Vec<String>,
+        always: Vec<String>,
+    },
+    PermissionReplied {
+        session_id: String,
+        request_id: String,
+        reply: String,
+    },
+    QuestionAsked {
+        id: String,
+        session_id: String,
+        text: String,
+    },
+    PartUpdated {
+        session_id: String,
+        part: OpenCodePart,
+    },
     /// `message.updated`: tells user messages (our prompt) from the assistant's.
-    MessageUpdated { session_id: String, message_id: String, role: String },
+    MessageUpdated {
+        session_id: String,
+        message_id: String,
+        role: String,
+    },
     Other,
 }
 
 fn text(value: &Value, pointer: &str) -> Option<String> {
-    value.pointer(pointer).and_then(Value::as_str).map(str::to_string)
+    value
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }
 
 fn required(value: &Value, pointer: &str, what: &str) -> Result<String, OpenCodeCodecError> {
@@ -148,13 +214,19 @@ fn strings(value: &Value, pointer: &str) -> Vec<String> {
     value
         .pointer(pointer)
         .and_then(Value::as_array)
-        .map(|list| list.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .map(|list| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 /// Parses the data of one SSE event: `{"type": ..., "properties": {...}}`.
 pub fn parse_opencode_event(data: &[u8]) -> Result<OpenCodeEvent, OpenCodeCodecError> {
-    let event: Value = serde_json::from_slice(data).map_err(|error| violation(format!("event is not JSON: {error}")))?;
+    let event: Value = serde_json::from_slice(data)
+        .map_err(|error| violation(format!("event is not JSON: {error}")))?;
     let kind = text(&event, "/type").ok_or_else(|| violation("event without a type"))?;
     let empty = Value::Null;
     let properties = event.get("properties").unwrap_or(&empty);
@@ -167,7 +239,8 @@ pub fn parse_opencode_event(data: &[u8]) -> Result<OpenCodeEvent, OpenCodeCodecE
         "session.error" => OpenCodeEvent::SessionError {
             session_id: text(properties, "/sessionID"),
             name: text(properties, "/error/name").unwrap_or_else(|| "UnknownError".to_string()),
-            message: text(properties, "/error/data/message").unwrap_or_else(|| "the session failed".to_string()),
+            message: text(properties, "/error/data/message")
+                .unwrap_or_else(|| "the session failed".to_string()),
         },
         "permission.asked" => OpenCodeEvent::PermissionAsked {
             id: required(properties, "/id", "permission.asked")?,
@@ -188,7 +261,11 @@ pub fn parse_opencode_event(data: &[u8]) -> Result<OpenCodeEvent, OpenCodeCodecE
                 .get("questions")
                 .and_then(Value::as_array)
                 .map(|questions| {
-                    questions.iter().filter_map(|question| question.get("question").and_then(Value::as_str)).collect::<Vec<_>>().join(" / ")
+                    questions
+                        .iter()
+                        .filter_map(|question| question.get("question").and_then(Value::as_str))
+                        .collect::<Vec<_>>()
+                        .join(" / ")
                 })
                 .unwrap_or_default(),
         },
@@ -212,8 +289,13 @@ pub fn parse_opencode_event(data: &[u8]) -> Result<OpenCodeEvent, OpenCodeCodecE
                         call_id: text(part, "/callID").unwrap_or_default(),
                         tool: text(part, "/tool").unwrap_or_default(),
                         status: text(part, "/state/status").unwrap_or_default(),
-                        input: part.pointer("/state/input").map(Value::to_string).unwrap_or_default(),
-                        output: text(part, "/state/output").or_else(|| text(part, "/state/error")).unwrap_or_default(),
+                        input: part
+                            .pointer("/state/input")
+                            .map(Value::to_string)
+                            .unwrap_or_default(),
+                        output: text(part, "/state/output")
+                            .or_else(|| text(part, "/state/error"))
+                            .unwrap_or_default(),
                     },
                     _ => OpenCodePart::Other,
                 },
@@ -230,17 +312,42 @@ mod tests {
 
     #[test]
     fn listening_line_must_be_local_http() {
-        assert_eq!(parse_listening_line("opencode server listening on http://127.0.0.1:4096").unwrap().unwrap(), 4096);
-        assert_eq!(parse_listening_line("opencode server listening on http://127.0.0.1:4096/").unwrap().unwrap(), 4096);
-        assert!(parse_listening_line("opencode server listening on http://0.0.0.0:4096").unwrap().is_err());
-        assert!(parse_listening_line("opencode server listening on http://127.0.0.1:0").unwrap().is_err());
-        assert!(parse_listening_line("opencode server listening on http://127.0.0.1:80/api").unwrap().is_err());
+        assert_eq!(
+            parse_listening_line("opencode server listening on http://127.0.0.1:4096")
+                .unwrap()
+                .unwrap(),
+            4096
+        );
+        assert_eq!(
+            parse_listening_line("opencode server listening on http://127.0.0.1:4096/")
+                .unwrap()
+                .unwrap(),
+            4096
+        );
+        assert!(
+            parse_listening_line("opencode server listening on http://0.0.0.0:4096")
+                .unwrap()
+                .is_err()
+        );
+        assert!(
+            parse_listening_line("opencode server listening on http://127.0.0.1:0")
+                .unwrap()
+                .is_err()
+        );
+        assert!(
+            parse_listening_line("opencode server listening on http://127.0.0.1:80/api")
+                .unwrap()
+                .is_err()
+        );
         assert!(parse_listening_line("some log line").is_none());
     }
 
     #[test]
     fn versions_in_the_tested_range_pass() {
-        assert_eq!(check_health(&json!({"healthy": true, "version": "1.18.33"})).unwrap(), "1.18.33");
+        assert_eq!(
+            check_health(&json!({"healthy": true, "version": "1.18.33"})).unwrap(),
+            "1.18.33"
+        );
         assert!(check_health(&json!({"healthy": true, "version": "1.17.9"})).is_err());
         assert!(check_health(&json!({"healthy": true, "version": "2.0.0"})).is_err());
         assert!(check_health(&json!({"healthy": false, "version": "1.18.33"})).is_err());
@@ -266,8 +373,15 @@ mod tests {
 
     #[test]
     fn events_are_parsed() {
-        let idle = br#"{"type":"session.status","properties":{"sessionID":"s","status":{"type":"idle"}}}"#;
-        assert_eq!(parse_opencode_event(idle).unwrap(), OpenCodeEvent::SessionStatus { session_id: "s".into(), status: "idle".into() });
+        let idle =
+            br#"{"type":"session.status","properties":{"sessionID":"s","status":{"type":"idle"}}}"#;
+        assert_eq!(
+            parse_opencode_event(idle).unwrap(),
+            OpenCodeEvent::SessionStatus {
+                session_id: "s".into(),
+                status: "idle".into()
+            }
+        );
         assert!(parse_opencode_event(b"nope").is_err());
         assert!(parse_opencode_event(br#"{"type":"session.status","properties":{}}"#).is_err());
     }

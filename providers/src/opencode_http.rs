@@ -21,11 +21,24 @@ const MAX_DOC_BYTES: u64 = 16 * 1024 * 1024;
 pub enum HttpError {
     /// The request may or may not have reached the server.
     #[error("{method} {path} failed: {message}")]
-    Transport { method: &'static str, path: String, message: String },
+    Transport {
+        method: &'static str,
+        path: String,
+        message: String,
+    },
     #[error("{method} {path} answered HTTP {status}: {body}")]
-    Status { method: &'static str, path: String, status: u16, body: String },
+    Status {
+        method: &'static str,
+        path: String,
+        status: u16,
+        body: String,
+    },
     #[error("{method} {path} answered with a body that is not JSON: {message}")]
-    NotJson { method: &'static str, path: String, message: String },
+    NotJson {
+        method: &'static str,
+        path: String,
+        message: String,
+    },
 }
 
 /// A handle on one OpenCode server. Cheap to clone.
@@ -71,8 +84,15 @@ fn percent_encode(text: &str) -> String {
 }
 
 impl OpenCodeHttp {
-    pub fn new(port: u16, username: &str, password: &str, directory: &str, timeout: Duration) -> OpenCodeHttp {
-        let credentials = base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"));
+    pub fn new(
+        port: u16,
+        username: &str,
+        password: &str,
+        directory: &str,
+        timeout: Duration,
+    ) -> OpenCodeHttp {
+        let credentials =
+            base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"));
         OpenCodeHttp {
             agent: agent(Some(timeout)),
             streaming_agent: agent(None),
@@ -91,11 +111,25 @@ impl OpenCodeHttp {
     }
 
     /// A blocking request; `body: None` is a GET. Returns the status and the body text.
-    fn call_blocking(&self, method: &'static str, path: &str, body: Option<&Value>, with_directory: bool) -> Result<(u16, String), HttpError> {
+    fn call_blocking(
+        &self,
+        method: &'static str,
+        path: &str,
+        body: Option<&Value>,
+        with_directory: bool,
+    ) -> Result<(u16, String), HttpError> {
         let url = self.url(path, with_directory);
-        let transport = |error: ureq::Error| HttpError::Transport { method, path: path.to_string(), message: error.to_string() };
+        let transport = |error: ureq::Error| HttpError::Transport {
+            method,
+            path: path.to_string(),
+            message: error.to_string(),
+        };
         let response = match body {
-            None => self.agent.get(&url).header("Authorization", &self.authorization).call(),
+            None => self
+                .agent
+                .get(&url)
+                .header("Authorization", &self.authorization)
+                .call(),
             Some(body) => self
                 .agent
                 .post(&url)
@@ -105,27 +139,65 @@ impl OpenCodeHttp {
         }
         .map_err(transport)?;
         let status = response.status().as_u16();
-        let limit = if path == "/doc" { MAX_DOC_BYTES } else { MAX_FRAME_BYTES as u64 };
-        let text = response.into_body().into_with_config().limit(limit).read_to_string().map_err(transport)?;
+        let limit = if path == "/doc" {
+            MAX_DOC_BYTES
+        } else {
+            MAX_FRAME_BYTES as u64
+        };
+        let text = response
+            .into_body()
+            .into_with_config()
+            .limit(limit)
+            .read_to_string()
+            .map_err(transport)?;
         Ok((status, text))
     }
 
     /// Runs a request on a blocking thread.
-    pub async fn call(&self, method: &'static str, path: &str, body: Option<Value>, with_directory: bool) -> Result<(u16, String), HttpError> {
+    pub async fn call(
+        &self,
+        method: &'static str,
+        path: &str,
+        body: Option<Value>,
+        with_directory: bool,
+    ) -> Result<(u16, String), HttpError> {
         let client = self.clone();
         let owned_path = path.to_string();
-        tokio::task::spawn_blocking(move || client.call_blocking(method, &owned_path, body.as_ref(), with_directory))
-            .await
-            .unwrap_or_else(|error| Err(HttpError::Transport { method, path: path.to_string(), message: error.to_string() }))
+        tokio::task::spawn_blocking(move || {
+            client.call_blocking(method, &owned_path, body.as_ref(), with_directory)
+        })
+        .await
+        .unwrap_or_else(|error| {
+            Err(HttpError::Transport {
+                method,
+                path: path.to_string(),
+                message: error.to_string(),
+            })
+        })
     }
 
     /// A request whose answer must be 200 with a JSON body.
-    pub async fn json(&self, method: &'static str, path: &str, body: Option<Value>, with_directory: bool) -> Result<Value, HttpError> {
+    pub async fn json(
+        &self,
+        method: &'static str,
+        path: &str,
+        body: Option<Value>,
+        with_directory: bool,
+    ) -> Result<Value, HttpError> {
         let (status, text) = self.call(method, path, body, with_directory).await?;
         if status != 200 {
-            return Err(HttpError::Status { method, path: path.to_string(), status, body: crate::framing::truncate_utf8(&text, 512).to_string() });
+            return Err(HttpError::Status {
+                method,
+                path: path.to_string(),
+                status,
+                body: crate::framing::truncate_utf8(&text, 512).to_string(),
+            });
         }
-        serde_json::from_str(&text).map_err(|error| HttpError::NotJson { method, path: path.to_string(), message: error.to_string() })
+        serde_json::from_str(&text).map_err(|error| HttpError::NotJson {
+            method,
+            path: path.to_string(),
+            message: error.to_string(),
+        })
     }
 
     /// Opens `GET /event` and forwards its events until it ends.
@@ -143,9 +215,10 @@ impl OpenCodeHttp {
                     .call();
                 let end = match response {
                     Err(error) => Some(format!("GET /event failed: {error}")),
-                    Ok(response) if response.status().as_u16() != 200 => {
-                        Some(format!("GET /event answered HTTP {}", response.status().as_u16()))
-                    }
+                    Ok(response) if response.status().as_u16() != 200 => Some(format!(
+                        "GET /event answered HTTP {}",
+                        response.status().as_u16()
+                    )),
                     Ok(response) => forward_events(response.into_body().into_reader(), &sender),
                 };
                 let _ = sender.blocking_send(StreamItem::Ended(end));
@@ -162,7 +235,9 @@ fn forward_events(reader: impl Read, sender: &mpsc::Sender<StreamItem>) -> Optio
     let mut line = Vec::new();
     loop {
         line.clear();
-        let read = (&mut reader).take(MAX_FRAME_BYTES as u64 + 1).read_until(b'\n', &mut line);
+        let read = (&mut reader)
+            .take(MAX_FRAME_BYTES as u64 + 1)
+            .read_until(b'\n', &mut line);
         match read {
             Ok(0) => return None,
             Ok(_) => {}

@@ -67,7 +67,10 @@ pub struct ProviderPipes {
 
 impl ProviderProcess {
     /// Spawns the provider. Must be called inside a tokio runtime.
-    pub fn spawn(config: &ProcessConfig, sink: EventSink) -> Result<(ProviderProcess, ProviderPipes), LaunchError> {
+    pub fn spawn(
+        config: &ProcessConfig,
+        sink: EventSink,
+    ) -> Result<(ProviderProcess, ProviderPipes), LaunchError> {
         let program_text = config.program.display().to_string();
         let mut command = Command::new(&config.program);
         command
@@ -99,11 +102,16 @@ impl ProviderProcess {
                 command.pre_exec(move || restrict_current_process(ruleset_fd));
             }
         }
-        let mut child = command.spawn().map_err(|error| LaunchError::Spawn(program_text.clone(), error))?;
+        let mut child = command
+            .spawn()
+            .map_err(|error| LaunchError::Spawn(program_text.clone(), error))?;
         drop(prepared);
-        let pid = child
-            .id()
-            .ok_or_else(|| LaunchError::Spawn(program_text.clone(), std::io::Error::other("exited during spawn")))?;
+        let pid = child.id().ok_or_else(|| {
+            LaunchError::Spawn(
+                program_text.clone(),
+                std::io::Error::other("exited during spawn"),
+            )
+        })?;
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
@@ -163,7 +171,10 @@ impl ProviderProcess {
         }
         if let Some(forwarder) = self.stderr_forwarder.take() {
             let abort = forwarder.abort_handle();
-            if tokio::time::timeout(STDERR_DRAIN_GRACE, forwarder).await.is_err() {
+            if tokio::time::timeout(STDERR_DRAIN_GRACE, forwarder)
+                .await
+                .is_err()
+            {
                 abort.abort();
             }
         }
@@ -190,7 +201,9 @@ impl Drop for ProviderProcess {
 }
 
 fn exit_code(status: std::process::ExitStatus) -> Option<i32> {
-    status.code().or_else(|| status.signal().map(|signal| 128 + signal))
+    status
+        .code()
+        .or_else(|| status.signal().map(|signal| 128 + signal))
 }
 
 async fn forward_stderr(stderr: tokio::process::ChildStderr, sink: EventSink) {

@@ -27,7 +27,11 @@ impl SessionIo {
     /// A failure describing a provider that closed its output or exited on its own,
     /// including its exit code when it is known within a moment.
     pub async fn provider_gone(&mut self, what: &str) -> SessionEnd {
-        let code = tokio::time::timeout(std::time::Duration::from_secs(2), self.process.wait_for_exit()).await;
+        let code = tokio::time::timeout(
+            std::time::Duration::from_secs(2),
+            self.process.wait_for_exit(),
+        )
+        .await;
         let reason = match code {
             Ok(Some(code)) => format!("{what}: the provider exited with code {code}"),
             Ok(None) => format!("{what}: the provider exited"),
@@ -48,29 +52,57 @@ pub fn start<D: Driver>(config: ProcessConfig, driver: D) -> Result<ProviderHand
     let (commands_sender, commands) = mpsc::channel(COMMAND_CHANNEL_CAPACITY);
     let (process, pipes) = ProviderProcess::spawn(&config, sink.clone())?;
     let pid = process.pid();
-    let mut io = SessionIo { process, stdin: pipes.stdin, stdout: Some(pipes.stdout), commands, sink };
+    let mut io = SessionIo {
+        process,
+        stdin: pipes.stdin,
+        stdout: Some(pipes.stdout),
+        commands,
+        sink,
+    };
     tokio::spawn(async move {
         let end = driver.run(&mut io).await;
-        let SessionIo { process, stdin, stdout, commands, sink } = io;
+        let SessionIo {
+            process,
+            stdin,
+            stdout,
+            commands,
+            sink,
+        } = io;
         drop(commands);
         if let SessionEnd::Failed { kind, reason } = end {
-            sink.send(ProviderEvent::TransportFailed { kind, reason }).await;
+            sink.send(ProviderEvent::TransportFailed { kind, reason })
+                .await;
         }
         drop(stdout);
         let exit_code = process.shutdown(stdin).await;
         sink.send(ProviderEvent::Stopped { exit_code }).await;
     });
-    Ok(ProviderHandle { commands: commands_sender, events, pid })
+    Ok(ProviderHandle {
+        commands: commands_sender,
+        events,
+        pid,
+    })
 }
 
 /// Sends one event; a closed engine side ends the session as a shutdown.
 pub async fn send(io: &SessionIo, event: ProviderEvent) -> Result<(), SessionEnd> {
-    if io.sink.send(event).await { Ok(()) } else { Err(SessionEnd::ShutdownRequested) }
+    if io.sink.send(event).await {
+        Ok(())
+    } else {
+        Err(SessionEnd::ShutdownRequested)
+    }
 }
 
 /// Sends one transcript line (truncated at the visible-text limit).
-pub async fn transcript(io: &SessionIo, line: crate::spec::TranscriptLine) -> Result<(), SessionEnd> {
-    if io.sink.transcript(line).await { Ok(()) } else { Err(SessionEnd::ShutdownRequested) }
+pub async fn transcript(
+    io: &SessionIo,
+    line: crate::spec::TranscriptLine,
+) -> Result<(), SessionEnd> {
+    if io.sink.transcript(line).await {
+        Ok(())
+    } else {
+        Err(SessionEnd::ShutdownRequested)
+    }
 }
 
 /// Sleeps until `deadline`, or forever without one.

@@ -32,12 +32,22 @@ async fn a_confined_child_writes_only_beneath_its_write_paths() {
         }),
     };
     let (sink, _events) = EventSink::channel();
-    let (mut process, _pipes) = ProviderProcess::spawn(&config, sink).expect("spawn confined child");
+    let (mut process, _pipes) =
+        ProviderProcess::spawn(&config, sink).expect("spawn confined child");
     process.wait_for_exit().await;
     process.shutdown(None).await;
-    assert!(!read_only.path().join("blocked").exists(), "Landlock ABI {abi} let the child write a read-only directory");
-    assert!(writable.path().join("allowed").exists(), "the child could not write its write path");
-    assert_eq!(std::fs::read_to_string(writable.path().join("read-check")).expect("read check"), "read-ok\n");
+    assert!(
+        !read_only.path().join("blocked").exists(),
+        "Landlock ABI {abi} let the child write a read-only directory"
+    );
+    assert!(
+        writable.path().join("allowed").exists(),
+        "the child could not write its write path"
+    );
+    assert_eq!(
+        std::fs::read_to_string(writable.path().join("read-check")).expect("read check"),
+        "read-ok\n"
+    );
 }
 
 #[tokio::test]
@@ -52,11 +62,16 @@ async fn confinement_of_a_missing_path_is_refused_before_spawning() {
         working_directory: None,
         env: BTreeMap::new(),
         stdin: StdinMode::Null,
-        confinement: Some(Confinement { read_paths: vec![PathBuf::from("/nonexistent/nagi")], write_paths: Vec::new() }),
+        confinement: Some(Confinement {
+            read_paths: vec![PathBuf::from("/nonexistent/nagi")],
+            write_paths: Vec::new(),
+        }),
     };
     let (sink, _events) = EventSink::channel();
     match ProviderProcess::spawn(&config, sink) {
-        Err(nagi_providers::LaunchError::Confinement(message)) => assert!(message.contains("/nonexistent/nagi"), "{message}"),
+        Err(nagi_providers::LaunchError::Confinement(message)) => {
+            assert!(message.contains("/nonexistent/nagi"), "{message}")
+        }
         Err(other) => panic!("unexpected error {other}"),
         Ok(_) => panic!("a confinement that cannot be built must not start the provider"),
     }

@@ -18,12 +18,13 @@ use std::sync::Arc;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, ContentBlock, ContentChunk, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse, PermissionOption,
-    PermissionOptionKind, PromptRequest, PromptResponse, RequestPermissionOutcome, RequestPermissionRequest,
-    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionNotification, SessionResumeCapabilities,
-    SessionUpdate, StopReason, TextContent, ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    WriteTextFileRequest,
+    AgentCapabilities, CancelNotification, ContentBlock, ContentChunk, InitializeRequest,
+    InitializeResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
+    NewSessionResponse, PermissionOption, PermissionOptionKind, PromptRequest, PromptResponse,
+    RequestPermissionOutcome, RequestPermissionRequest, ResumeSessionRequest,
+    ResumeSessionResponse, SessionCapabilities, SessionNotification, SessionResumeCapabilities,
+    SessionUpdate, StopReason, TextContent, ToolCall, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, WriteTextFileRequest,
 };
 use agent_client_protocol::{Agent, Client, Stdio};
 use fake_support::{ApprovalKind, Step, log};
@@ -42,7 +43,8 @@ async fn main() -> agent_client_protocol::Result<()> {
     fake_support::log_started();
     fake_support::run_startup_behaviour();
     let state = Arc::new(State::default());
-    let resume_mode = std::env::var("NAGI_FAKE_ACP_RESUME").unwrap_or_else(|_| "resume".to_string());
+    let resume_mode =
+        std::env::var("NAGI_FAKE_ACP_RESUME").unwrap_or_else(|_| "resume".to_string());
     let (prompt_state, cancel_state, new_state) = (state.clone(), state.clone(), state.clone());
     Agent
         .v1()
@@ -121,19 +123,43 @@ async fn main() -> agent_client_protocol::Result<()> {
 }
 
 fn chunk(session: &str, text: &str) -> SessionNotification {
-    SessionNotification::new(session.to_string(), SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::Text(TextContent::new(text)))))
+    SessionNotification::new(
+        session.to_string(),
+        SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::Text(TextContent::new(
+            text,
+        )))),
+    )
 }
 
 async fn say(cx: &ConnectionTo<Client>, session: &str, text: &str) {
     // Two chunks, so the client has to join streamed text.
-    let middle = text.char_indices().nth(text.chars().count() / 2).map_or(text.len(), |(index, _)| index);
+    let middle = text
+        .char_indices()
+        .nth(text.chars().count() / 2)
+        .map_or(text.len(), |(index, _)| index);
     let _ = cx.send_notification(chunk(session, &text[..middle]));
     let _ = cx.send_notification(chunk(session, &text[middle..]));
 }
 
-async fn ask_permission(cx: &ConnectionTo<Client>, session: &str, title: &str, options: Vec<PermissionOption>) -> String {
-    let call = ToolCallUpdate::new("call-1", ToolCallUpdateFields::new().title(title.to_string()));
-    match cx.send_request(RequestPermissionRequest::new(session.to_string(), call, options)).block_task().await {
+async fn ask_permission(
+    cx: &ConnectionTo<Client>,
+    session: &str,
+    title: &str,
+    options: Vec<PermissionOption>,
+) -> String {
+    let call = ToolCallUpdate::new(
+        "call-1",
+        ToolCallUpdateFields::new().title(title.to_string()),
+    );
+    match cx
+        .send_request(RequestPermissionRequest::new(
+            session.to_string(),
+            call,
+            options,
+        ))
+        .block_task()
+        .await
+    {
         Ok(response) => match response.outcome {
             RequestPermissionOutcome::Selected(selected) => selected.option_id.to_string(),
             _ => "cancelled".to_string(),
@@ -142,16 +168,32 @@ async fn ask_permission(cx: &ConnectionTo<Client>, session: &str, title: &str, o
     }
 }
 
-async fn run_turn(cx: &ConnectionTo<Client>, state: &State, session: &str, prompt: &str) -> Result<StopReason, String> {
-    let number = state.turns.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+async fn run_turn(
+    cx: &ConnectionTo<Client>,
+    state: &State,
+    session: &str,
+    prompt: &str,
+) -> Result<StopReason, String> {
+    let number = state
+        .turns
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        + 1;
     let cwd = state.cwd.lock().expect("cwd").clone();
     for step in fake_support::script_for_turn(number, prompt) {
         match step {
             Step::Text(text) => say(cx, session, &text).await,
             Step::Tool { command, output } => {
-                let _ = cx.send_notification(SessionNotification::new(session.to_string(), SessionUpdate::ToolCall(ToolCall::new("tool-1", command.clone()))));
-                let fields = ToolCallUpdateFields::new().status(ToolCallStatus::Completed).title(format!("{command} -> {output}"));
-                let _ = cx.send_notification(SessionNotification::new(session.to_string(), SessionUpdate::ToolCallUpdate(ToolCallUpdate::new("tool-1", fields))));
+                let _ = cx.send_notification(SessionNotification::new(
+                    session.to_string(),
+                    SessionUpdate::ToolCall(ToolCall::new("tool-1", command.clone())),
+                ));
+                let fields = ToolCallUpdateFields::new()
+                    .status(ToolCallStatus::Completed)
+                    .title(format!("{command} -> {output}"));
+                let _ = cx.send_notification(SessionNotification::new(
+                    session.to_string(),
+                    SessionUpdate::ToolCallUpdate(ToolCallUpdate::new("tool-1", fields)),
+                ));
             }
             Step::Approval { kind, subject } => {
                 let title = match kind {
@@ -160,9 +202,21 @@ async fn run_turn(cx: &ConnectionTo<Client>, state: &State, session: &str, promp
                     ApprovalKind::Permission => subject.clone(),
                 };
                 let options = vec![
-                    PermissionOption::new("allow-once", "Allow once", PermissionOptionKind::AllowOnce),
-                    PermissionOption::new("allow-always", "Always allow", PermissionOptionKind::AllowAlways),
-                    PermissionOption::new("reject-once", "Reject", PermissionOptionKind::RejectOnce),
+                    PermissionOption::new(
+                        "allow-once",
+                        "Allow once",
+                        PermissionOptionKind::AllowOnce,
+                    ),
+                    PermissionOption::new(
+                        "allow-always",
+                        "Always allow",
+                        PermissionOptionKind::AllowAlways,
+                    ),
+                    PermissionOption::new(
+                        "reject-once",
+                        "Reject",
+                        PermissionOptionKind::RejectOnce,
+                    ),
                 ];
                 let decision = ask_permission(cx, session, &title, options).await;
                 log(json!({"event": "decision", "decision": decision}));
@@ -172,7 +226,13 @@ async fn run_turn(cx: &ConnectionTo<Client>, state: &State, session: &str, promp
                 let options = question
                     .options
                     .iter()
-                    .map(|label| PermissionOption::new(label.clone(), label.clone(), PermissionOptionKind::AllowOnce))
+                    .map(|label| {
+                        PermissionOption::new(
+                            label.clone(),
+                            label.clone(),
+                            PermissionOptionKind::AllowOnce,
+                        )
+                    })
                     .collect();
                 let decision = ask_permission(cx, session, &question.question, options).await;
                 log(json!({"event": "decision", "decision": decision}));
@@ -180,11 +240,24 @@ async fn run_turn(cx: &ConnectionTo<Client>, state: &State, session: &str, promp
             }
             Step::WriteFile { path, content } => {
                 let target = cwd.join(&path);
-                let outcome = cx.send_request(WriteTextFileRequest::new(session.to_string(), target.clone(), content)).block_task().await;
+                let outcome = cx
+                    .send_request(WriteTextFileRequest::new(
+                        session.to_string(),
+                        target.clone(),
+                        content,
+                    ))
+                    .block_task()
+                    .await;
                 log(json!({"event": "write", "path": target, "ok": outcome.is_ok()}));
                 let text = match outcome {
                     Ok(_) => format!("wrote {path}"),
-                    Err(error) => format!("write refused: {}", error.data.map(|data| data.to_string()).unwrap_or(error.message)),
+                    Err(error) => format!(
+                        "write refused: {}",
+                        error
+                            .data
+                            .map(|data| data.to_string())
+                            .unwrap_or(error.message)
+                    ),
                 };
                 say(cx, session, &text).await;
             }

@@ -29,7 +29,16 @@ use std::io::{BufRead, Write};
 use fake_support::{ApprovalKind, Step, log};
 use serde_json::{Value, json};
 
-const ALL_TOOLS: [&str; 8] = ["Task", "Bash", "Edit", "Write", "Read", "Glob", "Grep", "AskUserQuestion"];
+const ALL_TOOLS: [&str; 8] = [
+    "Task",
+    "Bash",
+    "Edit",
+    "Write",
+    "Read",
+    "Glob",
+    "Grep",
+    "AskUserQuestion",
+];
 
 struct Flags {
     permission_mode: String,
@@ -55,7 +64,12 @@ enum TurnEnd {
 
 fn parse_flags() -> Flags {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let value_of = |name: &str| args.iter().position(|arg| arg == name).and_then(|index| args.get(index + 1)).cloned();
+    let value_of = |name: &str| {
+        args.iter()
+            .position(|arg| arg == name)
+            .and_then(|index| args.get(index + 1))
+            .cloned()
+    };
     let mut flags = Flags {
         permission_mode: value_of("--permission-mode").unwrap_or_else(|| "default".to_string()),
         tools: match value_of("--tools") {
@@ -73,7 +87,13 @@ fn parse_flags() -> Flags {
         flags.permission_mode = "default".to_string();
         flags.tools = ALL_TOOLS.iter().map(|tool| tool.to_string()).collect();
     }
-    for required in ["-p", "--input-format", "--output-format", "--verbose", "--permission-prompt-tool"] {
+    for required in [
+        "-p",
+        "--input-format",
+        "--output-format",
+        "--verbose",
+        "--permission-prompt-tool",
+    ] {
         if !args.iter().any(|arg| arg == required) {
             fake_support::fatal(&format!("missing flag {required}"));
         }
@@ -91,11 +111,20 @@ fn main() {
     fake_support::log_started();
     let flags = parse_flags();
     fake_support::run_startup_behaviour();
-    let session_id = flags.resume.clone().unwrap_or_else(fake_support::fresh_session_id);
+    let session_id = flags
+        .resume
+        .clone()
+        .unwrap_or_else(fake_support::fresh_session_id);
     if let Some(resumed) = &flags.resume {
         log(json!({"event": "resume", "session_id": resumed}));
     }
-    let mut fake = FakeClaude { lines: std::io::stdin().lock().lines(), flags, session_id, turn_number: 0, next_request: 0 };
+    let mut fake = FakeClaude {
+        lines: std::io::stdin().lock().lines(),
+        flags,
+        session_id,
+        turn_number: 0,
+        next_request: 0,
+    };
     while let Some(frame) = fake.read_frame() {
         fake.handle_frame(frame);
     }
@@ -108,8 +137,9 @@ impl FakeClaude {
             if line.trim().is_empty() {
                 continue;
             }
-            let frame: Value =
-                serde_json::from_str(&line).unwrap_or_else(|error| fake_support::fatal(&format!("client sent invalid JSON: {error}")));
+            let frame: Value = serde_json::from_str(&line).unwrap_or_else(|error| {
+                fake_support::fatal(&format!("client sent invalid JSON: {error}"))
+            });
             log(json!({"event": "received", "frame": frame}));
             return Some(frame);
         }
@@ -121,21 +151,35 @@ impl FakeClaude {
                 let request_id = frame["request_id"].clone();
                 match frame.pointer("/request/subtype").and_then(Value::as_str) {
                     Some("initialize") => {
-                        send(json!({"type": "system", "subtype": "ui_invalidate", "session_id": self.session_id}));
-                        send(json!({"type": "control_response", "response": {"subtype": "success", "request_id": request_id,
-                            "response": {"commands": [], "claude_code_version": "fake", "mcp_config": self.flags.mcp_config}}}));
+                        send(
+                            json!({"type": "system", "subtype": "ui_invalidate", "session_id": self.session_id}),
+                        );
+                        send(
+                            json!({"type": "control_response", "response": {"subtype": "success", "request_id": request_id,
+                            "response": {"commands": [], "claude_code_version": "fake", "mcp_config": self.flags.mcp_config}}}),
+                        );
                     }
-                    Some("interrupt") => send(json!({"type": "control_response", "response": {"subtype": "success", "request_id": request_id, "response": {"still_queued": []}}})),
-                    _ => send(json!({"type": "control_response", "response": {"subtype": "error", "request_id": request_id, "error": "unknown"}})),
+                    Some("interrupt") => send(
+                        json!({"type": "control_response", "response": {"subtype": "success", "request_id": request_id, "response": {"still_queued": []}}}),
+                    ),
+                    _ => send(
+                        json!({"type": "control_response", "response": {"subtype": "error", "request_id": request_id, "error": "unknown"}}),
+                    ),
                 }
             }
             Some("user") => {
                 self.turn_number += 1;
-                let prompt = frame.pointer("/message/content").and_then(Value::as_str).unwrap_or("").to_string();
+                let prompt = frame
+                    .pointer("/message/content")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
                 log(json!({"event": "prompt", "text": prompt}));
                 let tools: Vec<Value> = self.flags.tools.iter().map(|tool| json!(tool)).collect();
-                send(json!({"type": "system", "subtype": "init", "session_id": self.session_id, "cwd": std::env::current_dir().unwrap_or_default(),
-                    "tools": tools, "mcp_servers": [], "permissionMode": self.flags.permission_mode, "claude_code_version": "fake"}));
+                send(
+                    json!({"type": "system", "subtype": "init", "session_id": self.session_id, "cwd": std::env::current_dir().unwrap_or_default(),
+                    "tools": tools, "mcp_servers": [], "permissionMode": self.flags.permission_mode, "claude_code_version": "fake"}),
+                );
                 if self.flags.replay_user_messages {
                     let mut replay = frame.clone();
                     replay["isReplay"] = json!(true);
@@ -150,7 +194,9 @@ impl FakeClaude {
     }
 
     fn assistant_text(&self, text: &str) {
-        send(json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}, "session_id": self.session_id}));
+        send(
+            json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}, "session_id": self.session_id}),
+        );
     }
 
     fn run_turn(&mut self, prompt: &str) -> TurnEnd {
@@ -162,22 +208,40 @@ impl FakeClaude {
                     last_text = text;
                 }
                 Step::Tool { command, output } => {
-                    send(json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "call_1", "name": "Bash", "input": {"command": command}}]}, "session_id": self.session_id}));
-                    send(json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_1", "content": output}]}, "session_id": self.session_id}));
+                    send(
+                        json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "call_1", "name": "Bash", "input": {"command": command}}]}, "session_id": self.session_id}),
+                    );
+                    send(
+                        json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_1", "content": output}]}, "session_id": self.session_id}),
+                    );
                 }
                 Step::Approval { kind, subject } => {
                     let manual = self.flags.permission_mode == "default";
                     let (tool, input, suggestions) = match kind {
-                        ApprovalKind::Command => ("Bash", json!({"command": subject}), json!([
+                        ApprovalKind::Command => (
+                            "Bash",
+                            json!({"command": subject}),
+                            json!([
                             {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": subject}], "behavior": "allow", "destination": "localSettings"},
-                            {"type": "addDirectories", "directories": ["/tmp"], "destination": "session"}])),
-                        ApprovalKind::File => ("Write", json!({"file_path": subject, "content": ""}), json!([{"type": "setMode", "mode": "acceptEdits", "destination": "session"}])),
-                        ApprovalKind::Permission => ("WebFetch", json!({"url": subject}), json!([])),
+                            {"type": "addDirectories", "directories": ["/tmp"], "destination": "session"}]),
+                        ),
+                        ApprovalKind::File => (
+                            "Write",
+                            json!({"file_path": subject, "content": ""}),
+                            json!([{"type": "setMode", "mode": "acceptEdits", "destination": "session"}]),
+                        ),
+                        ApprovalKind::Permission => {
+                            ("WebFetch", json!({"url": subject}), json!([]))
+                        }
                     };
                     let suggestions = if manual { Some(suggestions) } else { None };
-                    let Some(response) = self.can_use_tool(tool, input, suggestions) else { return TurnEnd::Interrupted };
+                    let Some(response) = self.can_use_tool(tool, input, suggestions) else {
+                        return TurnEnd::Interrupted;
+                    };
                     let decision = match response.get("behavior").and_then(Value::as_str) {
-                        Some("allow") if response.get("updatedPermissions").is_some() => "allow_session",
+                        Some("allow") if response.get("updatedPermissions").is_some() => {
+                            "allow_session"
+                        }
                         Some("allow") => "allow",
                         _ => "deny",
                     };
@@ -188,8 +252,15 @@ impl FakeClaude {
                 Step::Ask(question) => {
                     let options: Vec<Value> = question.options.iter().map(|label| json!({"label": label, "description": format!("choose {label}")})).collect();
                     let input = json!({"questions": [{"question": question.question, "header": question.header, "options": options, "multiSelect": question.multiple}]});
-                    let Some(response) = self.can_use_tool("AskUserQuestion", input, None) else { return TurnEnd::Interrupted };
-                    let answer = response.pointer("/updatedInput/answers").and_then(|answers| answers.get(&question.question)).and_then(Value::as_str).unwrap_or("").to_string();
+                    let Some(response) = self.can_use_tool("AskUserQuestion", input, None) else {
+                        return TurnEnd::Interrupted;
+                    };
+                    let answer = response
+                        .pointer("/updatedInput/answers")
+                        .and_then(|answers| answers.get(&question.question))
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string();
                     log(json!({"event": "answers", "answers": [answer]}));
                     last_text = format!("answer: {answer}");
                     self.assistant_text(&last_text);
@@ -224,11 +295,18 @@ impl FakeClaude {
             TurnEnd::Interrupted => ("error_during_execution", true, String::new()),
             TurnEnd::Failed(reason) => ("error_during_execution", true, reason),
         };
-        send(json!({"subtype": subtype, "is_error": is_error, "result": result, "session_id": self.session_id, "type": "result"}));
+        send(
+            json!({"subtype": subtype, "is_error": is_error, "result": result, "session_id": self.session_id, "type": "result"}),
+        );
     }
 
     /// Asks for permission and returns the `response` body, or `None` when interrupted.
-    fn can_use_tool(&mut self, tool: &str, input: Value, suggestions: Option<Value>) -> Option<Value> {
+    fn can_use_tool(
+        &mut self,
+        tool: &str,
+        input: Value,
+        suggestions: Option<Value>,
+    ) -> Option<Value> {
         self.next_request += 1;
         let request_id = format!("perm-{}", self.next_request);
         let mut request = json!({"subtype": "can_use_tool", "tool_name": tool, "display_name": tool, "input": input, "tool_use_id": "call_1"});
@@ -239,13 +317,23 @@ impl FakeClaude {
         loop {
             let frame = self.read_frame()?;
             match frame.get("type").and_then(Value::as_str) {
-                Some("control_response") if frame.pointer("/response/request_id").and_then(Value::as_str) == Some(&request_id) => {
+                Some("control_response")
+                    if frame
+                        .pointer("/response/request_id")
+                        .and_then(Value::as_str)
+                        == Some(&request_id) =>
+                {
                     send(frame.clone()); // Claude Code echoes the response back
                     return frame.pointer("/response/response").cloned();
                 }
-                Some("control_request") if frame.pointer("/request/subtype").and_then(Value::as_str) == Some("interrupt") => {
+                Some("control_request")
+                    if frame.pointer("/request/subtype").and_then(Value::as_str)
+                        == Some("interrupt") =>
+                {
                     send(json!({"type": "control_cancel_request", "request_id": request_id}));
-                    send(json!({"type": "control_response", "response": {"subtype": "success", "request_id": frame["request_id"], "response": {}}}));
+                    send(
+                        json!({"type": "control_response", "response": {"subtype": "success", "request_id": frame["request_id"], "response": {}}}),
+                    );
                     log(json!({"event": "interrupted"}));
                     return None;
                 }
@@ -259,7 +347,9 @@ impl FakeClaude {
             if frame.get("type").and_then(Value::as_str) == Some("control_request")
                 && frame.pointer("/request/subtype").and_then(Value::as_str) == Some("interrupt")
             {
-                send(json!({"type": "control_response", "response": {"subtype": "success", "request_id": frame["request_id"], "response": {"still_queued": []}}}));
+                send(
+                    json!({"type": "control_response", "response": {"subtype": "success", "request_id": frame["request_id"], "response": {"still_queued": []}}}),
+                );
                 log(json!({"event": "interrupted"}));
                 return;
             }

@@ -76,8 +76,9 @@ impl FakeCodex {
             if line.trim().is_empty() {
                 continue;
             }
-            let frame: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|error| fake_support::fatal(&format!("client sent invalid JSON: {error}")));
+            let frame: Value = serde_json::from_str(&line).unwrap_or_else(|error| {
+                fake_support::fatal(&format!("client sent invalid JSON: {error}"))
+            });
             log(json!({"event": "received", "frame": frame}));
             return Some(frame);
         }
@@ -88,11 +89,17 @@ impl FakeCodex {
     }
 
     fn handle_client_frame(&mut self, frame: Value) {
-        let method = frame.get("method").and_then(Value::as_str).unwrap_or("").to_string();
+        let method = frame
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         let id = frame.get("id").cloned();
         let params = frame.get("params").cloned().unwrap_or(Value::Null);
         match (method.as_str(), id) {
-            ("initialize", Some(id)) => send(json!({"id": id, "result": {"userAgent": "fake_codex/0"}})),
+            ("initialize", Some(id)) => {
+                send(json!({"id": id, "result": {"userAgent": "fake_codex/0"}}))
+            }
             ("initialized", None) => {}
             ("thread/start", Some(id)) => {
                 if let Some(cwd) = params.get("cwd").and_then(Value::as_str) {
@@ -104,7 +111,11 @@ impl FakeCodex {
                 send(json!({"method": "thread/started", "params": {"thread": {"id": thread_id}}}));
             }
             ("thread/resume", Some(id)) => {
-                let thread_id = params.get("threadId").and_then(Value::as_str).unwrap_or("").to_string();
+                let thread_id = params
+                    .get("threadId")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
                 log(json!({"event": "resume", "session_id": thread_id}));
                 self.thread_id = Some(thread_id.clone());
                 send(json!({"id": id, "result": {"thread": {"id": thread_id}}}));
@@ -112,15 +123,25 @@ impl FakeCodex {
             ("turn/start", Some(id)) => {
                 self.turn_number += 1;
                 let turn_id = format!("turn-{}", self.turn_number);
-                let prompt = params.pointer("/input/0/text").and_then(Value::as_str).unwrap_or("").to_string();
+                let prompt = params
+                    .pointer("/input/0/text")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
                 log(json!({"event": "prompt", "text": prompt}));
-                send(json!({"id": id, "result": {"turn": {"id": turn_id, "status": "inProgress", "items": [], "error": null}}}));
-                send(json!({"method": "turn/started", "params": {"threadId": self.thread(), "turn": {"id": turn_id, "status": "inProgress", "items": []}}}));
+                send(
+                    json!({"id": id, "result": {"turn": {"id": turn_id, "status": "inProgress", "items": [], "error": null}}}),
+                );
+                send(
+                    json!({"method": "turn/started", "params": {"threadId": self.thread(), "turn": {"id": turn_id, "status": "inProgress", "items": []}}}),
+                );
                 let end = self.run_turn(&turn_id, &prompt);
                 self.complete_turn(&turn_id, end);
             }
             ("turn/interrupt", Some(id)) => send(json!({"id": id, "result": {}})),
-            (_, Some(id)) => send(json!({"id": id, "error": {"code": -32601, "message": format!("unknown method {method}")}})),
+            (_, Some(id)) => send(
+                json!({"id": id, "error": {"code": -32601, "message": format!("unknown method {method}")}}),
+            ),
             (_, None) => {}
         }
     }
@@ -132,22 +153,32 @@ impl FakeCodex {
                 Step::Tool { command, output } => {
                     let item = self.item_id();
                     let started = json!({"type": "commandExecution", "id": item, "command": command, "cwd": self.cwd, "status": "inProgress", "commandActions": []});
-                    send(json!({"method": "item/started", "params": {"threadId": self.thread(), "turnId": turn_id, "item": started}}));
+                    send(
+                        json!({"method": "item/started", "params": {"threadId": self.thread(), "turnId": turn_id, "item": started}}),
+                    );
                     let done = json!({"type": "commandExecution", "id": item, "command": command, "cwd": self.cwd, "status": "completed", "aggregatedOutput": output, "exitCode": 0, "commandActions": []});
-                    send(json!({"method": "item/completed", "params": {"threadId": self.thread(), "turnId": turn_id, "item": done}}));
+                    send(
+                        json!({"method": "item/completed", "params": {"threadId": self.thread(), "turnId": turn_id, "item": done}}),
+                    );
                 }
                 Step::Approval { kind, subject } => match self.approval(turn_id, kind, &subject) {
                     Some(decision) => self.agent_message(turn_id, &format!("decision: {decision}")),
                     None => return TurnEnd::Interrupted,
                 },
                 Step::Ask(question) => match self.ask(turn_id, &question) {
-                    Some(answers) => self.agent_message(turn_id, &format!("answer: {}", answers.join(", "))),
+                    Some(answers) => {
+                        self.agent_message(turn_id, &format!("answer: {}", answers.join(", ")))
+                    }
                     None => return TurnEnd::Interrupted,
                 },
-                Step::WriteFile { path, content } => match fake_support::write_file(&self.cwd, &path, &content) {
-                    Ok(()) => self.agent_message(turn_id, &format!("wrote {path}")),
-                    Err(error) => self.agent_message(turn_id, &format!("write failed: {error}")),
-                },
+                Step::WriteFile { path, content } => {
+                    match fake_support::write_file(&self.cwd, &path, &content) {
+                        Ok(()) => self.agent_message(turn_id, &format!("wrote {path}")),
+                        Err(error) => {
+                            self.agent_message(turn_id, &format!("write failed: {error}"))
+                        }
+                    }
+                }
                 Step::WaitInterrupt => {
                     self.wait_for_interrupt();
                     return TurnEnd::Interrupted;
@@ -166,11 +197,19 @@ impl FakeCodex {
 
     fn complete_turn(&mut self, turn_id: &str, end: TurnEnd) {
         let turn = match end {
-            TurnEnd::Completed => json!({"id": turn_id, "status": "completed", "items": [], "error": null}),
-            TurnEnd::Interrupted => json!({"id": turn_id, "status": "interrupted", "items": [], "error": null}),
-            TurnEnd::Failed(reason) => json!({"id": turn_id, "status": "failed", "items": [], "error": {"message": reason}}),
+            TurnEnd::Completed => {
+                json!({"id": turn_id, "status": "completed", "items": [], "error": null})
+            }
+            TurnEnd::Interrupted => {
+                json!({"id": turn_id, "status": "interrupted", "items": [], "error": null})
+            }
+            TurnEnd::Failed(reason) => {
+                json!({"id": turn_id, "status": "failed", "items": [], "error": {"message": reason}})
+            }
         };
-        send(json!({"method": "turn/completed", "params": {"threadId": self.thread(), "turn": turn}}));
+        send(
+            json!({"method": "turn/completed", "params": {"threadId": self.thread(), "turn": turn}}),
+        );
     }
 
     fn item_id(&mut self) -> String {
@@ -180,9 +219,15 @@ impl FakeCodex {
 
     fn agent_message(&mut self, turn_id: &str, text: &str) {
         let item = self.item_id();
-        send(json!({"method": "item/started", "params": {"threadId": self.thread(), "turnId": turn_id, "item": {"type": "agentMessage", "id": item, "text": ""}}}));
-        send(json!({"method": "item/agentMessage/delta", "params": {"threadId": self.thread(), "turnId": turn_id, "itemId": item, "delta": text}}));
-        send(json!({"method": "item/completed", "params": {"threadId": self.thread(), "turnId": turn_id, "item": {"type": "agentMessage", "id": item, "text": text}}}));
+        send(
+            json!({"method": "item/started", "params": {"threadId": self.thread(), "turnId": turn_id, "item": {"type": "agentMessage", "id": item, "text": ""}}}),
+        );
+        send(
+            json!({"method": "item/agentMessage/delta", "params": {"threadId": self.thread(), "turnId": turn_id, "itemId": item, "delta": text}}),
+        );
+        send(
+            json!({"method": "item/completed", "params": {"threadId": self.thread(), "turnId": turn_id, "item": {"type": "agentMessage", "id": item, "text": text}}}),
+        );
     }
 
     /// Sends one server request and waits for its response. `None` if the turn was
@@ -192,16 +237,22 @@ impl FakeCodex {
         loop {
             let frame = self.read_frame()?;
             if frame.get("method").is_none() && frame.get("id") == Some(&id) {
-                send(json!({"method": "serverRequest/resolved", "params": {"threadId": self.thread(), "requestId": id}}));
+                send(
+                    json!({"method": "serverRequest/resolved", "params": {"threadId": self.thread(), "requestId": id}}),
+                );
                 let result = frame.get("result").cloned();
                 if result.is_none() {
-                    fake_support::fatal(&format!("client answered {method} with an error: {frame}"));
+                    fake_support::fatal(&format!(
+                        "client answered {method} with an error: {frame}"
+                    ));
                 }
                 return result;
             }
             if frame.get("method").and_then(Value::as_str) == Some("turn/interrupt") {
                 send(json!({"id": frame["id"], "result": {}}));
-                send(json!({"method": "serverRequest/resolved", "params": {"threadId": self.thread(), "requestId": id}}));
+                send(
+                    json!({"method": "serverRequest/resolved", "params": {"threadId": self.thread(), "requestId": id}}),
+                );
                 log(json!({"event": "interrupted"}));
                 return None;
             }
@@ -213,17 +264,30 @@ impl FakeCodex {
         let item = self.item_id();
         let n = self.next_server_request;
         self.next_server_request += 1;
-        let base = json!({"threadId": self.thread(), "turnId": turn_id, "itemId": item, "startedAtMs": 0});
+        let base =
+            json!({"threadId": self.thread(), "turnId": turn_id, "itemId": item, "startedAtMs": 0});
         let (id, method, mut params) = match kind {
             ApprovalKind::Command => {
                 let started = json!({"type": "commandExecution", "id": item, "command": subject, "cwd": self.cwd, "status": "inProgress", "commandActions": []});
-                send(json!({"method": "item/started", "params": {"threadId": self.thread(), "turnId": turn_id, "item": started}}));
-                (json!(n), "item/commandExecution/requestApproval", json!({"command": subject, "cwd": self.cwd}))
+                send(
+                    json!({"method": "item/started", "params": {"threadId": self.thread(), "turnId": turn_id, "item": started}}),
+                );
+                (
+                    json!(n),
+                    "item/commandExecution/requestApproval",
+                    json!({"command": subject, "cwd": self.cwd}),
+                )
             }
             ApprovalKind::File => {
                 let started = json!({"type": "fileChange", "id": item, "status": "inProgress", "changes": [{"path": subject, "kind": {"type": "add"}, "diff": ""}]});
-                send(json!({"method": "item/started", "params": {"threadId": self.thread(), "turnId": turn_id, "item": started}}));
-                (json!(format!("fc-{n}")), "item/fileChange/requestApproval", json!({"reason": null}))
+                send(
+                    json!({"method": "item/started", "params": {"threadId": self.thread(), "turnId": turn_id, "item": started}}),
+                );
+                (
+                    json!(format!("fc-{n}")),
+                    "item/fileChange/requestApproval",
+                    json!({"reason": null}),
+                )
             }
             ApprovalKind::Permission => (
                 json!(n),
@@ -238,7 +302,10 @@ impl FakeCodex {
         let decision = match result.get("decision").and_then(Value::as_str) {
             Some(decision) => decision.to_string(),
             // Permission requests are answered with a granted profile.
-            None if result.get("permissions").is_some_and(|granted| granted.as_object().is_some_and(|o| !o.is_empty())) => {
+            None if result
+                .get("permissions")
+                .is_some_and(|granted| granted.as_object().is_some_and(|o| !o.is_empty())) =>
+            {
                 "accept".to_string()
             }
             None => "decline".to_string(),
@@ -250,7 +317,11 @@ impl FakeCodex {
     fn ask(&mut self, turn_id: &str, question: &fake_support::QuestionStep) -> Option<Vec<String>> {
         let id = json!(self.next_server_request);
         self.next_server_request += 1;
-        let options: Vec<Value> = question.options.iter().map(|label| json!({"label": label, "description": ""})).collect();
+        let options: Vec<Value> = question
+            .options
+            .iter()
+            .map(|label| json!({"label": label, "description": ""}))
+            .collect();
         let params = json!({
             "threadId": self.thread(), "turnId": turn_id, "itemId": self.item_id(), "isBlocking": true,
             "questions": [{"id": "q1", "header": question.header, "question": question.question, "options": options, "multiSelect": question.multiple}],
@@ -259,7 +330,12 @@ impl FakeCodex {
         let answers: Vec<String> = result
             .pointer("/answers/q1/answers")
             .and_then(Value::as_array)
-            .map(|list| list.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .map(|list| {
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
             .unwrap_or_default();
         log(json!({"event": "answers", "answers": answers}));
         Some(answers)

@@ -39,12 +39,18 @@ struct Shared {
 
 impl Shared {
     fn broadcast(&self, kind: &str, properties: Value) {
-        let line = format!("data: {}\n\n", json!({"id": "evt_fake", "type": kind, "properties": properties}));
+        let line = format!(
+            "data: {}\n\n",
+            json!({"id": "evt_fake", "type": kind, "properties": properties})
+        );
         self.broadcast_raw(line);
     }
 
     fn broadcast_raw(&self, line: String) {
-        self.subscribers.lock().expect("subscribers").retain(|subscriber| subscriber.send(line.clone()).is_ok());
+        self.subscribers
+            .lock()
+            .expect("subscribers")
+            .retain(|subscriber| subscriber.send(line.clone()).is_ok());
     }
 }
 
@@ -52,16 +58,26 @@ fn main() {
     fake_support::log_started();
     fake_support::run_startup_behaviour();
     let args: Vec<String> = std::env::args().collect();
-    if args.get(1).map(String::as_str) != Some("serve") || !args.iter().any(|arg| arg == "127.0.0.1") {
+    if args.get(1).map(String::as_str) != Some("serve")
+        || !args.iter().any(|arg| arg == "127.0.0.1")
+    {
         fake_support::fatal("expected `serve --hostname 127.0.0.1 ...`");
     }
-    let server = tiny_http::Server::http("127.0.0.1:0").unwrap_or_else(|error| fake_support::fatal(&error.to_string()));
-    let port = server.server_addr().to_ip().map(|address| address.port()).unwrap_or(0);
+    let server = tiny_http::Server::http("127.0.0.1:0")
+        .unwrap_or_else(|error| fake_support::fatal(&error.to_string()));
+    let port = server
+        .server_addr()
+        .to_ip()
+        .map(|address| address.port())
+        .unwrap_or(0);
     println!("opencode server listening on http://127.0.0.1:{port}");
     let _ = std::io::stdout().flush();
     let username = std::env::var("OPENCODE_SERVER_USERNAME").unwrap_or_default();
     let password = std::env::var("OPENCODE_SERVER_PASSWORD").unwrap_or_default();
-    let expected_auth = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}")));
+    let expected_auth = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"))
+    );
     let shared = Arc::new(Shared::default());
     for request in server.incoming_requests() {
         let shared = shared.clone();
@@ -71,27 +87,41 @@ fn main() {
 }
 
 fn json_response(request: tiny_http::Request, status: u16, body: Value) {
-    let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], &b"application/json"[..]).expect("header");
-    let _ = request.respond(tiny_http::Response::from_string(body.to_string()).with_status_code(status).with_header(header));
+    let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], &b"application/json"[..])
+        .expect("header");
+    let _ = request.respond(
+        tiny_http::Response::from_string(body.to_string())
+            .with_status_code(status)
+            .with_header(header),
+    );
 }
 
 fn handle(mut request: tiny_http::Request, shared: &Arc<Shared>, expected_auth: &str) {
-    let authorized = request.headers().iter().any(|header| header.field.equiv("Authorization") && header.value.as_str() == expected_auth);
+    let authorized = request.headers().iter().any(|header| {
+        header.field.equiv("Authorization") && header.value.as_str() == expected_auth
+    });
     let url = request.url().to_string();
     let method = request.method().as_str().to_string();
     let mut body_text = String::new();
     let _ = request.as_reader().read_to_string(&mut body_text);
     let body: Value = serde_json::from_str(&body_text).unwrap_or(Value::Null);
-    log(json!({"event": "received", "frame": {"method": format!("{method} {}", url.split('?').next().unwrap_or("")), "url": url, "body": body}}));
+    log(
+        json!({"event": "received", "frame": {"method": format!("{method} {}", url.split('?').next().unwrap_or("")), "url": url, "body": body}}),
+    );
     if !authorized {
         return json_response(request, 401, json!({"error": "unauthorized"}));
     }
     let (path, query) = url.split_once('?').unwrap_or((url.as_str(), ""));
-    let directory = query.split('&').find_map(|pair| pair.strip_prefix("directory=")).map(percent_decode).unwrap_or_default();
+    let directory = query
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("directory="))
+        .map(percent_decode)
+        .unwrap_or_default();
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     match (method.as_str(), segments.as_slice()) {
         ("GET", ["global", "health"]) => {
-            let version = std::env::var("NAGI_FAKE_OPENCODE_VERSION").unwrap_or_else(|_| "1.18.33".to_string());
+            let version = std::env::var("NAGI_FAKE_OPENCODE_VERSION")
+                .unwrap_or_else(|_| "1.18.33".to_string());
             json_response(request, 200, json!({"healthy": true, "version": version}));
         }
         ("GET", ["doc"]) => json_response(request, 200, openapi_document()),
@@ -99,7 +129,11 @@ fn handle(mut request: tiny_http::Request, shared: &Arc<Shared>, expected_auth: 
         ("POST", ["session"]) => {
             let id = fake_support::fresh_session_id();
             log(json!({"event": "new_session", "directory": directory}));
-            json_response(request, 200, json!({"id": id, "directory": directory, "title": "New session", "version": "fake"}));
+            json_response(
+                request,
+                200,
+                json!({"id": id, "directory": directory, "title": "New session", "version": "fake"}),
+            );
         }
         ("GET", ["session", "status"]) => {
             let statuses = match shared.busy.lock().expect("busy").clone() {
@@ -113,7 +147,11 @@ fn handle(mut request: tiny_http::Request, shared: &Arc<Shared>, expected_auth: 
             json_response(request, 200, json!({"id": id, "directory": directory}));
         }
         ("POST", ["session", id, "prompt_async"]) => {
-            let text = body.pointer("/parts/0/text").and_then(Value::as_str).unwrap_or("").to_string();
+            let text = body
+                .pointer("/parts/0/text")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
             log(json!({"event": "prompt", "text": text}));
             // Ready for an abort before the client learns the prompt was accepted.
             let (abort_sender, abort_receiver) = mpsc::channel();
@@ -132,9 +170,17 @@ fn handle(mut request: tiny_http::Request, shared: &Arc<Shared>, expected_auth: 
             }
             json_response(request, 200, json!(true));
         }
-        ("GET", ["permission"]) => json_response(request, 200, Value::Array(shared.permissions.lock().expect("permissions").clone())),
+        ("GET", ["permission"]) => json_response(
+            request,
+            200,
+            Value::Array(shared.permissions.lock().expect("permissions").clone()),
+        ),
         ("POST", ["permission", id, "reply"]) => {
-            let reply = body.get("reply").and_then(Value::as_str).unwrap_or("").to_string();
+            let reply = body
+                .get("reply")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
             let waiter = shared.replies.lock().expect("replies").remove(*id);
             match waiter {
                 Some(waiter) => {
@@ -144,7 +190,11 @@ fn handle(mut request: tiny_http::Request, shared: &Arc<Shared>, expected_auth: 
                 None => json_response(request, 404, json!({"error": "no such permission"})),
             }
         }
-        ("GET", ["question"]) => json_response(request, 200, Value::Array(shared.questions.lock().expect("questions").clone())),
+        ("GET", ["question"]) => json_response(
+            request,
+            200,
+            Value::Array(shared.questions.lock().expect("questions").clone()),
+        ),
         _ => json_response(request, 404, json!({"error": "not found"})),
     }
 }
@@ -154,12 +204,15 @@ fn percent_decode(text: &str) -> String {
     let mut decoded = Vec::with_capacity(bytes.len());
     let mut index = 0;
     while index < bytes.len() {
-        if bytes[index] == b'%' && index + 2 < bytes.len() {
-            if let Ok(byte) = u8::from_str_radix(&text[index + 1..index + 3], 16) {
-                decoded.push(byte);
-                index += 3;
-                continue;
-            }
+        let hex = bytes
+            .get(index + 1..index + 3)
+            .and_then(|pair| std::str::from_utf8(pair).ok());
+        if bytes[index] == b'%'
+            && let Some(byte) = hex.and_then(|pair| u8::from_str_radix(pair, 16).ok())
+        {
+            decoded.push(byte);
+            index += 3;
+            continue;
         }
         decoded.push(bytes[index]);
         index += 1;
@@ -170,10 +223,17 @@ fn percent_decode(text: &str) -> String {
 fn openapi_document() -> Value {
     let dropped = std::env::var("NAGI_FAKE_OPENCODE_DROP_PATH").unwrap_or_default();
     let operations = [
-        ("/event", "get"), ("/session", "post"), ("/session/status", "get"), ("/session/{sessionID}", "get"),
-        ("/session/{sessionID}/message", "get"), ("/session/{sessionID}/prompt_async", "post"),
-        ("/session/{sessionID}/abort", "post"), ("/permission", "get"), ("/permission/{requestID}/reply", "post"),
-        ("/question", "get"), ("/global/health", "get"),
+        ("/event", "get"),
+        ("/session", "post"),
+        ("/session/status", "get"),
+        ("/session/{sessionID}", "get"),
+        ("/session/{sessionID}/message", "get"),
+        ("/session/{sessionID}/prompt_async", "post"),
+        ("/session/{sessionID}/abort", "post"),
+        ("/permission", "get"),
+        ("/permission/{requestID}/reply", "post"),
+        ("/question", "get"),
+        ("/global/health", "get"),
     ];
     let mut paths = serde_json::Map::new();
     for (path, method) in operations {
@@ -192,20 +252,34 @@ fn stream_events(request: tiny_http::Request, shared: &Arc<Shared>) {
     if writer.write_all(head.as_bytes()).is_err() {
         return;
     }
-    let connected = format!("data: {}\n\n", json!({"id": "evt_0", "type": "server.connected", "properties": {}}));
-    if writer.write_all(connected.as_bytes()).and_then(|()| writer.flush()).is_err() {
+    let connected = format!(
+        "data: {}\n\n",
+        json!({"id": "evt_0", "type": "server.connected", "properties": {}})
+    );
+    if writer
+        .write_all(connected.as_bytes())
+        .and_then(|()| writer.flush())
+        .is_err()
+    {
         return;
     }
     shared.subscribers.lock().expect("subscribers").push(sender);
     for line in receiver {
-        if writer.write_all(line.as_bytes()).and_then(|()| writer.flush()).is_err() {
+        if writer
+            .write_all(line.as_bytes())
+            .and_then(|()| writer.flush())
+            .is_err()
+        {
             return;
         }
     }
 }
 
 fn status(shared: &Shared, session: &str, kind: &str) {
-    shared.broadcast("session.status", json!({"sessionID": session, "status": {"type": kind}}));
+    shared.broadcast(
+        "session.status",
+        json!({"sessionID": session, "status": {"type": kind}}),
+    );
 }
 
 fn text_part(shared: &Shared, session: &str, id: &str, text: &str) {
@@ -214,7 +288,13 @@ fn text_part(shared: &Shared, session: &str, id: &str, text: &str) {
     shared.broadcast("message.part.updated", json!({"part": {"id": id, "sessionID": session, "messageID": "msg_assistant", "type": "text", "text": text, "time": {"start": 1, "end": 2}}}));
 }
 
-fn run_turn(shared: &Arc<Shared>, session: &str, prompt: &str, cwd: &std::path::Path, abort_receiver: mpsc::Receiver<()>) {
+fn run_turn(
+    shared: &Arc<Shared>,
+    session: &str,
+    prompt: &str,
+    cwd: &std::path::Path,
+    abort_receiver: mpsc::Receiver<()>,
+) {
     let number = {
         let mut turns = shared.turns.lock().expect("turns");
         *turns += 1;
@@ -223,9 +303,15 @@ fn run_turn(shared: &Arc<Shared>, session: &str, prompt: &str, cwd: &std::path::
     status(shared, session, "busy");
     // The prompt comes back as a user message whose text part never "ends", as in 1.18.33.
     let user_message = format!("msg_user_{number}");
-    shared.broadcast("message.updated", json!({"info": {"id": user_message, "sessionID": session, "role": "user"}}));
+    shared.broadcast(
+        "message.updated",
+        json!({"info": {"id": user_message, "sessionID": session, "role": "user"}}),
+    );
     shared.broadcast("message.part.updated", json!({"part": {"id": format!("prt_user_{number}"), "sessionID": session, "messageID": user_message, "type": "text", "text": prompt}}));
-    shared.broadcast("message.updated", json!({"info": {"id": "msg_assistant", "sessionID": session, "role": "assistant"}}));
+    shared.broadcast(
+        "message.updated",
+        json!({"info": {"id": "msg_assistant", "sessionID": session, "role": "assistant"}}),
+    );
     status(shared, session, "busy");
     let mut part = 0;
     let mut failure = None;
@@ -236,7 +322,10 @@ fn run_turn(shared: &Arc<Shared>, session: &str, prompt: &str, cwd: &std::path::
         match step {
             Step::Text(text) => text_part(shared, session, &part_id, &text),
             Step::Tool { command, output } => {
-                for state in [json!({"status": "running", "input": {"command": command}}), json!({"status": "completed", "input": {"command": command}, "output": output})] {
+                for state in [
+                    json!({"status": "running", "input": {"command": command}}),
+                    json!({"status": "completed", "input": {"command": command}, "output": output}),
+                ] {
                     shared.broadcast("message.part.updated", json!({"part": {"id": part_id, "sessionID": session, "type": "tool", "tool": "bash", "callID": format!("call_{part}"), "state": state}}));
                 }
             }
@@ -249,30 +338,56 @@ fn run_turn(shared: &Arc<Shared>, session: &str, prompt: &str, cwd: &std::path::
                 let id = format!("per_{part}");
                 let asked = json!({"id": id, "sessionID": session, "permission": permission, "patterns": [subject], "metadata": {}, "always": [format!("{subject}*")], "tool": {"messageID": "msg_1", "callID": "call_1"}});
                 let (reply_sender, reply_receiver) = mpsc::channel();
-                shared.replies.lock().expect("replies").insert(id.clone(), reply_sender);
-                shared.permissions.lock().expect("permissions").push(asked.clone());
+                shared
+                    .replies
+                    .lock()
+                    .expect("replies")
+                    .insert(id.clone(), reply_sender);
+                shared
+                    .permissions
+                    .lock()
+                    .expect("permissions")
+                    .push(asked.clone());
                 shared.broadcast("permission.asked", asked);
                 let reply = loop {
-                    if let Ok(reply) = reply_receiver.recv_timeout(std::time::Duration::from_millis(20)) {
+                    if let Ok(reply) =
+                        reply_receiver.recv_timeout(std::time::Duration::from_millis(20))
+                    {
                         break Some(reply);
                     }
                     if abort_receiver.try_recv().is_ok() {
                         break None;
                     }
                 };
-                shared.permissions.lock().expect("permissions").retain(|pending| pending["id"] != id);
+                shared
+                    .permissions
+                    .lock()
+                    .expect("permissions")
+                    .retain(|pending| pending["id"] != id);
                 let Some(reply) = reply else {
                     aborted = true;
                     break;
                 };
                 log(json!({"event": "decision", "request": id, "decision": reply}));
-                shared.broadcast("permission.replied", json!({"sessionID": session, "requestID": id, "reply": reply}));
-                text_part(shared, session, &format!("{part_id}_t"), &format!("decision: {reply}"));
+                shared.broadcast(
+                    "permission.replied",
+                    json!({"sessionID": session, "requestID": id, "reply": reply}),
+                );
+                text_part(
+                    shared,
+                    session,
+                    &format!("{part_id}_t"),
+                    &format!("decision: {reply}"),
+                );
             }
             Step::Ask(question) => {
                 let asked = json!({"id": format!("que_{part}"), "sessionID": session, "questions": [{"question": question.question, "header": question.header,
                     "options": question.options.iter().map(|label| json!({"label": label, "description": ""})).collect::<Vec<_>>(), "multiple": question.multiple}]});
-                shared.questions.lock().expect("questions").push(asked.clone());
+                shared
+                    .questions
+                    .lock()
+                    .expect("questions")
+                    .push(asked.clone());
                 shared.broadcast("question.asked", asked);
                 let _ = abort_receiver.recv();
                 aborted = true;
@@ -293,7 +408,10 @@ fn run_turn(shared: &Arc<Shared>, session: &str, prompt: &str, cwd: &std::path::
             Step::Hang => fake_support::hang(),
             Step::Crash => fake_support::crash(),
             Step::Garbage => shared.broadcast_raw("data: this is not json {{{\n\n".to_string()),
-            Step::HugeFrame => shared.broadcast_raw(format!("data: {}\n\n", json!({"type": "filler", "properties": {"x": "x".repeat(2 * 1024 * 1024)}}))),
+            Step::HugeFrame => shared.broadcast_raw(format!(
+                "data: {}\n\n",
+                json!({"type": "filler", "properties": {"x": "x".repeat(2 * 1024 * 1024)}})
+            )),
             Step::Exit => std::process::exit(0),
             Step::Fail(reason) => {
                 failure = Some(reason);

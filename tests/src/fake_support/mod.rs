@@ -87,39 +87,78 @@ pub fn parse_step(value: &Value) -> Result<Step, String> {
             other => Err(format!("unknown step {other:?}")),
         };
     }
-    let object = value.as_object().ok_or_else(|| format!("a step must be a string or an object: {value}"))?;
+    let object = value
+        .as_object()
+        .ok_or_else(|| format!("a step must be a string or an object: {value}"))?;
     let text = |key: &str| object.get(key).and_then(Value::as_str).map(str::to_string);
     if let Some(t) = text("text") {
         return Ok(Step::Text(t));
     }
     if let Some(command) = text("tool") {
-        return Ok(Step::Tool { command, output: text("output").unwrap_or_default() });
+        return Ok(Step::Tool {
+            command,
+            output: text("output").unwrap_or_default(),
+        });
     }
     if let Some(subject) = text("approve_command") {
-        return Ok(Step::Approval { kind: ApprovalKind::Command, subject });
+        return Ok(Step::Approval {
+            kind: ApprovalKind::Command,
+            subject,
+        });
     }
     if let Some(subject) = text("approve_file") {
-        return Ok(Step::Approval { kind: ApprovalKind::File, subject });
+        return Ok(Step::Approval {
+            kind: ApprovalKind::File,
+            subject,
+        });
     }
     if let Some(subject) = text("approve_permission") {
-        return Ok(Step::Approval { kind: ApprovalKind::Permission, subject });
+        return Ok(Step::Approval {
+            kind: ApprovalKind::Permission,
+            subject,
+        });
     }
     if let Some(ask) = object.get("ask") {
-        let question = ask.get("question").and_then(Value::as_str).ok_or("ask needs a question")?.to_string();
+        let question = ask
+            .get("question")
+            .and_then(Value::as_str)
+            .ok_or("ask needs a question")?
+            .to_string();
         return Ok(Step::Ask(QuestionStep {
             question,
-            header: ask.get("header").and_then(Value::as_str).unwrap_or("Question").to_string(),
+            header: ask
+                .get("header")
+                .and_then(Value::as_str)
+                .unwrap_or("Question")
+                .to_string(),
             options: ask
                 .get("options")
                 .and_then(Value::as_array)
-                .map(|options| options.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                .map(|options| {
+                    options
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
                 .unwrap_or_default(),
-            multiple: ask.get("multiple").and_then(Value::as_bool).unwrap_or(false),
+            multiple: ask
+                .get("multiple")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
         }));
     }
     if let Some(write) = object.get("write_file") {
-        let path = write.get("path").and_then(Value::as_str).ok_or("write_file needs a path")?.to_string();
-        let content = write.get("content").and_then(Value::as_str).unwrap_or("").to_string();
+        let path = write
+            .get("path")
+            .and_then(Value::as_str)
+            .ok_or("write_file needs a path")?
+            .to_string();
+        let content = write
+            .get("content")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         return Ok(Step::WriteFile { path, content });
     }
     if let Some(reason) = text("fail") {
@@ -130,15 +169,25 @@ pub fn parse_step(value: &Value) -> Result<Step, String> {
 
 /// The first turn's steps, from `NAGI_FAKE_SCRIPT`.
 pub fn first_turn_script() -> Vec<Step> {
-    let raw = std::env::var("NAGI_FAKE_SCRIPT").unwrap_or_else(|_| r#"[{"text":"done"}]"#.to_string());
-    let list: Value = serde_json::from_str(&raw).unwrap_or_else(|error| fatal(&format!("NAGI_FAKE_SCRIPT is not JSON: {error}")));
-    let list = list.as_array().unwrap_or_else(|| fatal("NAGI_FAKE_SCRIPT must be a JSON list"));
-    list.iter().map(|step| parse_step(step).unwrap_or_else(|error| fatal(&error))).collect()
+    let raw =
+        std::env::var("NAGI_FAKE_SCRIPT").unwrap_or_else(|_| r#"[{"text":"done"}]"#.to_string());
+    let list: Value = serde_json::from_str(&raw)
+        .unwrap_or_else(|error| fatal(&format!("NAGI_FAKE_SCRIPT is not JSON: {error}")));
+    let list = list
+        .as_array()
+        .unwrap_or_else(|| fatal("NAGI_FAKE_SCRIPT must be a JSON list"));
+    list.iter()
+        .map(|step| parse_step(step).unwrap_or_else(|error| fatal(&error)))
+        .collect()
 }
 
 /// The steps of turn `number` (1-based).
 pub fn script_for_turn(number: usize, prompt: &str) -> Vec<Step> {
-    if number == 1 { first_turn_script() } else { vec![Step::Text(format!("turn {number}: {prompt}"))] }
+    if number == 1 {
+        first_turn_script()
+    } else {
+        vec![Step::Text(format!("turn {number}: {prompt}"))]
+    }
 }
 
 pub fn fresh_session_id() -> String {
@@ -152,7 +201,9 @@ pub fn fatal(message: &str) -> ! {
 
 /// Appends one event to `NAGI_FAKE_LOG`, if set.
 pub fn log(event: Value) {
-    let Ok(path) = std::env::var("NAGI_FAKE_LOG") else { return };
+    let Ok(path) = std::env::var("NAGI_FAKE_LOG") else {
+        return;
+    };
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -160,12 +211,15 @@ pub fn log(event: Value) {
         .unwrap_or_else(|error| fatal(&format!("cannot open NAGI_FAKE_LOG {path}: {error}")));
     let mut line = serde_json::to_vec(&event).expect("JSON serializes");
     line.push(b'\n');
-    file.write_all(&line).unwrap_or_else(|error| fatal(&format!("cannot write NAGI_FAKE_LOG: {error}")));
+    file.write_all(&line)
+        .unwrap_or_else(|error| fatal(&format!("cannot write NAGI_FAKE_LOG: {error}")));
 }
 
 pub fn log_started() {
     let args: Vec<String> = std::env::args().collect();
-    let cwd = std::env::current_dir().map(|dir| dir.display().to_string()).unwrap_or_default();
+    let cwd = std::env::current_dir()
+        .map(|dir| dir.display().to_string())
+        .unwrap_or_default();
     log(json!({"event": "started", "args": args, "cwd": cwd}));
 }
 

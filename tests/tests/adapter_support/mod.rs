@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use nagi_providers::{
-    LaunchSpec, ProviderCommand, ProviderEvent, ProviderHandle, ProviderKind, Response, Sandbox, Timeouts,
-    TranscriptLine, TurnOutcome,
+    LaunchSpec, ProviderCommand, ProviderEvent, ProviderHandle, ProviderKind, Response, Sandbox,
+    Timeouts, TranscriptLine, TurnOutcome,
 };
 use serde_json::Value;
 
@@ -33,7 +33,10 @@ impl Fixture {
     pub fn spec(&self, kind: ProviderKind, program: &str, script: &str) -> LaunchSpec {
         let mut env = BTreeMap::new();
         env.insert("NAGI_FAKE_SCRIPT".to_string(), script.to_string());
-        env.insert("NAGI_FAKE_LOG".to_string(), self.log_path.display().to_string());
+        env.insert(
+            "NAGI_FAKE_LOG".to_string(),
+            self.log_path.display().to_string(),
+        );
         LaunchSpec {
             kind,
             program: PathBuf::from(program),
@@ -51,12 +54,19 @@ impl Fixture {
 
     /// Every event the fake logged, in order.
     pub fn log(&self) -> Vec<Value> {
-        let Ok(text) = std::fs::read_to_string(&self.log_path) else { return Vec::new() };
-        text.lines().map(|line| serde_json::from_str(line).expect("log line is JSON")).collect()
+        let Ok(text) = std::fs::read_to_string(&self.log_path) else {
+            return Vec::new();
+        };
+        text.lines()
+            .map(|line| serde_json::from_str(line).expect("log line is JSON"))
+            .collect()
     }
 
     pub fn logged(&self, event: &str) -> Vec<Value> {
-        self.log().into_iter().filter(|entry| entry["event"] == event).collect()
+        self.log()
+            .into_iter()
+            .filter(|entry| entry["event"] == event)
+            .collect()
     }
 
     /// Frames the fake received whose `method` (or `type`) is `name`.
@@ -81,7 +91,10 @@ pub struct Run {
 impl Run {
     pub fn launch(spec: LaunchSpec) -> Run {
         let handle = nagi_providers::launch(spec).expect("launch");
-        Run { handle, seen: Vec::new() }
+        Run {
+            handle,
+            seen: Vec::new(),
+        }
     }
 
     pub async fn next(&mut self) -> Option<ProviderEvent> {
@@ -95,7 +108,11 @@ impl Run {
     }
 
     /// Reads events until one matches, returning it.
-    pub async fn until(&mut self, what: &str, matches: impl Fn(&ProviderEvent) -> bool) -> ProviderEvent {
+    pub async fn until(
+        &mut self,
+        what: &str,
+        matches: impl Fn(&ProviderEvent) -> bool,
+    ) -> ProviderEvent {
         loop {
             match self.next().await {
                 Some(event) if matches(&event) => return event,
@@ -106,32 +123,55 @@ impl Run {
     }
 
     pub async fn session_bound(&mut self) -> String {
-        match self.until("SessionBound", |event| matches!(event, ProviderEvent::SessionBound { .. })).await {
+        match self
+            .until("SessionBound", |event| {
+                matches!(event, ProviderEvent::SessionBound { .. })
+            })
+            .await
+        {
             ProviderEvent::SessionBound { session_id } => session_id,
             _ => unreachable!(),
         }
     }
 
     pub async fn turn_completed(&mut self) -> TurnOutcome {
-        match self.until("TurnCompleted", |event| matches!(event, ProviderEvent::TurnCompleted(_))).await {
+        match self
+            .until("TurnCompleted", |event| {
+                matches!(event, ProviderEvent::TurnCompleted(_))
+            })
+            .await
+        {
             ProviderEvent::TurnCompleted(outcome) => outcome,
             _ => unreachable!(),
         }
     }
 
     pub async fn attention(&mut self) -> nagi_providers::AttentionRequest {
-        match self.until("AttentionRequested", |event| matches!(event, ProviderEvent::AttentionRequested(_))).await {
+        match self
+            .until("AttentionRequested", |event| {
+                matches!(event, ProviderEvent::AttentionRequested(_))
+            })
+            .await
+        {
             ProviderEvent::AttentionRequested(request) => request,
             _ => unreachable!(),
         }
     }
 
     pub async fn command(&self, command: ProviderCommand) {
-        self.handle.commands.send(command).await.expect("adapter accepts commands");
+        self.handle
+            .commands
+            .send(command)
+            .await
+            .expect("adapter accepts commands");
     }
 
     pub async fn respond(&self, request_key: &str, response: Response) {
-        self.command(ProviderCommand::Respond { request_key: request_key.to_string(), response }).await;
+        self.command(ProviderCommand::Respond {
+            request_key: request_key.to_string(),
+            response,
+        })
+        .await;
     }
 
     /// Reads to the end of the stream and returns the exit code of `Stopped`, checking that
@@ -146,7 +186,11 @@ impl Run {
                 stopped_seen = true;
             }
         }
-        assert!(stopped_seen, "the stream ended without Stopped: {:#?}", self.seen);
+        assert!(
+            stopped_seen,
+            "the stream ended without Stopped: {:#?}",
+            self.seen
+        );
         exit
     }
 
@@ -182,7 +226,10 @@ pub fn process_is_gone(pid: u32) -> bool {
     let status = std::fs::read_to_string(format!("/proc/{pid}/stat"));
     match status {
         Err(_) => true,
-        Ok(text) => text.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        Ok(text) => text
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
     }
 }
 
@@ -198,6 +245,9 @@ pub async fn wait_until_gone(pid: u32) -> bool {
 }
 
 pub fn program(path: &str) -> String {
-    assert!(Path::new(path).exists(), "fake provider {path} is not built");
+    assert!(
+        Path::new(path).exists(),
+        "fake provider {path} is not built"
+    );
     path.to_string()
 }
