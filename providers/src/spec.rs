@@ -158,7 +158,10 @@ pub enum Response {
 pub enum ProviderCommand {
     /// Send a new turn with this text.
     SendTurn(String),
-    Respond { request_key: String, response: Response },
+    Respond {
+        request_key: String,
+        response: Response,
+    },
     Interrupt,
     /// Stop the provider process tree.
     Shutdown,
@@ -196,17 +199,26 @@ pub enum FailureKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProviderEvent {
     /// The provider's native session id is known (fresh or resumed).
-    SessionBound { session_id: String },
+    SessionBound {
+        session_id: String,
+    },
     /// The provider is working on a turn.
     Working,
     Transcript(TranscriptLine),
     AttentionRequested(AttentionRequest),
     /// The provider acknowledged the response to this request.
-    ResponseResolved { request_key: String },
+    ResponseResolved {
+        request_key: String,
+    },
     TurnCompleted(TurnOutcome),
-    TransportFailed { kind: FailureKind, reason: String },
+    TransportFailed {
+        kind: FailureKind,
+        reason: String,
+    },
     /// The provider process is gone. Always the last event.
-    Stopped { exit_code: Option<i32> },
+    Stopped {
+        exit_code: Option<i32>,
+    },
 }
 
 /// A running provider.
@@ -224,4 +236,8 @@ pub enum LaunchError {
     Spawn(String, std::io::Error),
     #[error("provider configuration is invalid: {0}")]
     Config(String),
+    /// The engine asked for kernel confinement and it could not be set up. The provider was
+    /// not started: running it unconfined would be weaker than what the run view promises.
+    #[error("kernel confinement cannot be applied: {0}")]
+    Confinement(String),
 }
