@@ -133,6 +133,7 @@ pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
             config,
             missions,
             runs: Arc::new(RunRegistry::default()),
+            checkouts: Default::default(),
             shutdown: Shutdown::new(),
             server_uid: unsafe { libc::geteuid() },
             server_pid: std::process::id(),

@@ -106,20 +106,15 @@ impl<'a> Reader<'a> {
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
-    /// The events of one mission, oldest first.
+    /// The events of one mission, oldest first. A scan of the log: it serves rebuild checks
+    /// and recovery tools, not the request path, and an index for it would cost every
+    /// commit one more page.
     pub fn mission_events(&self, mission_id: &str) -> Result<Vec<EventRow>, StoreError> {
         let mut statement = self.connection.prepare_cached(
             "SELECT seq, event_id, mission_id, kind, payload, at_millis FROM events WHERE mission_id = ?1 ORDER BY seq",
         )?;
         let rows = statement.query_map([mission_id], event_row)?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
-    }
-
-    pub fn event_by_id(&self, event_id: &str) -> Result<Option<EventRow>, StoreError> {
-        let mut statement = self.connection.prepare_cached(
-            "SELECT seq, event_id, mission_id, kind, payload, at_millis FROM events WHERE event_id = ?1",
-        )?;
-        Ok(statement.query_row([event_id], event_row).optional()?)
     }
 
     pub fn attention_mission(&self, attention_id: &str) -> Result<Option<String>, StoreError> {
@@ -221,26 +216,12 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    fn append_event_sql(
-        &self,
-        event_id: &str,
-        mission_id: &str,
-        kind: &str,
-        payload: &str,
-        at_millis: u64,
-    ) -> Result<AppendOutcome, StoreError> {
-        if let Some(existing) = self.reader().event_by_id(event_id)? {
-            return Ok(if existing.payload == payload {
-                AppendOutcome::AlreadyPresent { seq: existing.seq }
-            } else {
-                AppendOutcome::Conflict { seq: existing.seq }
-            });
-        }
+    fn append_event_sql(&self, event_id: &str, mission_id: &str, kind: &str, payload: &str, at_millis: u64) -> Result<u64, StoreError> {
         let mut statement = self.connection.prepare_cached(
             "INSERT INTO events (event_id, mission_id, kind, payload, at_millis) VALUES (?1, ?2, ?3, ?4, ?5)",
         )?;
         statement.execute(params![event_id, mission_id, kind, payload, at_millis as i64])?;
-        Ok(AppendOutcome::Appended { seq: self.connection.last_insert_rowid() as u64 })
+        Ok(self.connection.last_insert_rowid() as u64)
     }
 
     fn put_attention_index_sql(&self, attention_id: &str, mission_id: &str) -> Result<(), StoreError> {
@@ -316,8 +297,10 @@ impl<'a> Writer<'a> {
         self.noted(self.put_mission_sql(row))
     }
 
-    /// Appends an event unless one with the same id exists (idempotency by event id).
-    pub fn append_event(&self, event_id: &str, mission_id: &str, kind: &str, payload: &str, at_millis: u64) -> Result<AppendOutcome, StoreError> {
+    /// Appends an event and returns its sequence number. Event ids are not indexed: the
+    /// engine derives them from the mission's revision, which the single writer advances, so
+    /// they cannot repeat; an index would cost every commit a page at a random place.
+    pub fn append_event(&self, event_id: &str, mission_id: &str, kind: &str, payload: &str, at_millis: u64) -> Result<u64, StoreError> {
         self.noted(self.append_event_sql(event_id, mission_id, kind, payload, at_millis))
     }
 

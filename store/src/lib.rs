@@ -56,6 +56,8 @@ fn configure_writer(connection: &Connection, config: &StoreConfig) -> Result<(),
     }
     connection.pragma_update(None, "synchronous", "FULL")?;
     connection.pragma_update(None, "foreign_keys", "ON")?;
+    // Each job runs in a savepoint; keep its statement journal in memory, not in a temp file.
+    connection.pragma_update(None, "temp_store", "MEMORY")?;
     if let Some(pages) = config.max_page_count {
         connection.query_row(&format!("PRAGMA max_page_count={pages}"), [], |_| Ok(()))?;
     }

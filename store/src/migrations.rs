@@ -29,13 +29,12 @@ pub const MIGRATIONS: &[&str] = &[
 
     CREATE TABLE events (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        event_id TEXT NOT NULL UNIQUE,
+        event_id TEXT NOT NULL,
         mission_id TEXT NOT NULL,
         kind TEXT NOT NULL,
         payload TEXT NOT NULL,
         at_millis INTEGER NOT NULL
     ) STRICT;
-    CREATE INDEX events_by_mission ON events(mission_id, seq);
 
     CREATE TABLE attention (
         attention_id TEXT PRIMARY KEY,

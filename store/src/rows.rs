@@ -34,16 +34,6 @@ pub struct EventRow {
     pub at_millis: u64,
 }
 
-/// What appending an event with a given event id did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AppendOutcome {
-    Appended { seq: u64 },
-    /// The same event id with a byte-identical payload exists: nothing was written.
-    AlreadyPresent { seq: u64 },
-    /// The same event id exists with another payload.
-    Conflict { seq: u64 },
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClaimRow {
     pub checkout_key: String,

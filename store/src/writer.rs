@@ -124,11 +124,16 @@ fn run_batch(connection: &Connection, batch: Vec<Job>) -> Option<u64> {
     last_seq
 }
 
+/// Runs a savepoint statement through the statement cache (they run for every job).
+fn savepoint(connection: &Connection, sql: &str) -> rusqlite::Result<()> {
+    connection.prepare_cached(sql)?.execute([]).map(|_| ())
+}
+
 /// Runs one job in its own savepoint. Returns its finish callback (or `None` when the job
 /// was already told it failed) and the last store error its statements produced.
 fn run_job_in_savepoint(connection: &Connection, job: Job) -> (Option<Finish>, Option<StoreError>) {
     let Job { run, abort } = job;
-    if let Err(error) = connection.execute_batch("SAVEPOINT job") {
+    if let Err(error) = savepoint(connection, "SAVEPOINT job") {
         let error = StoreError::from(error);
         abort(error.clone());
         return (None, Some(error));
@@ -151,7 +156,7 @@ fn run_job_in_savepoint(connection: &Connection, job: Job) -> (Option<Finish>, O
         }
         Ok(done) => {
             let release = if done.keep {
-                connection.execute_batch("RELEASE job")
+                savepoint(connection, "RELEASE job")
             } else {
                 connection.execute_batch("ROLLBACK TO job; RELEASE job")
             };

@@ -32,10 +32,7 @@ fn a_failing_job_leaves_no_trace_and_does_not_disturb_its_batch() {
         store.submit(
             move |writer: &Writer<'_>| -> Result<u64, String> {
                 writer.put_mission(&mission(&format!("m{index:02}"))).map_err(|e| e.to_string())?;
-                let seq = match writer.append_event(&format!("e{index}"), &format!("m{index:02}"), "k", "{}", 1).unwrap() {
-                    AppendOutcome::Appended { seq } => seq,
-                    other => panic!("unexpected {other:?}"),
-                };
+                let seq = writer.append_event(&format!("e{index}"), &format!("m{index:02}"), "k", "{}", 1).unwrap();
                 if index % 5 == 0 { Err(format!("job {index} refuses")) } else { Ok(seq) }
             },
             move |outcome| sender.send(outcome).unwrap(),
@@ -51,19 +48,6 @@ fn a_failing_job_leaves_no_trace_and_does_not_disturb_its_batch() {
     let events = store.read(|reader| reader.events_after(0, 1000)).unwrap();
     let seqs: Vec<u64> = events.iter().map(|event| event.seq).collect();
     assert_eq!(seqs, (1..=40).collect::<Vec<u64>>());
-}
-
-#[test]
-fn an_event_id_is_idempotent_for_the_same_payload_and_conflicts_otherwise() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open(&dir);
-    let first = store.write_blocking(|writer| writer.append_event("id-1", "m", "k", "{\"a\":1}", 5)).unwrap().unwrap();
-    let again = store.write_blocking(|writer| writer.append_event("id-1", "m", "k", "{\"a\":1}", 9)).unwrap().unwrap();
-    let other = store.write_blocking(|writer| writer.append_event("id-1", "m", "k", "{\"a\":2}", 9)).unwrap().unwrap();
-    assert_eq!(first, AppendOutcome::Appended { seq: 1 });
-    assert_eq!(again, AppendOutcome::AlreadyPresent { seq: 1 });
-    assert_eq!(other, AppendOutcome::Conflict { seq: 1 });
-    assert_eq!(store.read(|reader| reader.last_event_seq()).unwrap(), 1);
 }
 
 #[test]

@@ -12,7 +12,7 @@ use crate::mission::create::{ConfigureDecision, CreateDecision, decide_configure
 use crate::mission::validate::id_is_valid;
 use crate::mission::view::{mission_summary, mission_view};
 use crate::mission::{Mission, MissionError};
-use crate::missions::repository::{canonical_checkout, path_text};
+use crate::missions::repository::path_text;
 
 pub fn view(engine: &Engine, mission: &Mission) -> MissionViewV1 {
     mission_view(mission, engine.runs.as_ref())
@@ -23,11 +23,7 @@ fn committed_mission(mission: Option<Mission>) -> Result<Mission, EngineError> {
 }
 
 pub async fn create(engine: &Arc<Engine>, params: MissionCreateParams) -> Result<ResponseResult, EngineError> {
-    let repository = params.repository_path.clone();
-    let checkout = tokio::task::spawn_blocking(move || canonical_checkout(&repository))
-        .await
-        .map_err(|error| MissionError::Runtime(error.to_string()))?
-        .map_err(MissionError::InvalidRepository)?;
+    let checkout = engine.checkouts.canonical_checkout(&params.repository_path).map_err(MissionError::InvalidRepository)?;
     let canonical = path_text(&checkout.root).map_err(MissionError::InvalidRepository)?;
     let now = now_millis();
     let mission_id = params.mission_id.clone();

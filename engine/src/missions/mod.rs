@@ -5,7 +5,7 @@ pub mod repository;
 
 use std::sync::Arc;
 
-use nagi_store::{AppendOutcome, MissionRow, Reader, Store, Writer};
+use nagi_store::{MissionRow, Reader, Store, Writer};
 use tokio::sync::{oneshot, watch};
 
 use crate::errors::EngineError;
@@ -48,15 +48,7 @@ pub fn persist_events(
         let event_id = format!("{}#{}", next.mission_id, next.revision);
         let record = StoredEvent { status_after: next.status, event };
         let payload = serde_json::to_string(&record).map_err(|error| MissionError::Runtime(error.to_string()))?;
-        let seq = match writer.append_event(&event_id, &next.mission_id, record.event.kind(), &payload, record.event.at_millis())? {
-            AppendOutcome::Appended { seq } => seq,
-            AppendOutcome::AlreadyPresent { seq } | AppendOutcome::Conflict { seq } => {
-                return Err(MissionError::Runtime(format!(
-                    "event {event_id} already exists at sequence {seq}; the projection and the log disagree"
-                ))
-                .into());
-            }
-        };
+        let seq = writer.append_event(&event_id, &next.mission_id, record.event.kind(), &payload, record.event.at_millis())?;
         if let MissionEvent::AttentionOpened { attention, .. } = &record.event {
             writer.put_attention_index(&attention.attention_id, &next.mission_id)?;
         }

@@ -53,6 +53,55 @@ pub fn canonical_checkout(raw: &str) -> Result<Checkout, String> {
     Ok(Checkout { root, common_dir })
 }
 
+/// Remembers checkouts already verified, keyed by canonical path, as long as their `.git`
+/// entry is the same file (device, inode, change time). Verifying with libgit2 costs
+/// ~130 µs; a hit costs one `canonicalize` and one `stat`. Failures are never cached.
+#[derive(Default)]
+pub struct CheckoutCache {
+    entries: std::sync::Mutex<std::collections::HashMap<PathBuf, (GitEntryStamp, Checkout)>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct GitEntryStamp {
+    device: u64,
+    inode: u64,
+    changed_seconds: i64,
+    changed_nanos: i64,
+}
+
+fn git_entry_stamp(root: &Path) -> Option<GitEntryStamp> {
+    use std::os::unix::fs::MetadataExt;
+    let metadata = std::fs::symlink_metadata(root.join(".git")).ok()?;
+    Some(GitEntryStamp {
+        device: metadata.dev(),
+        inode: metadata.ino(),
+        changed_seconds: metadata.ctime(),
+        changed_nanos: metadata.ctime_nsec(),
+    })
+}
+
+impl CheckoutCache {
+    pub fn canonical_checkout(&self, raw: &str) -> Result<Checkout, String> {
+        if let Ok(canonical) = std::fs::canonicalize(raw)
+            && let Some(stamp) = git_entry_stamp(&canonical)
+            && let Some((cached_stamp, checkout)) = self.entries.lock().ok().and_then(|entries| entries.get(&canonical).cloned())
+            && cached_stamp == stamp
+        {
+            return Ok(checkout);
+        }
+        let checkout = canonical_checkout(raw)?;
+        if let Some(stamp) = git_entry_stamp(&checkout.root)
+            && let Ok(mut entries) = self.entries.lock()
+        {
+            if entries.len() > 4096 {
+                entries.clear();
+            }
+            entries.insert(checkout.root.clone(), (stamp, checkout.clone()));
+        }
+        Ok(checkout)
+    }
+}
+
 /// Reads `HEAD^{commit}` of a checkout as a full hex object id.
 pub fn head_commit(root: &Path) -> Result<String, String> {
     let repository = git2::Repository::open(root).map_err(|error| format!("cannot open {}: {error}", root.display()))?;
