@@ -2,3 +2,4 @@
 //! handoff and recovery. See ARCHITECTURE.md for the code map.
 
 pub mod digest;
+pub mod runner;
