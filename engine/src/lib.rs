@@ -3,3 +3,4 @@
 
 pub mod digest;
 pub mod runner;
+pub mod workspace;
