@@ -2,5 +2,7 @@
 //! handoff and recovery. See ARCHITECTURE.md for the code map.
 
 pub mod digest;
+pub mod recipe;
+pub mod redact;
 pub mod runner;
 pub mod workspace;
