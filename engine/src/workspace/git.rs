@@ -136,11 +136,36 @@ impl GitRunner {
         Ok(stdout)
     }
 
+    /// Runs `git <args>` in `cwd` with `GIT_INDEX_FILE` pointing at
+    /// `index_file` (a private copy, so index refreshes land there).
+    pub fn run_with_index_file<S: AsRef<OsStr>>(
+        &self,
+        cwd: &Path,
+        args: &[S],
+        index_file: &Path,
+    ) -> Result<Vec<u8>, WorkspaceError> {
+        let (exit_code, stdout, stderr) =
+            self.run_with_environment(cwd, args, &[("GIT_INDEX_FILE", index_file.as_os_str())])?;
+        if exit_code != 0 {
+            return Err(WorkspaceError::GitFailed { command: describe(args), exit_code, stderr });
+        }
+        Ok(stdout)
+    }
+
     /// Runs `git <args>` in `cwd` and returns (exit code, stdout, stderr tail).
     pub fn run_with_exit_code<S: AsRef<OsStr>>(
         &self,
         cwd: &Path,
         args: &[S],
+    ) -> Result<(i32, Vec<u8>, String), WorkspaceError> {
+        self.run_with_environment(cwd, args, &[])
+    }
+
+    fn run_with_environment<S: AsRef<OsStr>>(
+        &self,
+        cwd: &Path,
+        args: &[S],
+        extra_environment: &[(&str, &OsStr)],
     ) -> Result<(i32, Vec<u8>, String), WorkspaceError> {
         let mut command = Command::new(&self.executable);
         command.arg("--no-pager");
@@ -148,6 +173,7 @@ impl GitRunner {
             command.arg("-c").arg(override_setting);
         }
         command.args(args).current_dir(cwd).env_clear().envs(ENVIRONMENT.iter().copied());
+        command.envs(extra_environment.iter().copied());
         let limits = SupervisionLimits {
             timeout: self.config.command_timeout,
             stdout_limit_bytes: self.config.output_limit_bytes,

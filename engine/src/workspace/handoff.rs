@@ -18,8 +18,8 @@ use std::path::Path;
 
 use super::WorkspaceError;
 use super::repository::verify_commit;
-use super::scan::{ScanConfig, scan_workspace_with_details};
-use super::snapshot::{Disposition, WorkspaceSnapshot};
+use super::scan::{ScanConfig, finish_scan, walk_workspace};
+use super::snapshot::WorkspaceSnapshot;
 
 /// Above this many candidate paths the diff runs without a pathspec: one stat
 /// walk is cheaper than matching thousands of pathspecs per index entry.
@@ -47,38 +47,40 @@ pub fn handoff_diff(
     base_revision: &str,
     config: &ScanConfig,
 ) -> Result<(WorkspaceSnapshot, HandoffDiff), WorkspaceError> {
+    if !super::repository::is_full_revision(base_revision) {
+        return Err(WorkspaceError::InvalidRevision { revision: base_revision.to_owned() });
+    }
     let scan_config = ScanConfig { include_ignored: false, ..config.clone() };
-    let (snapshot, details) = scan_workspace_with_details(root, &scan_config)?;
-    let git = &details.git;
-    let root = details.checkout_root.as_path();
-    let base = verify_commit(git, root, base_revision)?;
-
-    let mut candidates: Vec<String> = Vec::new();
-    if base != snapshot.head_commit {
-        let committed = git.run(
-            root,
-            &["diff-tree", "-r", "-z", "--no-renames", "--name-only", "--no-commit-id", &base, &snapshot.head_commit],
-        )?;
-        for raw_path in committed.split(|byte| *byte == 0).filter(|raw| !raw.is_empty()) {
-            candidates.push(super::porcelain::checked_path(raw_path)?);
-        }
-    }
-    let mut untracked: Vec<String> = Vec::new();
-    for entry in &snapshot.entries {
-        match entry.disposition {
-            Disposition::Staged | Disposition::Unstaged => candidates.push(entry.path.clone()),
-            Disposition::Untracked => untracked.push(entry.path.clone()),
-            Disposition::Tracked | Disposition::Ignored => {}
-        }
-    }
+    // The base check and the tree-to-tree diff need only HEAD, so they run
+    // during the status walk.
+    let (walk, committed) = walk_workspace(root, &scan_config, |git, root, head| {
+        committed_since_base(git, root, base_revision, head)
+    })?;
+    let (base, mut candidates) = committed?;
+    candidates.extend(walk.status.changed.iter().map(|changed| changed.path.clone()));
     candidates.sort_unstable();
     candidates.dedup();
+    let mut untracked: Vec<String> = walk.status.untracked.clone();
+    untracked.sort_unstable();
+    untracked.dedup();
 
-    let (mut changed_paths, tracked_stat) = if candidates.is_empty() {
-        (Vec::new(), String::new())
-    } else {
-        diff_against_base(git, root, &base, &candidates)?
-    };
+    // The confirming diff runs while this thread hashes and digests.
+    let git = walk.git.clone();
+    let root = walk.checkout_root.clone();
+    let index_path = walk.index_path.clone();
+    let (snapshot, diff_result) = std::thread::scope(|scope| {
+        let diff_job = scope.spawn(|| {
+            if candidates.is_empty() {
+                Ok((Vec::new(), String::new()))
+            } else {
+                diff_against_base(&git, &root, &index_path, &base, &candidates)
+            }
+        });
+        let snapshot = finish_scan(walk, &scan_config);
+        (snapshot, diff_job.join().expect("diff thread panicked"))
+    });
+    let snapshot = snapshot?;
+    let (mut changed_paths, tracked_stat) = diff_result?;
     changed_paths.extend(untracked.iter().cloned());
     changed_paths.sort_unstable();
     changed_paths.dedup();
@@ -100,11 +102,40 @@ pub fn handoff_diff(
     Ok((snapshot, diff))
 }
 
+/// Verifies the base commit and lists the paths that differ between it and
+/// HEAD (tree to tree; the working tree is not touched).
+fn committed_since_base(
+    git: &super::git::GitRunner,
+    root: &Path,
+    base_revision: &str,
+    head: &str,
+) -> Result<(String, Vec<String>), WorkspaceError> {
+    let base = verify_commit(git, root, base_revision)?;
+    let mut committed = Vec::new();
+    if base != head {
+        let output = git.run(
+            root,
+            &["diff-tree", "-r", "-z", "--no-renames", "--name-only", "--no-commit-id", &base, head],
+        )?;
+        for raw_path in output.split(|byte| *byte == 0).filter(|raw| !raw.is_empty()) {
+            committed.push(super::porcelain::checked_path(raw_path)?);
+        }
+    }
+    Ok((base, committed))
+}
+
 /// Runs `git diff --raw -z --stat <base> -- <candidates>` and returns the
-/// paths that differ plus the trimmed stat text.
+/// paths that differ plus the stat text (trailing whitespace trimmed).
+///
+/// `git diff` content-compares stat-dirty files and then rewrites the index
+/// to record what it learned, taking `index.lock` (it does not honour
+/// `GIT_OPTIONAL_LOCKS=0`). A scan must never write to the repository, so the
+/// diff reads a private copy of the index, whose modification time is the
+/// original's so git's racy-entry detection sees the same index.
 fn diff_against_base(
     git: &super::git::GitRunner,
     root: &Path,
+    index_path: &Path,
     base: &str,
     candidates: &[String],
 ) -> Result<(Vec<String>, String), WorkspaceError> {
@@ -124,7 +155,11 @@ fn diff_against_base(
     if candidates.len() <= PATHSPEC_LIMIT {
         args.extend(candidates.iter().map(String::as_str));
     }
-    let output = git.run(root, &args)?;
+    let index_copy = private_index_copy(index_path)?;
+    let output = match &index_copy {
+        Some(copy) => git.run_with_index_file(root, &args, copy)?,
+        None => git.run(root, &args)?,
+    };
     // Raw records come first: `:<modes> <ids> <status>\0<path>\0` each; the
     // stat text follows and never starts with ':'.
     let mut changed_paths = Vec::new();
@@ -139,6 +174,22 @@ fn diff_against_base(
     }
     let stat = String::from_utf8_lossy(rest).trim_start_matches('\n').trim_end().to_owned();
     Ok((changed_paths, stat))
+}
+
+/// Copies the index to a private temporary file with the same modification
+/// time; `None` if the repository has no index file yet.
+fn private_index_copy(index_path: &Path) -> Result<Option<tempfile::TempPath>, WorkspaceError> {
+    let io_error = |source: std::io::Error| WorkspaceError::Io { path: index_path.display().to_string(), source };
+    let mut original = match std::fs::File::open(index_path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(io_error(error)),
+    };
+    let modified = original.metadata().and_then(|metadata| metadata.modified()).map_err(io_error)?;
+    let mut copy = tempfile::Builder::new().prefix("nagi-index-").tempfile().map_err(io_error)?;
+    std::io::copy(&mut original, copy.as_file_mut()).map_err(io_error)?;
+    copy.as_file().set_modified(modified).map_err(io_error)?;
+    Ok(Some(copy.into_temp_path()))
 }
 
 fn malformed(detail: &str) -> WorkspaceError {

@@ -15,6 +15,7 @@ mod error;
 mod fingerprint;
 pub mod git;
 pub mod handoff;
+mod index;
 pub mod porcelain;
 pub mod repository;
 pub mod scan;

@@ -41,17 +41,26 @@ fn malformed(command: &str, detail: impl Into<String>) -> WorkspaceError {
     WorkspaceError::MalformedGitOutput { command: command.to_owned(), detail: detail.into() }
 }
 
+/// Refuses paths that are empty, absolute, contain `..` or lie under `.git`.
+pub fn check_relative_path(path: &str) -> Result<(), WorkspaceError> {
+    // The substring tests are fast and almost always false; only then are
+    // components compared.
+    let suspicious = path.contains("..") || path.contains(".git");
+    let escapes = path.is_empty()
+        || path.starts_with('/')
+        || (suspicious && path.split('/').any(|component| component == ".." || component == ".git"));
+    if escapes {
+        return Err(WorkspaceError::PathOutsideWorkspace { path: path.to_owned() });
+    }
+    Ok(())
+}
+
 /// Converts a raw git path to a checked relative UTF-8 path.
 pub fn checked_path(raw: &[u8]) -> Result<String, WorkspaceError> {
     let path = std::str::from_utf8(raw).map_err(|_| WorkspaceError::NonUtf8Path {
         lossy: String::from_utf8_lossy(raw).into_owned(),
     })?;
-    let escapes = path.is_empty()
-        || path.starts_with('/')
-        || path.split('/').any(|component| component == ".." || component == ".git");
-    if escapes {
-        return Err(WorkspaceError::PathOutsideWorkspace { path: path.to_owned() });
-    }
+    check_relative_path(path)?;
     Ok(path.to_owned())
 }
 
@@ -121,47 +130,69 @@ const LS_FILES_COMMAND: &str = "git ls-files -s -v -z";
 
 /// Parses `git ls-files -s -v -z`: `TAG MODE OID STAGE\tPATH` records. The
 /// tag is `H` for a normal entry, `S` for skip-worktree, lowercase for
-/// assume-unchanged.
+/// assume-unchanged. Written for 100,000-entry indexes: `memchr` finds the
+/// record ends and fields are taken from the fixed-width header.
 pub fn parse_index(output: &[u8]) -> Result<Vec<IndexEntry>, WorkspaceError> {
     let mut entries = Vec::with_capacity(output.len() / 64);
-    for record in output.split(|byte| *byte == 0).filter(|record| !record.is_empty()) {
-        let tab = record
-            .iter()
-            .position(|byte| *byte == b'\t')
-            .ok_or_else(|| malformed(LS_FILES_COMMAND, "record without tab"))?;
-        let (header, raw_path) = (&record[..tab], &record[tab + 1..]);
-        let path = checked_path(raw_path)?;
-        let mut fields = header.split(|byte| *byte == b' ');
-        let (Some(tag), Some(mode), Some(blob_id), Some(stage), None) =
-            (fields.next(), fields.next(), fields.next(), fields.next(), fields.next())
-        else {
-            return Err(malformed(LS_FILES_COMMAND, format!("bad record header for {path}")));
-        };
-        match tag {
-            b"H" => {}
-            b"S" | b"s" => return Err(WorkspaceError::SkipWorktree { path }),
-            tag if tag.len() == 1 && tag[0].is_ascii_lowercase() => {
-                return Err(WorkspaceError::AssumeUnchanged { path });
-            }
-            _ => return Err(malformed(LS_FILES_COMMAND, format!("unexpected tag for {path}"))),
+    let mut rest = output;
+    while !rest.is_empty() {
+        let record_end = memchr::memchr(0, rest).unwrap_or(rest.len());
+        let record = &rest[..record_end];
+        rest = rest.get(record_end + 1..).unwrap_or_default();
+        if record.is_empty() {
+            continue;
         }
-        if stage != b"0" {
-            return Err(WorkspaceError::UnmergedEntry { path });
-        }
-        let mode = std::str::from_utf8(mode)
-            .ok()
-            .and_then(|mode| u32::from_str_radix(mode, 8).ok())
-            .ok_or_else(|| malformed(LS_FILES_COMMAND, format!("bad mode for {path}")))?;
-        if mode == 0o160000 {
-            return Err(WorkspaceError::Submodule { path });
-        }
-        let blob_id = std::str::from_utf8(blob_id)
-            .ok()
-            .filter(|blob_id| blob_id.bytes().all(|byte| byte.is_ascii_hexdigit()))
-            .ok_or_else(|| malformed(LS_FILES_COMMAND, format!("bad object id for {path}")))?;
-        entries.push(IndexEntry { path, mode, blob_id: blob_id.to_owned() });
+        entries.push(parse_index_record(record)?);
     }
     Ok(entries)
+}
+
+fn parse_index_record(record: &[u8]) -> Result<IndexEntry, WorkspaceError> {
+    let tab = memchr::memchr(b'\t', record)
+        .ok_or_else(|| malformed(LS_FILES_COMMAND, "record without tab"))?;
+    let (header, raw_path) = (&record[..tab], &record[tab + 1..]);
+    let path = checked_path(raw_path)?;
+    // `T MODE OID STAGE`: one tag byte, a six-digit mode, a 40- or 64-hex
+    // object id and a one-digit stage, separated by single spaces.
+    let header_length = header.len();
+    let well_formed = (header_length == 51 || header_length == 75)
+        && header[1] == b' '
+        && header[8] == b' '
+        && header[header_length - 2] == b' ';
+    if !well_formed {
+        return Err(malformed(LS_FILES_COMMAND, format!("bad record header for {path}")));
+    }
+    let tag = header[0];
+    let mode_text = &header[2..8];
+    let blob_id = &header[9..header_length - 2];
+    let stage = header[header_length - 1];
+    match tag {
+        b'H' => {}
+        b'S' | b's' => return Err(WorkspaceError::SkipWorktree { path }),
+        tag if tag.is_ascii_lowercase() => return Err(WorkspaceError::AssumeUnchanged { path }),
+        _ => return Err(malformed(LS_FILES_COMMAND, format!("unexpected tag for {path}"))),
+    }
+    if stage != b'0' {
+        return Err(WorkspaceError::UnmergedEntry { path });
+    }
+    let mode = match mode_text {
+        b"100644" => 0o100644,
+        b"100755" => 0o100755,
+        b"120000" => 0o120000,
+        other => std::str::from_utf8(other)
+            .ok()
+            .and_then(|text| u32::from_str_radix(text, 8).ok())
+            .ok_or_else(|| malformed(LS_FILES_COMMAND, format!("bad mode for {path}")))?,
+    };
+    if mode == 0o160000 {
+        return Err(WorkspaceError::Submodule { path });
+    }
+    if !blob_id.iter().all(u8::is_ascii_hexdigit) {
+        return Err(malformed(LS_FILES_COMMAND, format!("bad object id for {path}")));
+    }
+    // Checked to be ASCII hex just above.
+    let blob_id = String::from_utf8(blob_id.to_vec()).expect("hex is UTF-8");
+    Ok(IndexEntry { path, mode, blob_id })
 }
 
 #[cfg(test)]
@@ -207,10 +238,11 @@ H 120000 2e65efe2a145dda7ee51d1741299f848e5bf752e 0\tlink\0";
         assert_eq!(entries[0].mode, 0o100755);
         assert_eq!(entries[1].path, "link");
         let cases: &[(&[u8], &str)] = &[
-            (b"S 100644 61 0\tb\0", "skip-worktree"),
-            (b"h 100644 61 0\tb\0", "assume-unchanged"),
-            (b"H 160000 61 0\tsub\0", "submodule"),
-            (b"H 100644 61 2\tc\0", "merge conflicts"),
+            (b"S 100644 61780798228d17af2d34fce4cfbdf35556832472 0\tb\0", "skip-worktree"),
+            (b"h 100644 61780798228d17af2d34fce4cfbdf35556832472 0\tb\0", "assume-unchanged"),
+            (b"H 160000 61780798228d17af2d34fce4cfbdf35556832472 0\tsub\0", "submodule"),
+            (b"H 100644 61780798228d17af2d34fce4cfbdf35556832472 2\tc\0", "merge conflicts"),
+            (b"H 100644 6178 0\tshort\0", "bad record header"),
         ];
         for (output, fragment) in cases {
             let message = parse_index(output).unwrap_err().to_string();

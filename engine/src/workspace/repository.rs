@@ -19,6 +19,8 @@ pub struct CheckoutLocation {
     pub git_common_dir: PathBuf,
     /// Canonical path of this checkout's index file.
     pub index_path: PathBuf,
+    /// `sha1` or `sha256`.
+    pub object_format: String,
 }
 
 fn canonicalize(path: &Path) -> Result<PathBuf, WorkspaceError> {
@@ -46,21 +48,29 @@ fn location_from_lines(lines: &[&str]) -> Result<CheckoutLocation, WorkspaceErro
         git_common_dir: canonicalize(Path::new(lines[1]))?,
         // The index may not exist yet in a fresh repository.
         index_path: PathBuf::from(lines[2]),
+        object_format: lines[3].to_owned(),
     })
 }
 
-const LOCATION_ARGS: &[&str] =
-    &["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir", "--git-path", "index"];
+const LOCATION_ARGS: &[&str] = &[
+    "rev-parse",
+    "--path-format=absolute",
+    "--show-toplevel",
+    "--git-common-dir",
+    "--git-path",
+    "index",
+    "--show-object-format",
+];
 
 /// Locates the checkout containing `path` (which may be any directory in it).
 pub fn locate_checkout(git: &GitRunner, path: &Path) -> Result<CheckoutLocation, WorkspaceError> {
     let directory = canonicalize(path)?;
     let output = git.run(&directory, LOCATION_ARGS)?;
     let lines = output_lines(&output, "git rev-parse --show-toplevel")?;
-    if lines.len() != 3 {
+    if lines.len() != 4 {
         return Err(WorkspaceError::MalformedGitOutput {
             command: "git rev-parse --show-toplevel".to_owned(),
-            detail: format!("expected 3 lines, got {}", lines.len()),
+            detail: format!("expected 4 lines, got {}", lines.len()),
         });
     }
     location_from_lines(&lines)
@@ -83,15 +93,15 @@ pub fn locate_checkout_root_and_head(
         return Err(WorkspaceError::NoHeadCommit { checkout_root: location.checkout_root });
     }
     let lines = output_lines(&output, "git rev-parse --show-toplevel --verify HEAD")?;
-    if lines.len() != 4 {
+    if lines.len() != 5 {
         return Err(WorkspaceError::MalformedGitOutput {
             command: "git rev-parse --show-toplevel --verify HEAD".to_owned(),
-            detail: format!("expected 4 lines, got {}", lines.len()),
+            detail: format!("expected 5 lines, got {}", lines.len()),
         });
     }
     let location = location_from_lines(&lines)?;
     require_root(&directory, &location)?;
-    Ok((location, lines[3].to_owned()))
+    Ok((location, lines[4].to_owned()))
 }
 
 fn require_root(directory: &Path, location: &CheckoutLocation) -> Result<(), WorkspaceError> {

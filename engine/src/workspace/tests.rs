@@ -237,7 +237,13 @@ fn fail_closed_conditions_are_typed_errors() {
     repository.git(&["update-index", "--no-assume-unchanged", "docs/guide.md"]);
 
     let small_limits = ScanConfig { max_paths: 3, ..ScanConfig::default() };
-    assert!(matches!(repository.scan_with(&small_limits), Err(WorkspaceError::TooManyPaths { count: 6, limit: 3 })));
+    assert!(matches!(repository.scan_with(&small_limits), Err(WorkspaceError::TooManyPaths { count: 5, limit: 3 })));
+    // Five tracked paths fit; the untracked `later.txt` is one too many.
+    let index_sized_limits = ScanConfig { max_paths: 5, ..ScanConfig::default() };
+    assert!(matches!(
+        repository.scan_with(&index_sized_limits),
+        Err(WorkspaceError::TooManyPaths { count: 6, limit: 5 })
+    ));
 
     repository.write("big.txt", &"x".repeat(100));
     let small_files = ScanConfig { max_file_bytes: 10, ..ScanConfig::default() };
@@ -381,4 +387,31 @@ fn repository_helpers_locate_roots_common_dirs_and_linked_worktrees() {
     let linked_scan = scan_workspace(&linked, &ScanConfig::default()).unwrap();
     assert_eq!(linked_scan.head_commit, repository.git(&["rev-parse", "HEAD"]));
     assert!(Path::new(&linked).join(".git").is_file());
+}
+
+#[test]
+fn scans_and_handoff_diffs_never_write_the_index() {
+    let repository = TestRepository::new();
+    let base = repository.git(&["rev-parse", "HEAD"]);
+    repository.write("src/lib.rs", "pub fn lib() { committed() }\n");
+    repository.commit_all("since base");
+    // Stat-dirty but unchanged files make porcelain `git diff` want to
+    // refresh (rewrite) the index; modified ones make it a candidate.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    for path in ["docs/guide.md", "src2/lib.rs"] {
+        let content = std::fs::read(repository.path(path)).unwrap();
+        std::fs::write(repository.path(path), content).unwrap();
+    }
+    repository.write("run.sh", "#!/bin/sh\necho changed\n");
+    // Reverted to the base content: a candidate whose diff git drops after
+    // comparing content, which is what triggers its index refresh.
+    repository.write("src/lib.rs", "pub fn lib() {}\n");
+    let index_path = repository.path(".git/index");
+    let before = (std::fs::read(&index_path).unwrap(), std::fs::metadata(&index_path).unwrap().modified().unwrap());
+    repository.scan();
+    let (_, diff) = handoff_diff(&repository.root(), &base, &ScanConfig::default()).unwrap();
+    assert_eq!(diff.changed_paths, vec!["run.sh"]);
+    let after = (std::fs::read(&index_path).unwrap(), std::fs::metadata(&index_path).unwrap().modified().unwrap());
+    assert!(before == after, "the index was rewritten");
+    assert!(!repository.path(".git/index.lock").exists());
 }
