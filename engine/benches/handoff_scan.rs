@@ -16,17 +16,29 @@ use nagi_engine::workspace::{ScanConfig, handoff_diff};
 const TARGET_RATIO: f64 = 1.5;
 
 fn environment_number(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|value| value.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
 }
 
 fn git(root: &Path, args: &[&str]) -> String {
     let output = Command::new("git")
-        .args(["-c", "user.name=Bench", "-c", "user.email=bench@example.com"])
+        .args([
+            "-c",
+            "user.name=Bench",
+            "-c",
+            "user.email=bench@example.com",
+        ])
         .args(args)
         .current_dir(root)
         .output()
         .expect("git runs");
-    assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     String::from_utf8_lossy(&output.stdout).trim().to_owned()
 }
 
@@ -40,7 +52,11 @@ fn build_repository(root: &Path, file_count: usize) {
             std::fs::create_dir_all(&directory).unwrap();
         }
         let content = format!("// file {index}\npub fn f{index}() -> usize {{ {index} }}\n");
-        std::fs::write(directory.join(format!("m{:03}.rs", index % files_per_directory)), content).unwrap();
+        std::fs::write(
+            directory.join(format!("m{:03}.rs", index % files_per_directory)),
+            content,
+        )
+        .unwrap();
     }
     git(root, &["add", "-A"]);
     git(root, &["commit", "-q", "-m", "base"]);
@@ -64,7 +80,11 @@ fn make_a_few_changes(root: &Path) {
 
 fn time_reference(root: &Path) -> Duration {
     let started = Instant::now();
-    let output = Command::new("git").args(["status", "--porcelain"]).current_dir(root).output().unwrap();
+    let output = Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(root)
+        .output()
+        .unwrap();
     let elapsed = started.elapsed();
     assert!(output.status.success());
     elapsed
@@ -95,19 +115,35 @@ fn print_breakdown(root: &Path, rounds: usize) {
         println!("  {:>8.1?}  git {}", median(samples), args.join(" "));
     };
     println!("breakdown (medians):");
-    time_command(&["status", "--porcelain=v2", "-z", "--branch", "--no-renames", "--untracked-files=all"]);
+    time_command(&[
+        "status",
+        "--porcelain=v2",
+        "-z",
+        "--branch",
+        "--no-renames",
+        "--untracked-files=all",
+    ]);
     time_command(&["ls-files", "-s", "-v", "-z"]);
     time_command(&["rev-parse", "--verify", "HEAD^{commit}"]);
-    let index_output = Command::new("git").args(["ls-files", "-s", "-v", "-z"]).current_dir(root).output().unwrap();
+    let index_output = Command::new("git")
+        .args(["ls-files", "-s", "-v", "-z"])
+        .current_dir(root)
+        .output()
+        .unwrap();
     let samples = (0..rounds)
         .map(|_| {
             let started = Instant::now();
-            let entries = nagi_engine::workspace::porcelain::parse_index(&index_output.stdout).unwrap();
+            let entries =
+                nagi_engine::workspace::porcelain::parse_index(&index_output.stdout).unwrap();
             assert!(!entries.is_empty());
             started.elapsed()
         })
         .collect();
-    println!("  {:>8.1?}  parse_index of {} bytes", median(samples), index_output.stdout.len());
+    println!(
+        "  {:>8.1?}  parse_index of {} bytes",
+        median(samples),
+        index_output.stdout.len()
+    );
     let samples = (0..rounds)
         .map(|_| {
             let started = Instant::now();
@@ -128,7 +164,10 @@ fn main() {
     build_repository(&root, file_count);
     let base = git(&root, &["rev-parse", "HEAD"]);
     make_a_few_changes(&root);
-    println!("built a {file_count}-file repository in {:.1?}", build_started.elapsed());
+    println!(
+        "built a {file_count}-file repository in {:.1?}",
+        build_started.elapsed()
+    );
 
     // Warm-up: the first plain `git status` refreshes the index, as a
     // person's own `git status` would have; both sides then see the same
@@ -148,7 +187,10 @@ fn main() {
         let started = Instant::now();
         let (_, again) = handoff_diff(&root, &base, &config).expect("handoff scan");
         scan_samples.push(started.elapsed());
-        assert_eq!(again.workspace_digest, diff.workspace_digest, "scan is not stable");
+        assert_eq!(
+            again.workspace_digest, diff.workspace_digest,
+            "scan is not stable"
+        );
     }
     if std::env::var_os("NAGI_BENCH_BREAKDOWN").is_some() {
         print_breakdown(&root, rounds);

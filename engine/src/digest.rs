@@ -37,7 +37,9 @@ impl CanonicalHasher {
     /// Starts a digest with another prefix (for digests that are ours, not the
     /// contract's, so they can never be confused with a mission digest).
     pub fn with_prefix(prefix: &str, domain: &str) -> CanonicalHasher {
-        let mut canonical_hasher = CanonicalHasher { hasher: Sha256::new() };
+        let mut canonical_hasher = CanonicalHasher {
+            hasher: Sha256::new(),
+        };
         canonical_hasher.bytes(prefix.as_bytes());
         canonical_hasher.bytes(domain.as_bytes());
         canonical_hasher
@@ -132,7 +134,11 @@ impl PathRule {
 /// What a declared check runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CheckDeclarationKind {
-    Command { program: String, args: Vec<String>, cwd: String },
+    Command {
+        program: String,
+        args: Vec<String>,
+        cwd: String,
+    },
     Manual,
 }
 
@@ -153,12 +159,17 @@ pub struct CheckDeclaration {
 
 /// Criterion id: domain `mission-criterion-v1` over (u64 index, text).
 pub fn criterion_id(index: u64, text: &str) -> String {
-    CanonicalHasher::new("mission-criterion-v1").u64(index).string(text).finish()
+    CanonicalHasher::new("mission-criterion-v1")
+        .u64(index)
+        .string(text)
+        .finish()
 }
 
 /// Criteria digest: domain `mission-criteria-v1` over (u64 count, sorted ids).
 pub fn criteria_digest<S: AsRef<str>>(criterion_ids: &[S]) -> String {
-    CanonicalHasher::new("mission-criteria-v1").sorted_string_list(criterion_ids).finish()
+    CanonicalHasher::new("mission-criteria-v1")
+        .sorted_string_list(criterion_ids)
+        .finish()
 }
 
 /// Path-rule digest: domain `mission-path-rule-v1` over (u8 tag, path).
@@ -185,7 +196,11 @@ pub fn declaration_digest(declaration: &CheckDeclaration) -> String {
             hasher.u8(1);
         }
     }
-    let rule_digests: Vec<String> = declaration.path_rules.iter().map(path_rule_digest).collect();
+    let rule_digests: Vec<String> = declaration
+        .path_rules
+        .iter()
+        .map(path_rule_digest)
+        .collect();
     hasher
         .sorted_string_list(&rule_digests)
         .sorted_string_list(&declaration.artifacts)
@@ -199,7 +214,9 @@ pub fn declaration_digest(declaration: &CheckDeclaration) -> String {
 
 /// Checkset digest: domain `mission-checkset-v1` over the sorted declaration digests.
 pub fn checkset_digest<S: AsRef<str>>(declaration_digests: &[S]) -> String {
-    CanonicalHasher::new("mission-checkset-v1").sorted_string_list(declaration_digests).finish()
+    CanonicalHasher::new("mission-checkset-v1")
+        .sorted_string_list(declaration_digests)
+        .finish()
 }
 
 /// `mission.configure` idempotency digest: domain
@@ -288,8 +305,10 @@ pub fn seal_digest(seal: &SealInput) -> String {
 /// check id (sorted bytewise): check id, record digest. Input pairs are
 /// `(check_id, record_digest)` in any order.
 pub fn evidence_set_digest<S: AsRef<str>, T: AsRef<str>>(records: &[(S, T)]) -> String {
-    let mut sorted: Vec<(&str, &str)> =
-        records.iter().map(|(check_id, digest)| (check_id.as_ref(), digest.as_ref())).collect();
+    let mut sorted: Vec<(&str, &str)> = records
+        .iter()
+        .map(|(check_id, digest)| (check_id.as_ref(), digest.as_ref()))
+        .collect();
     sorted.sort_unstable();
     let mut hasher = CanonicalHasher::new("mission-evidence-set-v1");
     hasher.u64(sorted.len() as u64);
@@ -498,8 +517,12 @@ mod tests {
     fn set_order_does_not_matter_but_argument_order_does() {
         let mut first = redirect_declaration();
         first.path_rules = vec![
-            PathRule::Prefix { prefix: "src".into() },
-            PathRule::Exact { path: "Cargo.toml".into() },
+            PathRule::Prefix {
+                prefix: "src".into(),
+            },
+            PathRule::Exact {
+                path: "Cargo.toml".into(),
+            },
         ];
         first.artifacts = vec!["b.json".into(), "a.json".into()];
         let mut reordered = first.clone();
@@ -565,7 +588,9 @@ mod tests {
 
     #[test]
     fn prefix_rules_match_component_wise() {
-        let rule = PathRule::Prefix { prefix: "src".into() };
+        let rule = PathRule::Prefix {
+            prefix: "src".into(),
+        };
         assert!(rule.matches("src"));
         assert!(rule.matches("src/lib.rs"));
         assert!(!rule.matches("src2/lib.rs"));

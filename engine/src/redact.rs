@@ -72,9 +72,8 @@ static NAMED_ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
         r#"\b(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P<name_quote>["']?)(?P<separator>[ \t]*[:=][ \t]*)(?P<value>"[^"\r\n]*"|'[^'\r\n]*'|[^\s"'`,;&=][^\s"'`,;&]*)"#,
     )
 });
-static ASSIGNED_VALUE: LazyLock<Regex> = LazyLock::new(|| {
-    compile(r#"(?P<lead>[=:][ \t]*["']?)(?P<value>[A-Za-z0-9+/_~.=-]{20,})"#)
-});
+static ASSIGNED_VALUE: LazyLock<Regex> =
+    LazyLock::new(|| compile(r#"(?P<lead>[=:][ \t]*["']?)(?P<value>[A-Za-z0-9+/_~.=-]{20,})"#));
 
 /// Replaces every match of `pattern` using `replacement`, keeping the input
 /// borrowed when nothing matched.
@@ -101,10 +100,21 @@ fn is_secret_looking_name(lowercase_name: &str) -> bool {
         "-pass", "_auth", "-auth", "_pat",
     ];
     const CONTAINED: &[&str] = &[
-        "password", "passwd", "secret", "credential", "api_key", "apikey", "api-key",
-        "private_key", "privatekey", "access_key", "accesskey",
+        "password",
+        "passwd",
+        "secret",
+        "credential",
+        "api_key",
+        "apikey",
+        "api-key",
+        "private_key",
+        "privatekey",
+        "access_key",
+        "accesskey",
     ];
-    SUFFIXES.iter().any(|suffix| lowercase_name.ends_with(suffix))
+    SUFFIXES
+        .iter()
+        .any(|suffix| lowercase_name.ends_with(suffix))
         || CONTAINED.iter().any(|part| lowercase_name.contains(part))
         || lowercase_name.starts_with("auth_")
 }
@@ -112,11 +122,17 @@ fn is_secret_looking_name(lowercase_name: &str) -> bool {
 /// Bare words that are secrets only in assignment shape (`token=…`,
 /// `"auth": "…"`), since they also occur in prose (`the token: expired`).
 fn is_bare_secret_word(lowercase_name: &str) -> bool {
-    matches!(lowercase_name, "token" | "auth" | "authorization" | "credentials")
+    matches!(
+        lowercase_name,
+        "token" | "auth" | "authorization" | "credentials"
+    )
 }
 
 fn value_looks_like_a_credential(value: &str) -> bool {
-    value.len() >= 12 || value.chars().any(|character| !character.is_ascii_alphabetic())
+    value.len() >= 12
+        || value
+            .chars()
+            .any(|character| !character.is_ascii_alphabetic())
 }
 
 fn redact_named_assignment(captures: &Captures<'_>) -> String {
@@ -133,7 +149,9 @@ fn redact_named_assignment(captures: &Captures<'_>) -> String {
     }
     let prefix = &whole[..whole.len() - value.len()];
     match value.chars().next() {
-        Some(quote @ ('"' | '\'')) if value.len() >= 2 => format!("{prefix}{quote}{REDACTED}{quote}"),
+        Some(quote @ ('"' | '\'')) if value.len() >= 2 => {
+            format!("{prefix}{quote}{REDACTED}{quote}")
+        }
         _ => format!("{prefix}{REDACTED}"),
     }
 }
@@ -162,7 +180,10 @@ fn looks_high_entropy(value: &str) -> bool {
     if trimmed.len() < 20 || trimmed.contains('.') || trimmed.starts_with(['/', '~']) {
         return false;
     }
-    if trimmed.bytes().all(|byte| byte.is_ascii_hexdigit() || byte == b'-') {
+    if trimmed
+        .bytes()
+        .all(|byte| byte.is_ascii_hexdigit() || byte == b'-')
+    {
         return false;
     }
     let digits = trimmed.bytes().filter(u8::is_ascii_digit).count();
@@ -175,7 +196,10 @@ fn looks_high_entropy(value: &str) -> bool {
         _ => 3,
     };
     let bytes = trimmed.as_bytes();
-    let transitions = bytes.windows(2).filter(|pair| class_of(pair[0]) != class_of(pair[1])).count();
+    let transitions = bytes
+        .windows(2)
+        .filter(|pair| class_of(pair[0]) != class_of(pair[1]))
+        .count();
     let transition_ratio = transitions as f64 / (bytes.len() - 1) as f64;
     let minimum_digits = if trimmed.contains('/') { 2 } else { 1 };
     has_lower
@@ -198,12 +222,32 @@ fn redact_high_entropy_value(captures: &Captures<'_>) -> String {
 pub fn redact(text: &str) -> Cow<'_, str> {
     let mut result = Cow::Borrowed(text);
     result = replace(result, &PRIVATE_KEY_BLOCK, REDACTED);
-    result = replace(result, &BEARER_TOKEN, format!("${{1}}${{2}}{REDACTED}").as_str());
-    result = replace(result, &BASIC_CREDENTIALS, format!("${{1}}{REDACTED}").as_str());
+    result = replace(
+        result,
+        &BEARER_TOKEN,
+        format!("${{1}}${{2}}{REDACTED}").as_str(),
+    );
+    result = replace(
+        result,
+        &BASIC_CREDENTIALS,
+        format!("${{1}}{REDACTED}").as_str(),
+    );
     result = replace(result, &WHOLE_WORD_TOKEN, REDACTED);
-    result = replace(result, &LINE_ASSIGNMENT, format!("${{1}}{REDACTED}").as_str());
-    result = replace(result, &HTTP_CREDENTIALS, format!("${{1}}{REDACTED}@").as_str());
-    result = replace(result, &URL_CREDENTIALS, format!("${{1}}{REDACTED}@").as_str());
+    result = replace(
+        result,
+        &LINE_ASSIGNMENT,
+        format!("${{1}}{REDACTED}").as_str(),
+    );
+    result = replace(
+        result,
+        &HTTP_CREDENTIALS,
+        format!("${{1}}{REDACTED}@").as_str(),
+    );
+    result = replace(
+        result,
+        &URL_CREDENTIALS,
+        format!("${{1}}{REDACTED}@").as_str(),
+    );
     result = replace(result, &PROVIDER_TOKEN, REDACTED);
     result = replace(result, &NAMED_ASSIGNMENT, redact_named_assignment);
     result = replace(result, &ASSIGNED_VALUE, redact_high_entropy_value);
@@ -221,56 +265,180 @@ mod tests {
 
     /// (rule, input, expected output)
     const CASES: &[(&str, &str, &str)] = &[
-        ("bearer", "curl -H 'Bearer abcdefghijkl1234'", "curl -H 'Bearer [REDACTED]'"),
-        ("bearer keeps whitespace", "bearer\tAbC.dEf~123+456/789=", "bearer\t[REDACTED]"),
+        (
+            "bearer",
+            "curl -H 'Bearer abcdefghijkl1234'",
+            "curl -H 'Bearer [REDACTED]'",
+        ),
+        (
+            "bearer keeps whitespace",
+            "bearer\tAbC.dEf~123+456/789=",
+            "bearer\t[REDACTED]",
+        ),
         ("bearer short token kept", "Bearer short", "Bearer short"),
-        ("basic auth", "Authorization: Basic dXNlcjpwYXNz", "Authorization: [REDACTED]"),
-        ("openai key", "key sk-abcdefghijklmnop here", "key [REDACTED] here"),
-        ("openai project key", "sk-proj-AbCdEfGh12345678_xyz", "[REDACTED]"),
-        ("anthropic key", "use sk-ant-api03-AbCdEfGhIjKlMnOp please", "use [REDACTED] please"),
-        ("github token", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "[REDACTED]"),
-        ("github server token", "(ghs_ABCDEFGHIJKL1234)", "([REDACTED])"),
-        ("github pat", "github_pat_11ABCDEFG0123456789_abcdefghijklmnop", "[REDACTED]"),
-        ("aws access key", "id AKIAIOSFODNN7EXAMPLE end", "id [REDACTED] end"),
-        ("aws session key", "id ASIAIOSFODNN7EXAMPLE end", "id [REDACTED] end"),
+        (
+            "basic auth",
+            "Authorization: Basic dXNlcjpwYXNz",
+            "Authorization: [REDACTED]",
+        ),
+        (
+            "openai key",
+            "key sk-abcdefghijklmnop here",
+            "key [REDACTED] here",
+        ),
+        (
+            "openai project key",
+            "sk-proj-AbCdEfGh12345678_xyz",
+            "[REDACTED]",
+        ),
+        (
+            "anthropic key",
+            "use sk-ant-api03-AbCdEfGhIjKlMnOp please",
+            "use [REDACTED] please",
+        ),
+        (
+            "github token",
+            "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "[REDACTED]",
+        ),
+        (
+            "github server token",
+            "(ghs_ABCDEFGHIJKL1234)",
+            "([REDACTED])",
+        ),
+        (
+            "github pat",
+            "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+            "[REDACTED]",
+        ),
+        (
+            "aws access key",
+            "id AKIAIOSFODNN7EXAMPLE end",
+            "id [REDACTED] end",
+        ),
+        (
+            "aws session key",
+            "id ASIAIOSFODNN7EXAMPLE end",
+            "id [REDACTED] end",
+        ),
         (
             "aws secret",
             "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
             "aws_secret_access_key = [REDACTED]",
         ),
         ("slack", "xoxb-123456789012-abcdefghij", "[REDACTED]"),
-        ("google", "AIzaSyA1234567890abcdefghijklmnopqrstuv", "[REDACTED]"),
-        ("stripe live", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "[REDACTED]"),
-        ("stripe restricted", "rk_live_4eC39HqLyjWDarjtT1zdp7dc", "[REDACTED]"),
+        (
+            "google",
+            "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+            "[REDACTED]",
+        ),
+        (
+            "stripe live",
+            "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+            "[REDACTED]",
+        ),
+        (
+            "stripe restricted",
+            "rk_live_4eC39HqLyjWDarjtT1zdp7dc",
+            "[REDACTED]",
+        ),
         (
             "jwt",
             "cookie eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
             "cookie [REDACTED]",
         ),
         ("line token", "token = abc def ghi", "token = [REDACTED]"),
-        ("line password indented", "  Password: hunter2 and more", "  Password: [REDACTED]"),
-        ("line api-key", "API-KEY=xyz\nnext line", "API-KEY=[REDACTED]\nnext line"),
-        ("line authorization", "authorization: Token abc", "authorization: [REDACTED]"),
-        ("http credentials", "https://alice:s3cret@example.com/repo", "https://[REDACTED]@example.com/repo"),
-        ("postgres credentials", "postgres://app:pw123@db:5432/app", "postgres://[REDACTED]@db:5432/app"),
-        ("redis password only", "redis://:hunter2@cache:6379", "redis://[REDACTED]@cache:6379"),
-        ("env export", "export DATABASE_PASSWORD=\"hunter2\"", "export DATABASE_PASSWORD=\"[REDACTED]\""),
-        ("env key suffix", "run with OPENAI_KEY=abc123 now", "run with OPENAI_KEY=[REDACTED] now"),
-        ("env token suffix", "GITLAB_TOKEN: glpat-xyz", "GITLAB_TOKEN: [REDACTED]"),
-        ("env secret", "client_secret='abc'", "client_secret='[REDACTED]'"),
-        ("env credential", "GOOGLE_APPLICATION_CREDENTIALS=/etc/key.json", "GOOGLE_APPLICATION_CREDENTIALS=[REDACTED]"),
+        (
+            "line password indented",
+            "  Password: hunter2 and more",
+            "  Password: [REDACTED]",
+        ),
+        (
+            "line api-key",
+            "API-KEY=xyz\nnext line",
+            "API-KEY=[REDACTED]\nnext line",
+        ),
+        (
+            "line authorization",
+            "authorization: Token abc",
+            "authorization: [REDACTED]",
+        ),
+        (
+            "http credentials",
+            "https://alice:s3cret@example.com/repo",
+            "https://[REDACTED]@example.com/repo",
+        ),
+        (
+            "postgres credentials",
+            "postgres://app:pw123@db:5432/app",
+            "postgres://[REDACTED]@db:5432/app",
+        ),
+        (
+            "redis password only",
+            "redis://:hunter2@cache:6379",
+            "redis://[REDACTED]@cache:6379",
+        ),
+        (
+            "env export",
+            "export DATABASE_PASSWORD=\"hunter2\"",
+            "export DATABASE_PASSWORD=\"[REDACTED]\"",
+        ),
+        (
+            "env key suffix",
+            "run with OPENAI_KEY=abc123 now",
+            "run with OPENAI_KEY=[REDACTED] now",
+        ),
+        (
+            "env token suffix",
+            "GITLAB_TOKEN: glpat-xyz",
+            "GITLAB_TOKEN: [REDACTED]",
+        ),
+        (
+            "env secret",
+            "client_secret='abc'",
+            "client_secret='[REDACTED]'",
+        ),
+        (
+            "env credential",
+            "GOOGLE_APPLICATION_CREDENTIALS=/etc/key.json",
+            "GOOGLE_APPLICATION_CREDENTIALS=[REDACTED]",
+        ),
         ("env pass", "SMTP_PASS=letmein", "SMTP_PASS=[REDACTED]"),
-        ("mid-line token", "Fix login; token=abc123", "Fix login; token=[REDACTED]"),
-        ("json api key", r#"{"api_key": "abc", "n": 1}"#, r#"{"api_key": "[REDACTED]", "n": 1}"#),
-        ("query string", "GET /x?auth=abc&page=2", "GET /x?auth=[REDACTED]&page=2"),
-        ("high entropy", "config value: q8Zr4TzP1nVb6KyW3mXs9Ld2", "config value: [REDACTED]"),
-        ("high entropy quoted", "x = \"Zq8r4TzP1nVb6KyW3mXs9Ld2\"", "x = \"[REDACTED]\""),
+        (
+            "mid-line token",
+            "Fix login; token=abc123",
+            "Fix login; token=[REDACTED]",
+        ),
+        (
+            "json api key",
+            r#"{"api_key": "abc", "n": 1}"#,
+            r#"{"api_key": "[REDACTED]", "n": 1}"#,
+        ),
+        (
+            "query string",
+            "GET /x?auth=abc&page=2",
+            "GET /x?auth=[REDACTED]&page=2",
+        ),
+        (
+            "high entropy",
+            "config value: q8Zr4TzP1nVb6KyW3mXs9Ld2",
+            "config value: [REDACTED]",
+        ),
+        (
+            "high entropy quoted",
+            "x = \"Zq8r4TzP1nVb6KyW3mXs9Ld2\"",
+            "x = \"[REDACTED]\"",
+        ),
         (
             "pem block",
             "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nIBAAK\n-----END RSA PRIVATE KEY-----\ndone",
             "key:\n[REDACTED]\ndone",
         ),
-        ("unterminated pem", "-----BEGIN PRIVATE KEY-----\nMIIEvQ", "[REDACTED]"),
+        (
+            "unterminated pem",
+            "-----BEGIN PRIVATE KEY-----\nMIIEvQ",
+            "[REDACTED]",
+        ),
     ];
 
     /// Text that must come back unchanged.
@@ -306,7 +474,10 @@ mod tests {
     fn normal_text_paths_revisions_and_digests_are_preserved() {
         for text in PRESERVED {
             let redacted = redact(text);
-            assert!(matches!(redacted, Cow::Borrowed(_)), "{text:?} became {redacted:?}");
+            assert!(
+                matches!(redacted, Cow::Borrowed(_)),
+                "{text:?} became {redacted:?}"
+            );
         }
     }
 
@@ -316,7 +487,11 @@ mod tests {
             let once = redact(input).into_owned();
             assert_eq!(redact(&once), once, "rule `{rule}` is not idempotent");
         }
-        let all: String = CASES.iter().map(|(_, input, _)| *input).collect::<Vec<_>>().join("\n");
+        let all: String = CASES
+            .iter()
+            .map(|(_, input, _)| *input)
+            .collect::<Vec<_>>()
+            .join("\n");
         let once = redact(&all).into_owned();
         assert_eq!(redact(&once), once);
     }
@@ -336,10 +511,17 @@ mod tests {
             "MIIEow",
             "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
         ];
-        let all: String = CASES.iter().map(|(_, input, _)| *input).collect::<Vec<_>>().join("\n");
+        let all: String = CASES
+            .iter()
+            .map(|(_, input, _)| *input)
+            .collect::<Vec<_>>()
+            .join("\n");
         let redacted = redact(&all);
         for secret in secrets {
-            assert!(!redacted.contains(secret), "{secret} survived in:\n{redacted}");
+            assert!(
+                !redacted.contains(secret),
+                "{secret} survived in:\n{redacted}"
+            );
         }
     }
 

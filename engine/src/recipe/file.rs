@@ -14,16 +14,26 @@ pub const RECIPE_RELATIVE_PATH: &str = ".nagi/project.toml";
 pub const MAX_RECIPE_BYTES: u64 = 256 * 1024;
 
 fn file_problem(message: String) -> Vec<RecipeProblem> {
-    vec![RecipeProblem { path: String::new(), message }]
+    vec![RecipeProblem {
+        path: String::new(),
+        message,
+    }]
 }
 
 /// Loads the recipe of a checkout; `Ok(None)` when there is none (absence is
 /// not an error). A symlinked `.nagi` directory is refused.
-pub fn load_project_recipe(checkout_root: &Path) -> Result<Option<ProjectRecipe>, Vec<RecipeProblem>> {
+pub fn load_project_recipe(
+    checkout_root: &Path,
+) -> Result<Option<ProjectRecipe>, Vec<RecipeProblem>> {
     let directory = checkout_root.join(".nagi");
     match std::fs::symlink_metadata(&directory) {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(file_problem(format!("cannot inspect {}: {error}", directory.display()))),
+        Err(error) => {
+            return Err(file_problem(format!(
+                "cannot inspect {}: {error}",
+                directory.display()
+            )));
+        }
         Ok(metadata) if metadata.file_type().is_symlink() => {
             return Err(file_problem(format!(
                 "{} is a symlink; the recipe directory must be a real directory",
@@ -31,7 +41,10 @@ pub fn load_project_recipe(checkout_root: &Path) -> Result<Option<ProjectRecipe>
             )));
         }
         Ok(metadata) if !metadata.is_dir() => {
-            return Err(file_problem(format!("{} is not a directory", directory.display())));
+            return Err(file_problem(format!(
+                "{} is not a directory",
+                directory.display()
+            )));
         }
         Ok(_) => {}
     }
@@ -58,10 +71,16 @@ pub fn validate_file(path: &Path) -> Result<ProjectRecipe, Vec<RecipeProblem>> {
     let metadata = std::fs::symlink_metadata(path)
         .map_err(|error| file_problem(format!("cannot read {}: {error}", path.display())))?;
     if metadata.file_type().is_symlink() {
-        return Err(file_problem(format!("{} is a symlink; the recipe must be a regular file", path.display())));
+        return Err(file_problem(format!(
+            "{} is a symlink; the recipe must be a regular file",
+            path.display()
+        )));
     }
     if !metadata.is_file() {
-        return Err(file_problem(format!("{} is not a regular file", path.display())));
+        return Err(file_problem(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
     }
     if metadata.len() > MAX_RECIPE_BYTES {
         return Err(file_problem(format!(

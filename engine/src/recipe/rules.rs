@@ -6,7 +6,10 @@ pub fn check_id(value: &str) -> Result<(), String> {
     if value.is_empty() || value.len() > 128 {
         return Err("must be 1 to 128 characters".to_owned());
     }
-    if !value.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"_.:-".contains(&byte)) {
+    if !value
+        .bytes()
+        .all(|byte| byte.is_ascii_alphanumeric() || b"_.:-".contains(&byte))
+    {
         return Err("may only contain letters, digits, `_`, `.`, `:` and `-`".to_owned());
     }
     Ok(())
@@ -22,7 +25,10 @@ pub fn check_argument(value: &str) -> Result<(), String> {
         return Err("must not be empty".to_owned());
     }
     if value.len() > 4096 {
-        return Err(format!("is {} bytes; an argument may be at most 4096 bytes", value.len()));
+        return Err(format!(
+            "is {} bytes; an argument may be at most 4096 bytes",
+            value.len()
+        ));
     }
     if has_line_breaks_or_nul(value) {
         return Err("must not contain NUL, CR or LF".to_owned());
@@ -45,7 +51,10 @@ pub fn check_worktree_location(value: &str) -> Result<(), String> {
     if value.starts_with('/') || value.starts_with('\\') || value.contains(':') {
         return Err("must be a relative path".to_owned());
     }
-    if value.split(['/', '\\']).any(|component| matches!(component, "" | "." | "..")) {
+    if value
+        .split(['/', '\\'])
+        .any(|component| matches!(component, "" | "." | ".."))
+    {
         return Err("may only contain normal path components (no empty, `.` or `..`)".to_owned());
     }
     Ok(())
@@ -57,7 +66,10 @@ pub fn check_worktree_base(value: &str) -> Result<(), String> {
         return Err("must not be blank".to_owned());
     }
     if value.len() > 256 {
-        return Err(format!("is {} bytes; at most 256 bytes are allowed", value.len()));
+        return Err(format!(
+            "is {} bytes; at most 256 bytes are allowed",
+            value.len()
+        ));
     }
     if has_line_breaks_or_nul(value) {
         return Err("must not contain NUL, CR or LF".to_owned());
@@ -80,11 +92,17 @@ pub fn is_secret_looking_name(name: &str) -> bool {
         "secrets.json",
     ];
     const SECRET_EXTENSIONS: &[&str] = &[".pem", ".key", ".p12", ".pfx"];
-    if name.starts_with(".env") && !TEMPLATE_SUFFIXES.iter().any(|suffix| name.ends_with(suffix)) {
+    if name.starts_with(".env")
+        && !TEMPLATE_SUFFIXES
+            .iter()
+            .any(|suffix| name.ends_with(suffix))
+    {
         return true;
     }
     EXACT_NAMES.contains(&name.as_str())
-        || SECRET_EXTENSIONS.iter().any(|extension| name.ends_with(extension))
+        || SECRET_EXTENSIONS
+            .iter()
+            .any(|extension| name.ends_with(extension))
 }
 
 /// One `[worktree].copy_ignored` entry: an exact relative path of a file
@@ -109,10 +127,16 @@ pub fn check_copy_ignored_path(value: &str) -> Result<(), String> {
     if components.contains(&"..") {
         return Err("must not contain `..`".to_owned());
     }
-    if components.iter().any(|component| component.is_empty() || *component == ".") {
+    if components
+        .iter()
+        .any(|component| component.is_empty() || *component == ".")
+    {
         return Err("must be a normalised path (no empty or `.` components)".to_owned());
     }
-    if let Some(secret) = components.iter().find(|component| is_secret_looking_name(component)) {
+    if let Some(secret) = components
+        .iter()
+        .find(|component| is_secret_looking_name(component))
+    {
         return Err(format!(
             "`{secret}` looks like a secret; secret files are never copied into worktrees"
         ));
@@ -126,7 +150,9 @@ pub fn check_port_env(value: &str) -> Result<(), String> {
         return Err("must be 1 to 128 characters".to_owned());
     }
     let mut bytes = value.bytes();
-    let first_ok = bytes.next().is_some_and(|byte| byte.is_ascii_alphabetic() || byte == b'_');
+    let first_ok = bytes
+        .next()
+        .is_some_and(|byte| byte.is_ascii_alphabetic() || byte == b'_');
     if !first_ok || !bytes.all(|byte| byte.is_ascii_alphanumeric() || byte == b'_') {
         return Err("must be an environment variable name (`[A-Za-z_][A-Za-z0-9_]*`)".to_owned());
     }
@@ -140,20 +166,30 @@ pub fn check_port_env(value: &str) -> Result<(), String> {
 /// the loopback host (`…:{port}@evil.example` would make it a user name).
 pub fn check_health_url(value: &str) -> Result<(), String> {
     if value.len() > 2048 {
-        return Err(format!("is {} bytes; at most 2048 bytes are allowed", value.len()));
+        return Err(format!(
+            "is {} bytes; at most 2048 bytes are allowed",
+            value.len()
+        ));
     }
-    if value.chars().any(|character| character.is_whitespace() || character.is_control()) {
+    if value
+        .chars()
+        .any(|character| character.is_whitespace() || character.is_control())
+    {
         return Err("must not contain whitespace or control characters".to_owned());
     }
     let occurrences = value.matches("{port}").count();
     if occurrences != 1 {
-        return Err(format!("must contain `{{port}}` exactly once (found {occurrences})"));
+        return Err(format!(
+            "must contain `{{port}}` exactly once (found {occurrences})"
+        ));
     }
     let rest = ["http://127.0.0.1:{port}", "http://localhost:{port}"]
         .iter()
         .find_map(|prefix| value.strip_prefix(prefix));
     match rest {
-        None => Err("must start with `http://127.0.0.1:{port}` or `http://localhost:{port}`".to_owned()),
+        None => {
+            Err("must start with `http://127.0.0.1:{port}` or `http://localhost:{port}`".to_owned())
+        }
         Some(rest) if !(rest.is_empty() || rest.starts_with(['/', '?', '#'])) => {
             Err("only a path, query or fragment may follow `{port}`".to_owned())
         }
@@ -167,7 +203,10 @@ pub fn check_cover_label(value: &str) -> Result<(), String> {
         return Err("must not be blank".to_owned());
     }
     if value.len() > 1024 {
-        return Err(format!("is {} bytes; at most 1024 bytes are allowed", value.len()));
+        return Err(format!(
+            "is {} bytes; at most 1024 bytes are allowed",
+            value.len()
+        ));
     }
     Ok(())
 }

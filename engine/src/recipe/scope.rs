@@ -22,7 +22,11 @@ pub fn scope_digest(recipe: &ProjectRecipe) -> String {
     };
     hasher.u64(recipe.services.len() as u64);
     for (id, service) in &recipe.services {
-        hasher.string(id).string_list(&service.command).string(&service.port_env).string(&service.health);
+        hasher
+            .string(id)
+            .string_list(&service.command)
+            .string(&service.port_env)
+            .string(&service.health);
     }
     hasher.u64(recipe.checks.len() as u64);
     for check in &recipe.checks {

@@ -38,7 +38,10 @@ command = ["rm", "-rf", "tmp"]
 fn good_recipe_parses_with_defaults() {
     let recipe = validate_str(GOOD_RECIPE).unwrap();
     assert_eq!(recipe.worktree.base, "main");
-    assert_eq!(recipe.worktree.copy_ignored, vec![".env.example", "config/local.toml"]);
+    assert_eq!(
+        recipe.worktree.copy_ignored,
+        vec![".env.example", "config/local.toml"]
+    );
     assert_eq!(recipe.setup.as_ref().unwrap().timeout_seconds, 600);
     let web = &recipe.services["web"];
     assert_eq!(web.timeout_seconds, DEFAULT_TIMEOUT_SECONDS);
@@ -54,7 +57,9 @@ fn good_recipe_parses_with_defaults() {
 }
 
 fn service(health: &str) -> String {
-    format!("schema = 1\n[services.web]\ncommand = [\"web\"]\nport_env = \"PORT\"\nhealth = {health:?}\n")
+    format!(
+        "schema = 1\n[services.web]\ncommand = [\"web\"]\nport_env = \"PORT\"\nhealth = {health:?}\n"
+    )
 }
 
 fn copy_ignored(path: &str) -> String {
@@ -66,8 +71,13 @@ fn bad_recipes() -> Vec<(String, &'static str, &'static str)> {
     let many_services: String = (0..17)
         .map(|index| format!("[services.s{index}]\ncommand = [\"x\"]\nport_env = \"P\"\nhealth = \"http://localhost:{{port}}\"\n"))
         .collect();
-    let many_cleanup: String = (0..17).map(|_| "[[cleanup]]\ncommand = [\"x\"]\n").collect();
-    let many_copies: String = (0..33).map(|index| format!("\"f{index}\"")).collect::<Vec<_>>().join(", ");
+    let many_cleanup: String = (0..17)
+        .map(|_| "[[cleanup]]\ncommand = [\"x\"]\n")
+        .collect();
+    let many_copies: String = (0..33)
+        .map(|index| format!("\"f{index}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
     let long_argv: String = (0..129).map(|_| "\"a\"").collect::<Vec<_>>().join(", ");
     vec![
         ("schema = \"1\"".into(), "schema", "must be the integer 1"),
@@ -138,7 +148,9 @@ fn each_rule_reports_its_path_and_message() {
     for (recipe, expected_path, fragment) in bad_recipes() {
         let problems = validate_str(&recipe).expect_err(&recipe);
         assert!(
-            problems.iter().any(|problem| problem.path == expected_path && problem.message.contains(fragment)),
+            problems
+                .iter()
+                .any(|problem| problem.path == expected_path && problem.message.contains(fragment)),
             "recipe:\n{recipe}\nexpected `{expected_path}` with {fragment:?}, got {problems:?}"
         );
     }
@@ -148,9 +160,21 @@ fn each_rule_reports_its_path_and_message() {
 fn all_problems_are_collected_at_once() {
     let recipe = "schema = 2\nunknown = 1\n[setup]\ncommand = \"sh -c x\"\n[services.web]\ncommand = [\"x\"]\nport_env = \"9\"\nhealth = \"http://evil/{port}\"\n";
     let problems = validate_str(recipe).unwrap_err();
-    let paths: Vec<&str> = problems.iter().map(|problem| problem.path.as_str()).collect();
-    for expected in ["unknown", "schema", "setup.command", "services.web.port_env", "services.web.health"] {
-        assert!(paths.contains(&expected), "{expected} missing from {paths:?}");
+    let paths: Vec<&str> = problems
+        .iter()
+        .map(|problem| problem.path.as_str())
+        .collect();
+    for expected in [
+        "unknown",
+        "schema",
+        "setup.command",
+        "services.web.port_env",
+        "services.web.health",
+    ] {
+        assert!(
+            paths.contains(&expected),
+            "{expected} missing from {paths:?}"
+        );
     }
     assert!(problems[0].to_string().contains(": "));
 }
@@ -182,20 +206,38 @@ fn files_must_be_regular_and_not_reached_through_symlinks() {
 
     std::fs::remove_file(&recipe_path).unwrap();
     std::fs::create_dir(&recipe_path).unwrap();
-    assert!(validate_file(&recipe_path).unwrap_err()[0].message.contains("not a regular file"));
+    assert!(
+        validate_file(&recipe_path).unwrap_err()[0]
+            .message
+            .contains("not a regular file")
+    );
 
     let linked_checkout = tempfile::tempdir().unwrap();
     std::fs::create_dir(elsewhere.path().join(".nagi")).unwrap();
     std::fs::write(elsewhere.path().join(".nagi/project.toml"), GOOD_RECIPE).unwrap();
-    std::os::unix::fs::symlink(elsewhere.path().join(".nagi"), linked_checkout.path().join(".nagi")).unwrap();
-    assert!(load_project_recipe(linked_checkout.path()).unwrap_err()[0].message.contains("symlink"));
-    assert!(validate_file(&linked_checkout.path().join(RECIPE_RELATIVE_PATH)).unwrap_err()[0]
-        .message
-        .contains("symlink"));
+    std::os::unix::fs::symlink(
+        elsewhere.path().join(".nagi"),
+        linked_checkout.path().join(".nagi"),
+    )
+    .unwrap();
+    assert!(
+        load_project_recipe(linked_checkout.path()).unwrap_err()[0]
+            .message
+            .contains("symlink")
+    );
+    assert!(
+        validate_file(&linked_checkout.path().join(RECIPE_RELATIVE_PATH)).unwrap_err()[0]
+            .message
+            .contains("symlink")
+    );
 
     let big = checkout.path().join("big.toml");
     std::fs::write(&big, "#".repeat(MAX_RECIPE_BYTES as usize + 1)).unwrap();
-    assert!(validate_file(&big).unwrap_err()[0].message.contains("at most"));
+    assert!(
+        validate_file(&big).unwrap_err()[0]
+            .message
+            .contains("at most")
+    );
 }
 
 #[test]
@@ -209,15 +251,27 @@ fn scope_digest_covers_commands_services_and_copies_but_not_timeouts() {
         assert_ne!(text, GOOD_RECIPE, "{from} not found");
         scope_digest(&validate_str(&text).unwrap())
     };
-    assert_ne!(changed("[\"npm\", \"ci\"]", "[\"npm\", \"install\"]"), digest);
+    assert_ne!(
+        changed("[\"npm\", \"ci\"]", "[\"npm\", \"install\"]"),
+        digest
+    );
     assert_ne!(changed("\"PORT\"", "\"WEB_PORT\""), digest);
     assert_ne!(changed("/health", "/ready"), digest);
     assert_ne!(changed("config/local.toml", "config/other.toml"), digest);
-    assert_ne!(changed("[\"rm\", \"-rf\", \"tmp\"]", "[\"rm\", \"-rf\", \"/\"]"), digest);
-    assert_eq!(changed("timeout_seconds = 600", "timeout_seconds = 900"), digest);
+    assert_ne!(
+        changed("[\"rm\", \"-rf\", \"tmp\"]", "[\"rm\", \"-rf\", \"/\"]"),
+        digest
+    );
+    assert_eq!(
+        changed("timeout_seconds = 600", "timeout_seconds = 900"),
+        digest
+    );
     assert_eq!(changed("unit tests pass", "all tests pass"), digest);
     assert_eq!(
-        changed("copy_ignored = [\".env.example\", \"config/local.toml\"]", "copy_ignored = [\"config/local.toml\", \".env.example\"]"),
+        changed(
+            "copy_ignored = [\".env.example\", \"config/local.toml\"]",
+            "copy_ignored = [\"config/local.toml\", \".env.example\"]"
+        ),
         digest
     );
 }

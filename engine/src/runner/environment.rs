@@ -34,12 +34,17 @@ pub const ALLOWED_VARIABLES: &[&str] = &[
 pub fn check_environment(base: &[(OsString, OsString)], cwd: &Path) -> Vec<(OsString, OsString)> {
     let mut environment: Vec<(OsString, OsString)> = base
         .iter()
-        .filter(|(name, _)| name.to_str().is_some_and(|name| ALLOWED_VARIABLES.contains(&name)))
+        .filter(|(name, _)| {
+            name.to_str()
+                .is_some_and(|name| ALLOWED_VARIABLES.contains(&name))
+        })
         .cloned()
         .collect();
     environment.sort();
     environment.dedup_by(|later, earlier| later.0 == earlier.0);
-    let has_locale = environment.iter().any(|(name, _)| name == "LANG" || name == "LC_ALL");
+    let has_locale = environment
+        .iter()
+        .any(|(name, _)| name == "LANG" || name == "LC_ALL");
     if !has_locale {
         environment.push(("LC_ALL".into(), "C".into()));
     }

@@ -134,19 +134,32 @@ pub enum RunnerError {
     #[error("working directory `{cwd}` is not a normalised relative path inside the worktree")]
     InvalidWorkingDirectory { cwd: String },
     #[error("worktree {worktree:?} cannot be resolved: {source}")]
-    WorktreeUnavailable { worktree: PathBuf, source: std::io::Error },
+    WorktreeUnavailable {
+        worktree: PathBuf,
+        source: std::io::Error,
+    },
     #[error("working directory {path:?} cannot be resolved: {source}")]
-    WorkingDirectoryUnavailable { path: PathBuf, source: std::io::Error },
+    WorkingDirectoryUnavailable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error(
         "working directory `{cwd}` resolves to {resolved:?}, which is outside the worktree {worktree:?}"
     )]
-    WorkingDirectoryEscapesWorktree { cwd: String, resolved: PathBuf, worktree: PathBuf },
+    WorkingDirectoryEscapesWorktree {
+        cwd: String,
+        resolved: PathBuf,
+        worktree: PathBuf,
+    },
     #[error("working directory {path:?} is not a directory")]
     WorkingDirectoryNotADirectory { path: PathBuf },
     #[error("program `{program}` is empty or contains NUL")]
     InvalidProgram { program: String },
     #[error("program `{program}` was not found (looked at {searched:?})")]
-    ProgramNotFound { program: String, searched: Vec<PathBuf> },
+    ProgramNotFound {
+        program: String,
+        searched: Vec<PathBuf>,
+    },
     #[error("program {path:?} is not executable")]
     ProgramNotExecutable { path: PathBuf },
     #[error("program {path:?} is not a regular file")]
@@ -154,7 +167,10 @@ pub enum RunnerError {
     #[error("argument {index} contains NUL")]
     InvalidArgument { index: usize },
     #[error("failed to start {program:?}: {source}")]
-    Spawn { program: PathBuf, source: std::io::Error },
+    Spawn {
+        program: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// Runs a declared command check to its end (or its limit) and reports the
@@ -165,18 +181,30 @@ pub fn run_command_check(
     sink: &mut dyn OutputSink,
 ) -> Result<CommandOutcome, RunnerError> {
     let resolved_cwd = resolve_working_directory(&request.worktree, &request.cwd)?;
-    if let Some(index) = request.args.iter().position(|argument| argument.contains('\0')) {
+    if let Some(index) = request
+        .args
+        .iter()
+        .position(|argument| argument.contains('\0'))
+    {
         return Err(RunnerError::InvalidArgument { index });
     }
-    let base_environment: Vec<(OsString, OsString)> =
-        config.base_environment.clone().unwrap_or_else(|| std::env::vars_os().collect());
+    let base_environment: Vec<(OsString, OsString)> = config
+        .base_environment
+        .clone()
+        .unwrap_or_else(|| std::env::vars_os().collect());
     let environment = check_environment(&base_environment, &resolved_cwd);
-    let search_path =
-        environment.iter().find(|(name, _)| name == "PATH").map(|(_, value)| value.as_os_str());
+    let search_path = environment
+        .iter()
+        .find(|(name, _)| name == "PATH")
+        .map(|(_, value)| value.as_os_str());
     let resolved_program = resolve_program(&request.program, &resolved_cwd, search_path)?;
 
     let mut command = Command::new(&resolved_program);
-    command.args(&request.args).current_dir(&resolved_cwd).env_clear().envs(environment);
+    command
+        .args(&request.args)
+        .current_dir(&resolved_cwd)
+        .env_clear()
+        .envs(environment);
     let limits = SupervisionLimits {
         timeout: config.timeout,
         stdout_limit_bytes: config.stdout_limit_bytes,
@@ -186,18 +214,20 @@ pub fn run_command_check(
         exit_grace: config.exit_grace,
         cancellation: config.cancellation.clone(),
     };
-    let output = supervise(command, &limits, sink)
-        .map_err(|source| RunnerError::Spawn { program: resolved_program.clone(), source })?;
+    let output = supervise(command, &limits, sink).map_err(|source| RunnerError::Spawn {
+        program: resolved_program.clone(),
+        source,
+    })?;
     let failure = match output.stop_reason {
-        Some(StopReason::TimedOut) => {
-            Some(CommandFailure::TimedOut { timeout_millis: config.timeout.as_millis() as u64 })
-        }
-        Some(StopReason::StdoutLimitExceeded) => {
-            Some(CommandFailure::StdoutLimitExceeded { limit_bytes: config.stdout_limit_bytes })
-        }
-        Some(StopReason::StderrLimitExceeded) => {
-            Some(CommandFailure::StderrLimitExceeded { limit_bytes: config.stderr_limit_bytes })
-        }
+        Some(StopReason::TimedOut) => Some(CommandFailure::TimedOut {
+            timeout_millis: config.timeout.as_millis() as u64,
+        }),
+        Some(StopReason::StdoutLimitExceeded) => Some(CommandFailure::StdoutLimitExceeded {
+            limit_bytes: config.stdout_limit_bytes,
+        }),
+        Some(StopReason::StderrLimitExceeded) => Some(CommandFailure::StderrLimitExceeded {
+            limit_bytes: config.stderr_limit_bytes,
+        }),
         Some(StopReason::Cancelled) => Some(CommandFailure::Cancelled),
         None if output.output_held_open => Some(CommandFailure::OutputHeldOpen),
         None => None,

@@ -15,15 +15,25 @@ pub fn resolve_working_directory(worktree: &Path, cwd: &str) -> Result<PathBuf, 
         .components()
         .all(|component| matches!(component, Component::Normal(_) | Component::CurDir));
     if cwd.is_empty() || cwd.contains('\0') || !is_relative_and_down_only {
-        return Err(RunnerError::InvalidWorkingDirectory { cwd: cwd.to_owned() });
+        return Err(RunnerError::InvalidWorkingDirectory {
+            cwd: cwd.to_owned(),
+        });
     }
-    let canonical_worktree = worktree.canonicalize().map_err(|source| {
-        RunnerError::WorktreeUnavailable { worktree: worktree.to_path_buf(), source }
-    })?;
+    let canonical_worktree =
+        worktree
+            .canonicalize()
+            .map_err(|source| RunnerError::WorktreeUnavailable {
+                worktree: worktree.to_path_buf(),
+                source,
+            })?;
     let joined = canonical_worktree.join(relative);
-    let canonical_cwd = joined
-        .canonicalize()
-        .map_err(|source| RunnerError::WorkingDirectoryUnavailable { path: joined.clone(), source })?;
+    let canonical_cwd =
+        joined
+            .canonicalize()
+            .map_err(|source| RunnerError::WorkingDirectoryUnavailable {
+                path: joined.clone(),
+                source,
+            })?;
     if !canonical_cwd.starts_with(&canonical_worktree) {
         return Err(RunnerError::WorkingDirectoryEscapesWorktree {
             cwd: cwd.to_owned(),
@@ -32,7 +42,9 @@ pub fn resolve_working_directory(worktree: &Path, cwd: &str) -> Result<PathBuf, 
         });
     }
     if !canonical_cwd.is_dir() {
-        return Err(RunnerError::WorkingDirectoryNotADirectory { path: canonical_cwd });
+        return Err(RunnerError::WorkingDirectoryNotADirectory {
+            path: canonical_cwd,
+        });
     }
     Ok(canonical_cwd)
 }
@@ -49,7 +61,9 @@ fn inspect_candidate(path: PathBuf) -> Candidate {
     match std::fs::metadata(&path) {
         Err(_) => Candidate::Absent,
         Ok(metadata) if !metadata.is_file() => Candidate::NotRegularFile(path),
-        Ok(metadata) if metadata.permissions().mode() & 0o111 == 0 => Candidate::NotExecutable(path),
+        Ok(metadata) if metadata.permissions().mode() & 0o111 == 0 => {
+            Candidate::NotExecutable(path)
+        }
         Ok(_) => Candidate::Executable(path),
     }
 }
@@ -64,7 +78,9 @@ pub fn resolve_program(
     search_path: Option<&OsStr>,
 ) -> Result<PathBuf, RunnerError> {
     if program.trim().is_empty() || program.contains('\0') {
-        return Err(RunnerError::InvalidProgram { program: program.to_owned() });
+        return Err(RunnerError::InvalidProgram {
+            program: program.to_owned(),
+        });
     }
     if program.contains('/') {
         return match inspect_candidate(cwd.join(program)) {
@@ -80,11 +96,17 @@ pub fn resolve_program(
     let mut searched = Vec::new();
     let mut first_rejected: Option<Candidate> = None;
     let entries: Vec<OsString> = match search_path {
-        Some(path_value) => std::env::split_paths(path_value).map(PathBuf::into_os_string).collect(),
+        Some(path_value) => std::env::split_paths(path_value)
+            .map(PathBuf::into_os_string)
+            .collect(),
         None => Vec::new(),
     };
     for entry in entries {
-        let directory = if entry.is_empty() { cwd.to_path_buf() } else { cwd.join(&entry) };
+        let directory = if entry.is_empty() {
+            cwd.to_path_buf()
+        } else {
+            cwd.join(&entry)
+        };
         let candidate_path = directory.join(program);
         searched.push(candidate_path.clone());
         match inspect_candidate(candidate_path) {
@@ -98,6 +120,9 @@ pub fn resolve_program(
     match first_rejected {
         Some(Candidate::NotExecutable(path)) => Err(RunnerError::ProgramNotExecutable { path }),
         Some(Candidate::NotRegularFile(path)) => Err(RunnerError::ProgramNotRegularFile { path }),
-        _ => Err(RunnerError::ProgramNotFound { program: program.to_owned(), searched }),
+        _ => Err(RunnerError::ProgramNotFound {
+            program: program.to_owned(),
+            searched,
+        }),
     }
 }

@@ -186,7 +186,9 @@ impl StreamAccumulator {
 
 /// Milliseconds since the Unix epoch (0 if the clock is before 1970).
 pub fn unix_millis(time: SystemTime) -> u64 {
-    time.duration_since(UNIX_EPOCH).map(|elapsed| elapsed.as_millis() as u64).unwrap_or(0)
+    time.duration_since(UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 fn kill_process_group(process_group_id: libc::pid_t) {
@@ -231,7 +233,9 @@ fn spawn_pipe_reader(
             match pipe.read(&mut buffer) {
                 Ok(0) => break,
                 Ok(length) => {
-                    if events.send(SupervisionEvent::Chunk(stream, buffer[..length].to_vec())).is_err()
+                    if events
+                        .send(SupervisionEvent::Chunk(stream, buffer[..length].to_vec()))
+                        .is_err()
                     {
                         return;
                     }
@@ -253,7 +257,11 @@ pub fn supervise(
     limits: &SupervisionLimits,
     sink: &mut dyn OutputSink,
 ) -> std::io::Result<SupervisedOutput> {
-    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
     let started_wall = SystemTime::now();
     let started = Instant::now();
     let mut child: Child = command.spawn()?;

@@ -7,12 +7,21 @@ use std::time::Duration;
 /// show the person exactly what to fix.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
-    #[error("no git executable found (looked in /usr/bin, /usr/local/bin, /opt/homebrew/bin and PATH)")]
+    #[error(
+        "no git executable found (looked in /usr/bin, /usr/local/bin, /opt/homebrew/bin and PATH)"
+    )]
     GitNotFound,
     #[error("failed to start git at {executable:?}: {source}")]
-    GitSpawn { executable: PathBuf, source: std::io::Error },
+    GitSpawn {
+        executable: PathBuf,
+        source: std::io::Error,
+    },
     #[error("`{command}` failed with exit code {exit_code}: {stderr}")]
-    GitFailed { command: String, exit_code: i32, stderr: String },
+    GitFailed {
+        command: String,
+        exit_code: i32,
+        stderr: String,
+    },
     #[error("`{command}` did not finish within {timeout:?} and was killed")]
     GitTimedOut { command: String, timeout: Duration },
     #[error("`{command}` produced more than {limit_bytes} bytes of output")]
@@ -20,9 +29,15 @@ pub enum WorkspaceError {
     #[error("unexpected output from `{command}`: {detail}")]
     MalformedGitOutput { command: String, detail: String },
     #[error("{path:?} cannot be resolved: {source}")]
-    PathUnavailable { path: PathBuf, source: std::io::Error },
+    PathUnavailable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path:?} is not a checkout root (the checkout root is {checkout_root:?})")]
-    NotACheckoutRoot { path: PathBuf, checkout_root: PathBuf },
+    NotACheckoutRoot {
+        path: PathBuf,
+        checkout_root: PathBuf,
+    },
     #[error("the repository at {checkout_root:?} has no commit yet (HEAD is unborn)")]
     NoHeadCommit { checkout_root: PathBuf },
     #[error("`{revision}` is not a full commit id (40 or 64 hex characters)")]
@@ -54,5 +69,8 @@ pub enum WorkspaceError {
     #[error("the workspace changed during the scan ({detail}); scan again")]
     ChangedDuringScan { detail: String },
     #[error("cannot read `{path}`: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
 }

@@ -45,7 +45,10 @@ fn change_marker(metadata: &std::fs::Metadata) -> (u64, u64, i64, i64, i64, i64)
 }
 
 fn io_error(path: &str, source: std::io::Error) -> WorkspaceError {
-    WorkspaceError::Io { path: path.to_owned(), source }
+    WorkspaceError::Io {
+        path: path.to_owned(),
+        source,
+    }
 }
 
 /// Fingerprints `root/relative_path` without following a final symlink.
@@ -60,13 +63,18 @@ pub fn fingerprint_path(
     let full_path = root.join(relative_path);
     let metadata = match std::fs::symlink_metadata(&full_path) {
         Ok(metadata) => metadata,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Fingerprint::Missing),
-        Err(error) if error.raw_os_error() == Some(libc::ENOTDIR) => return Ok(Fingerprint::Missing),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Fingerprint::Missing);
+        }
+        Err(error) if error.raw_os_error() == Some(libc::ENOTDIR) => {
+            return Ok(Fingerprint::Missing);
+        }
         Err(error) => return Err(io_error(relative_path, error)),
     };
     let file_type = metadata.file_type();
     if file_type.is_symlink() {
-        let target = std::fs::read_link(&full_path).map_err(|error| io_error(relative_path, error))?;
+        let target =
+            std::fs::read_link(&full_path).map_err(|error| io_error(relative_path, error))?;
         return Ok(Fingerprint::Symlink {
             target_sha256: hex::encode(Sha256::digest(target.as_os_str().as_bytes())),
         });
@@ -90,14 +98,19 @@ pub fn fingerprint_path(
     }
     budget.hashed_bytes += size;
     if budget.hashed_bytes > budget.max_total_bytes {
-        return Err(WorkspaceError::TooMuchToHash { limit: budget.max_total_bytes });
+        return Err(WorkspaceError::TooMuchToHash {
+            limit: budget.max_total_bytes,
+        });
     }
-    let mut file = open_without_following(&full_path).map_err(|error| io_error(relative_path, error))?;
+    let mut file =
+        open_without_following(&full_path).map_err(|error| io_error(relative_path, error))?;
     let mut hasher = Sha256::new();
     let mut buffer = vec![0_u8; 256 * 1024];
     let mut read_total: u64 = 0;
     loop {
-        let length = file.read(&mut buffer).map_err(|error| io_error(relative_path, error))?;
+        let length = file
+            .read(&mut buffer)
+            .map_err(|error| io_error(relative_path, error))?;
         if length == 0 {
             break;
         }
@@ -107,7 +120,8 @@ pub fn fingerprint_path(
         }
         hasher.update(&buffer[..length]);
     }
-    let after = std::fs::symlink_metadata(&full_path).map_err(|error| io_error(relative_path, error))?;
+    let after =
+        std::fs::symlink_metadata(&full_path).map_err(|error| io_error(relative_path, error))?;
     if read_total != size || change_marker(&after) != change_marker(&metadata) {
         return Err(WorkspaceError::ChangedDuringScan {
             detail: format!("`{relative_path}` changed while it was hashed"),

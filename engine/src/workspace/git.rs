@@ -16,8 +16,11 @@ use super::WorkspaceError;
 use crate::runner::{DiscardOutput, StopReason, SupervisionLimits, supervise};
 
 /// Where git is looked for first, before `PATH`.
-pub const WELL_KNOWN_GIT_LOCATIONS: &[&str] =
-    &["/usr/bin/git", "/usr/local/bin/git", "/opt/homebrew/bin/git"];
+pub const WELL_KNOWN_GIT_LOCATIONS: &[&str] = &[
+    "/usr/bin/git",
+    "/usr/local/bin/git",
+    "/opt/homebrew/bin/git",
+];
 
 /// Configuration applied to every git command (`git -c name=value`).
 ///
@@ -116,7 +119,10 @@ impl GitRunner {
             Some(executable) => executable.clone(),
             None => resolve_git_executable()?,
         };
-        Ok(GitRunner { executable, config: config.clone() })
+        Ok(GitRunner {
+            executable,
+            config: config.clone(),
+        })
     }
 
     pub fn executable(&self) -> &Path {
@@ -147,7 +153,11 @@ impl GitRunner {
         let (exit_code, stdout, stderr) =
             self.run_with_environment(cwd, args, &[("GIT_INDEX_FILE", index_file.as_os_str())])?;
         if exit_code != 0 {
-            return Err(WorkspaceError::GitFailed { command: describe(args), exit_code, stderr });
+            return Err(WorkspaceError::GitFailed {
+                command: describe(args),
+                exit_code,
+                stderr,
+            });
         }
         Ok(stdout)
     }
@@ -172,7 +182,11 @@ impl GitRunner {
         for override_setting in CONFIGURATION_OVERRIDES {
             command.arg("-c").arg(override_setting);
         }
-        command.args(args).current_dir(cwd).env_clear().envs(ENVIRONMENT.iter().copied());
+        command
+            .args(args)
+            .current_dir(cwd)
+            .env_clear()
+            .envs(ENVIRONMENT.iter().copied());
         command.envs(extra_environment.iter().copied());
         let limits = SupervisionLimits {
             timeout: self.config.command_timeout,
@@ -184,7 +198,10 @@ impl GitRunner {
             cancellation: None,
         };
         let output = supervise(command, &limits, &mut DiscardOutput).map_err(|source| {
-            WorkspaceError::GitSpawn { executable: self.executable.clone(), source }
+            WorkspaceError::GitSpawn {
+                executable: self.executable.clone(),
+                source,
+            }
         })?;
         match output.stop_reason {
             Some(StopReason::TimedOut) => {
@@ -207,15 +224,24 @@ impl GitRunner {
             }
             Some(StopReason::Cancelled) | None => {}
         }
-        let stderr = String::from_utf8_lossy(&output.stderr.tail).trim().to_owned();
-        Ok((output.exit_code, output.stdout.full.unwrap_or_default(), stderr))
+        let stderr = String::from_utf8_lossy(&output.stderr.tail)
+            .trim()
+            .to_owned();
+        Ok((
+            output.exit_code,
+            output.stdout.full.unwrap_or_default(),
+            stderr,
+        ))
     }
 }
 
 /// `git a b c` for error messages (long argument lists shortened).
 fn describe<S: AsRef<OsStr>>(args: &[S]) -> String {
-    let mut words: Vec<String> =
-        args.iter().take(8).map(|arg| arg.as_ref().to_string_lossy().into_owned()).collect();
+    let mut words: Vec<String> = args
+        .iter()
+        .take(8)
+        .map(|arg| arg.as_ref().to_string_lossy().into_owned())
+        .collect();
     if args.len() > 8 {
         words.push(format!("… ({} more)", args.len() - 8));
     }

@@ -48,16 +48,26 @@ pub fn handoff_diff(
     config: &ScanConfig,
 ) -> Result<(WorkspaceSnapshot, HandoffDiff), WorkspaceError> {
     if !super::repository::is_full_revision(base_revision) {
-        return Err(WorkspaceError::InvalidRevision { revision: base_revision.to_owned() });
+        return Err(WorkspaceError::InvalidRevision {
+            revision: base_revision.to_owned(),
+        });
     }
-    let scan_config = ScanConfig { include_ignored: false, ..config.clone() };
+    let scan_config = ScanConfig {
+        include_ignored: false,
+        ..config.clone()
+    };
     // The base check and the tree-to-tree diff need only HEAD, so they run
     // during the status walk.
     let (walk, committed) = walk_workspace(root, &scan_config, |git, root, head| {
         committed_since_base(git, root, base_revision, head)
     })?;
     let (base, mut candidates) = committed?;
-    candidates.extend(walk.status.changed.iter().map(|changed| changed.path.clone()));
+    candidates.extend(
+        walk.status
+            .changed
+            .iter()
+            .map(|changed| changed.path.clone()),
+    );
     candidates.sort_unstable();
     candidates.dedup();
     let mut untracked: Vec<String> = walk.status.untracked.clone();
@@ -115,9 +125,21 @@ fn committed_since_base(
     if base != head {
         let output = git.run(
             root,
-            &["diff-tree", "-r", "-z", "--no-renames", "--name-only", "--no-commit-id", &base, head],
+            &[
+                "diff-tree",
+                "-r",
+                "-z",
+                "--no-renames",
+                "--name-only",
+                "--no-commit-id",
+                &base,
+                head,
+            ],
         )?;
-        for raw_path in output.split(|byte| *byte == 0).filter(|raw| !raw.is_empty()) {
+        for raw_path in output
+            .split(|byte| *byte == 0)
+            .filter(|raw| !raw.is_empty())
+        {
             committed.push(super::porcelain::checked_path(raw_path)?);
         }
     }
@@ -165,33 +187,53 @@ fn diff_against_base(
     let mut changed_paths = Vec::new();
     let mut rest: &[u8] = &output;
     while rest.first() == Some(&b':') {
-        let header_end = rest.iter().position(|byte| *byte == 0).ok_or_else(|| malformed("raw header"))?;
+        let header_end = rest
+            .iter()
+            .position(|byte| *byte == 0)
+            .ok_or_else(|| malformed("raw header"))?;
         let after_header = &rest[header_end + 1..];
-        let path_end =
-            after_header.iter().position(|byte| *byte == 0).ok_or_else(|| malformed("raw path"))?;
+        let path_end = after_header
+            .iter()
+            .position(|byte| *byte == 0)
+            .ok_or_else(|| malformed("raw path"))?;
         changed_paths.push(super::porcelain::checked_path(&after_header[..path_end])?);
         rest = &after_header[path_end + 1..];
     }
-    let stat = String::from_utf8_lossy(rest).trim_start_matches('\n').trim_end().to_owned();
+    let stat = String::from_utf8_lossy(rest)
+        .trim_start_matches('\n')
+        .trim_end()
+        .to_owned();
     Ok((changed_paths, stat))
 }
 
 /// Copies the index to a private temporary file with the same modification
 /// time; `None` if the repository has no index file yet.
 fn private_index_copy(index_path: &Path) -> Result<Option<tempfile::TempPath>, WorkspaceError> {
-    let io_error = |source: std::io::Error| WorkspaceError::Io { path: index_path.display().to_string(), source };
+    let io_error = |source: std::io::Error| WorkspaceError::Io {
+        path: index_path.display().to_string(),
+        source,
+    };
     let mut original = match std::fs::File::open(index_path) {
         Ok(file) => file,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(io_error(error)),
     };
-    let modified = original.metadata().and_then(|metadata| metadata.modified()).map_err(io_error)?;
-    let mut copy = tempfile::Builder::new().prefix("nagi-index-").tempfile().map_err(io_error)?;
+    let modified = original
+        .metadata()
+        .and_then(|metadata| metadata.modified())
+        .map_err(io_error)?;
+    let mut copy = tempfile::Builder::new()
+        .prefix("nagi-index-")
+        .tempfile()
+        .map_err(io_error)?;
     std::io::copy(&mut original, copy.as_file_mut()).map_err(io_error)?;
     copy.as_file().set_modified(modified).map_err(io_error)?;
     Ok(Some(copy.into_temp_path()))
 }
 
 fn malformed(detail: &str) -> WorkspaceError {
-    WorkspaceError::MalformedGitOutput { command: "git diff --raw --stat".to_owned(), detail: detail.to_owned() }
+    WorkspaceError::MalformedGitOutput {
+        command: "git diff --raw --stat".to_owned(),
+        detail: detail.to_owned(),
+    }
 }

@@ -14,7 +14,10 @@ use super::git::GitRunner;
 use super::porcelain::{IndexEntry, parse_index};
 
 /// Index entries of the checkout, in index (bytewise path) order.
-pub fn read_index(git: &GitRunner, checkout_root: &Path) -> Result<Vec<IndexEntry>, WorkspaceError> {
+pub fn read_index(
+    git: &GitRunner,
+    checkout_root: &Path,
+) -> Result<Vec<IndexEntry>, WorkspaceError> {
     let output = git.run(checkout_root, &["ls-files", "-s", "-v", "-z"])?;
     parse_index(&output)
 }

@@ -38,7 +38,10 @@ pub struct IndexEntry {
 }
 
 fn malformed(command: &str, detail: impl Into<String>) -> WorkspaceError {
-    WorkspaceError::MalformedGitOutput { command: command.to_owned(), detail: detail.into() }
+    WorkspaceError::MalformedGitOutput {
+        command: command.to_owned(),
+        detail: detail.into(),
+    }
 }
 
 /// Refuses paths that are empty, absolute, contain `..` or lie under `.git`.
@@ -48,9 +51,14 @@ pub fn check_relative_path(path: &str) -> Result<(), WorkspaceError> {
     let suspicious = path.contains("..") || path.contains(".git");
     let escapes = path.is_empty()
         || path.starts_with('/')
-        || (suspicious && path.split('/').any(|component| component == ".." || component == ".git"));
+        || (suspicious
+            && path
+                .split('/')
+                .any(|component| component == ".." || component == ".git"));
     if escapes {
-        return Err(WorkspaceError::PathOutsideWorkspace { path: path.to_owned() });
+        return Err(WorkspaceError::PathOutsideWorkspace {
+            path: path.to_owned(),
+        });
     }
     Ok(())
 }
@@ -69,7 +77,9 @@ const STATUS_COMMAND: &str = "git status --porcelain=v2";
 /// Parses porcelain v2 status (`-z`, `--branch`, `--no-renames`).
 pub fn parse_status(output: &[u8]) -> Result<PorcelainStatus, WorkspaceError> {
     let mut status = PorcelainStatus::default();
-    let mut records = output.split(|byte| *byte == 0).filter(|record| !record.is_empty());
+    let mut records = output
+        .split(|byte| *byte == 0)
+        .filter(|record| !record.is_empty());
     while let Some(record) = records.next() {
         match record[0] {
             b'#' => {
@@ -96,7 +106,11 @@ pub fn parse_status(output: &[u8]) -> Result<PorcelainStatus, WorkspaceError> {
                 if index_status == b'.' && worktree_status == b'A' {
                     return Err(WorkspaceError::IntentToAdd { path });
                 }
-                status.changed.push(ChangedPath { path, index_status, worktree_status });
+                status.changed.push(ChangedPath {
+                    path,
+                    index_status,
+                    worktree_status,
+                });
                 if record[0] == b'2' {
                     let original = records
                         .next()
@@ -116,10 +130,17 @@ pub fn parse_status(output: &[u8]) -> Result<PorcelainStatus, WorkspaceError> {
                     path: String::from_utf8_lossy(raw_path).into_owned(),
                 });
             }
-            b'?' => status.untracked.push(checked_path(record.get(2..).unwrap_or_default())?),
-            b'!' => status.ignored.push(checked_path(record.get(2..).unwrap_or_default())?),
+            b'?' => status
+                .untracked
+                .push(checked_path(record.get(2..).unwrap_or_default())?),
+            b'!' => status
+                .ignored
+                .push(checked_path(record.get(2..).unwrap_or_default())?),
             other => {
-                return Err(malformed(STATUS_COMMAND, format!("unknown record type {:?}", other as char)));
+                return Err(malformed(
+                    STATUS_COMMAND,
+                    format!("unknown record type {:?}", other as char),
+                ));
             }
         }
     }
@@ -160,7 +181,10 @@ fn parse_index_record(record: &[u8]) -> Result<IndexEntry, WorkspaceError> {
         && header[8] == b' '
         && header[header_length - 2] == b' ';
     if !well_formed {
-        return Err(malformed(LS_FILES_COMMAND, format!("bad record header for {path}")));
+        return Err(malformed(
+            LS_FILES_COMMAND,
+            format!("bad record header for {path}"),
+        ));
     }
     let tag = header[0];
     let mode_text = &header[2..8];
@@ -170,7 +194,12 @@ fn parse_index_record(record: &[u8]) -> Result<IndexEntry, WorkspaceError> {
         b'H' => {}
         b'S' | b's' => return Err(WorkspaceError::SkipWorktree { path }),
         tag if tag.is_ascii_lowercase() => return Err(WorkspaceError::AssumeUnchanged { path }),
-        _ => return Err(malformed(LS_FILES_COMMAND, format!("unexpected tag for {path}"))),
+        _ => {
+            return Err(malformed(
+                LS_FILES_COMMAND,
+                format!("unexpected tag for {path}"),
+            ));
+        }
     }
     if stage != b'0' {
         return Err(WorkspaceError::UnmergedEntry { path });
@@ -188,11 +217,18 @@ fn parse_index_record(record: &[u8]) -> Result<IndexEntry, WorkspaceError> {
         return Err(WorkspaceError::Submodule { path });
     }
     if !blob_id.iter().all(u8::is_ascii_hexdigit) {
-        return Err(malformed(LS_FILES_COMMAND, format!("bad object id for {path}")));
+        return Err(malformed(
+            LS_FILES_COMMAND,
+            format!("bad object id for {path}"),
+        ));
     }
     // Checked to be ASCII hex just above.
     let blob_id = String::from_utf8(blob_id.to_vec()).expect("hex is UTF-8");
-    Ok(IndexEntry { path, mode, blob_id })
+    Ok(IndexEntry {
+        path,
+        mode,
+        blob_id,
+    })
 }
 
 #[cfg(test)]
@@ -205,28 +241,49 @@ mod tests {
 1 MM N... 100644 100644 100644 7898 9382 a file.txt\0\
 1 .D N... 100644 100644 000000 6178 6178 gone\0? new dir/x\0! target/out\0";
         let status = parse_status(output).unwrap();
-        assert_eq!(status.head.as_deref(), Some("e866ed215cc9a30fb2dc802f583931790242f197"));
+        assert_eq!(
+            status.head.as_deref(),
+            Some("e866ed215cc9a30fb2dc802f583931790242f197")
+        );
         assert_eq!(status.changed.len(), 2);
         assert_eq!(status.changed[0].path, "a file.txt");
-        assert_eq!((status.changed[0].index_status, status.changed[0].worktree_status), (b'M', b'M'));
+        assert_eq!(
+            (
+                status.changed[0].index_status,
+                status.changed[0].worktree_status
+            ),
+            (b'M', b'M')
+        );
         assert_eq!(status.untracked, vec!["new dir/x"]);
         assert_eq!(status.ignored, vec!["target/out"]);
-        assert_eq!(parse_status(b"# branch.oid (initial)\0").unwrap().head, None);
+        assert_eq!(
+            parse_status(b"# branch.oid (initial)\0").unwrap().head,
+            None
+        );
     }
 
     #[test]
     fn fail_closed_records_are_errors() {
         let cases: &[(&[u8], &str)] = &[
-            (b"1 .A N... 000000 000000 100644 0000 0000 ita\0", "intent-to-add"),
+            (
+                b"1 .A N... 000000 000000 100644 0000 0000 ita\0",
+                "intent-to-add",
+            ),
             (b"1 .M SC.. 160000 160000 160000 1 1 sub\0", "submodule"),
-            (b"u UU N... 100644 100644 100644 100644 1 2 3 conflict\0", "merge conflicts"),
+            (
+                b"u UU N... 100644 100644 100644 100644 1 2 3 conflict\0",
+                "merge conflicts",
+            ),
             (b"? ../escape\0", "escapes"),
             (b"? a/.git/config\0", "escapes"),
             (b"? bad\xff\0", "UTF-8"),
         ];
         for (output, fragment) in cases {
             let message = parse_status(output).unwrap_err().to_string();
-            assert!(message.contains(fragment), "{message} should mention {fragment}");
+            assert!(
+                message.contains(fragment),
+                "{message} should mention {fragment}"
+            );
         }
     }
 
@@ -238,15 +295,30 @@ H 120000 2e65efe2a145dda7ee51d1741299f848e5bf752e 0\tlink\0";
         assert_eq!(entries[0].mode, 0o100755);
         assert_eq!(entries[1].path, "link");
         let cases: &[(&[u8], &str)] = &[
-            (b"S 100644 61780798228d17af2d34fce4cfbdf35556832472 0\tb\0", "skip-worktree"),
-            (b"h 100644 61780798228d17af2d34fce4cfbdf35556832472 0\tb\0", "assume-unchanged"),
-            (b"H 160000 61780798228d17af2d34fce4cfbdf35556832472 0\tsub\0", "submodule"),
-            (b"H 100644 61780798228d17af2d34fce4cfbdf35556832472 2\tc\0", "merge conflicts"),
+            (
+                b"S 100644 61780798228d17af2d34fce4cfbdf35556832472 0\tb\0",
+                "skip-worktree",
+            ),
+            (
+                b"h 100644 61780798228d17af2d34fce4cfbdf35556832472 0\tb\0",
+                "assume-unchanged",
+            ),
+            (
+                b"H 160000 61780798228d17af2d34fce4cfbdf35556832472 0\tsub\0",
+                "submodule",
+            ),
+            (
+                b"H 100644 61780798228d17af2d34fce4cfbdf35556832472 2\tc\0",
+                "merge conflicts",
+            ),
             (b"H 100644 6178 0\tshort\0", "bad record header"),
         ];
         for (output, fragment) in cases {
             let message = parse_index(output).unwrap_err().to_string();
-            assert!(message.contains(fragment), "{message} should mention {fragment}");
+            assert!(
+                message.contains(fragment),
+                "{message} should mention {fragment}"
+            );
         }
     }
 }

@@ -25,7 +25,10 @@ pub struct CheckoutLocation {
 
 fn canonicalize(path: &Path) -> Result<PathBuf, WorkspaceError> {
     path.canonicalize()
-        .map_err(|source| WorkspaceError::PathUnavailable { path: path.to_path_buf(), source })
+        .map_err(|source| WorkspaceError::PathUnavailable {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 fn output_lines<'a>(output: &'a [u8], command: &str) -> Result<Vec<&'a str>, WorkspaceError> {
@@ -90,7 +93,9 @@ pub fn locate_checkout_root_and_head(
     if exit_code != 0 {
         let location = locate_checkout(git, &directory)?;
         require_root(&directory, &location)?;
-        return Err(WorkspaceError::NoHeadCommit { checkout_root: location.checkout_root });
+        return Err(WorkspaceError::NoHeadCommit {
+            checkout_root: location.checkout_root,
+        });
     }
     let lines = output_lines(&output, "git rev-parse --show-toplevel --verify HEAD")?;
     if lines.len() != 5 {
@@ -127,12 +132,16 @@ pub fn git_common_dir(git: &GitRunner, path: &Path) -> Result<PathBuf, Workspace
 /// `HEAD^{commit}` of the checkout containing `path`.
 pub fn head_commit(git: &GitRunner, path: &Path) -> Result<String, WorkspaceError> {
     let directory = canonicalize(path)?;
-    let (exit_code, output, stderr) =
-        git.run_with_exit_code(&directory, &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])?;
+    let (exit_code, output, stderr) = git.run_with_exit_code(
+        &directory,
+        &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
+    )?;
     if exit_code != 0 {
         let location = locate_checkout(git, &directory)?;
         if stderr.is_empty() {
-            return Err(WorkspaceError::NoHeadCommit { checkout_root: location.checkout_root });
+            return Err(WorkspaceError::NoHeadCommit {
+                checkout_root: location.checkout_root,
+            });
         }
         return Err(WorkspaceError::GitFailed {
             command: "git rev-parse --verify HEAD^{commit}".to_owned(),
@@ -151,17 +160,30 @@ pub fn is_full_revision(revision: &str) -> bool {
 
 /// Verifies that `revision` (a full object id) names a commit; returns it in
 /// lowercase.
-pub fn verify_commit(git: &GitRunner, root: &Path, revision: &str) -> Result<String, WorkspaceError> {
+pub fn verify_commit(
+    git: &GitRunner,
+    root: &Path,
+    revision: &str,
+) -> Result<String, WorkspaceError> {
     if !is_full_revision(revision) {
-        return Err(WorkspaceError::InvalidRevision { revision: revision.to_owned() });
+        return Err(WorkspaceError::InvalidRevision {
+            revision: revision.to_owned(),
+        });
     }
     let lowercase = revision.to_ascii_lowercase();
     let (exit_code, output, _) = git.run_with_exit_code(
         root,
-        &["rev-parse", "--verify", "--quiet", &format!("{lowercase}^{{commit}}")],
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{lowercase}^{{commit}}"),
+        ],
     )?;
     if exit_code != 0 {
-        return Err(WorkspaceError::UnknownRevision { revision: revision.to_owned() });
+        return Err(WorkspaceError::UnknownRevision {
+            revision: revision.to_owned(),
+        });
     }
     Ok(String::from_utf8_lossy(&output).trim().to_owned())
 }

@@ -76,7 +76,11 @@ fn status_arguments(include_ignored: bool) -> Vec<&'static str> {
     ];
     // `traditional` lists each ignored file (with -uall), not just the
     // ignored directory, so each one can be hashed.
-    arguments.push(if include_ignored { "--ignored=traditional" } else { "--ignored=no" });
+    arguments.push(if include_ignored {
+        "--ignored=traditional"
+    } else {
+        "--ignored=no"
+    });
     arguments
 }
 
@@ -109,7 +113,10 @@ fn reported_dispositions(status: &PorcelainStatus) -> HashMap<&str, Disposition>
 }
 
 /// Scans the checkout whose root is `root`.
-pub fn scan_workspace(root: &Path, config: &ScanConfig) -> Result<WorkspaceSnapshot, WorkspaceError> {
+pub fn scan_workspace(
+    root: &Path,
+    config: &ScanConfig,
+) -> Result<WorkspaceSnapshot, WorkspaceError> {
     let (walk, ()) = walk_workspace(root, config, |_, _, _| ())?;
     finish_scan(walk, config)
 }
@@ -144,16 +151,23 @@ pub(crate) fn walk_workspace<R: Send>(
         let alongside_job = scope.spawn(|| alongside(&git, &checkout_root, &head));
         let status_output = git.run(&checkout_root, &status_args);
         let index = index_job.join().expect("index thread panicked");
-        let alongside_result = alongside_job.join().expect("scan companion thread panicked");
+        let alongside_result = alongside_job
+            .join()
+            .expect("scan companion thread panicked");
         (status_output, index, alongside_result)
     });
     let status = parse_status(&status_output?)?;
     let index = index?;
     if status.head.as_deref() != Some(head.as_str()) {
-        return Err(WorkspaceError::ChangedDuringScan { detail: "HEAD moved".to_owned() });
+        return Err(WorkspaceError::ChangedDuringScan {
+            detail: "HEAD moved".to_owned(),
+        });
     }
     if index.len() > config.max_paths {
-        return Err(WorkspaceError::TooManyPaths { count: index.len(), limit: config.max_paths });
+        return Err(WorkspaceError::TooManyPaths {
+            count: index.len(),
+            limit: config.max_paths,
+        });
     }
     let walk = WorkspaceWalk {
         git,
@@ -168,8 +182,19 @@ pub(crate) fn walk_workspace<R: Send>(
 }
 
 /// Steps 4–5: fingerprints, the consistency re-check and the digest.
-pub(crate) fn finish_scan(walk: WorkspaceWalk, config: &ScanConfig) -> Result<WorkspaceSnapshot, WorkspaceError> {
-    let WorkspaceWalk { git, checkout_root, head, status, index, index_path, index_before } = walk;
+pub(crate) fn finish_scan(
+    walk: WorkspaceWalk,
+    config: &ScanConfig,
+) -> Result<WorkspaceSnapshot, WorkspaceError> {
+    let WorkspaceWalk {
+        git,
+        checkout_root,
+        head,
+        status,
+        index,
+        index_path,
+        index_before,
+    } = walk;
     // Paths git reported get a content fingerprint (filled in below once the
     // path count is known to be within the limit); all others take their
     // index entry.
@@ -202,10 +227,17 @@ pub(crate) fn finish_scan(walk: WorkspaceWalk, config: &ScanConfig) -> Result<Wo
     unindexed.sort_unstable();
     for (path, disposition) in unindexed {
         to_hash.push(entries.len());
-        entries.push(WorkspaceEntry { path: path.to_owned(), disposition, fingerprint: Fingerprint::Missing });
+        entries.push(WorkspaceEntry {
+            path: path.to_owned(),
+            disposition,
+            fingerprint: Fingerprint::Missing,
+        });
     }
     if entries.len() > config.max_paths {
-        return Err(WorkspaceError::TooManyPaths { count: entries.len(), limit: config.max_paths });
+        return Err(WorkspaceError::TooManyPaths {
+            count: entries.len(),
+            limit: config.max_paths,
+        });
     }
     let mut budget = HashBudget {
         max_file_bytes: config.max_file_bytes,
@@ -222,10 +254,18 @@ pub(crate) fn finish_scan(walk: WorkspaceWalk, config: &ScanConfig) -> Result<Wo
 
     let head_after = head_commit(&git, &checkout_root)?;
     if head_after != head {
-        return Err(WorkspaceError::ChangedDuringScan { detail: "HEAD moved".to_owned() });
+        return Err(WorkspaceError::ChangedDuringScan {
+            detail: "HEAD moved".to_owned(),
+        });
     }
     if index_marker(&index_path) != index_before {
-        return Err(WorkspaceError::ChangedDuringScan { detail: "the index was rewritten".to_owned() });
+        return Err(WorkspaceError::ChangedDuringScan {
+            detail: "the index was rewritten".to_owned(),
+        });
     }
-    Ok(WorkspaceSnapshot::new(head, config.include_ignored, entries))
+    Ok(WorkspaceSnapshot::new(
+        head,
+        config.include_ignored,
+        entries,
+    ))
 }

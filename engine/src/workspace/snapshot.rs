@@ -71,7 +71,11 @@ pub enum Fingerprint {
     /// Clean tracked path: verified equal to this index entry by `git status`.
     IndexBlob { mode: u32, blob_id: String },
     /// Regular file read by the scan.
-    File { sha256: String, executable: bool, size: u64 },
+    File {
+        sha256: String,
+        executable: bool,
+        size: u64,
+    },
     /// Symlink read by the scan: SHA-256 of its target text.
     Symlink { target_sha256: String },
     /// Not present in the working tree.
@@ -105,7 +109,11 @@ fn hash_entry(hasher: &mut CanonicalHasher, entry: &WorkspaceEntry) {
         Fingerprint::IndexBlob { mode, blob_id } => {
             hasher.u8(0).u64(u64::from(*mode)).string(blob_id);
         }
-        Fingerprint::File { sha256, executable, size } => {
+        Fingerprint::File {
+            sha256,
+            executable,
+            size,
+        } => {
             hasher.u8(1).string(sha256).bool(*executable).u64(*size);
         }
         Fingerprint::Symlink { target_sha256 } => {
@@ -120,13 +128,22 @@ fn hash_entry(hasher: &mut CanonicalHasher, entry: &WorkspaceEntry) {
 impl WorkspaceSnapshot {
     /// Builds a snapshot from sorted, unique entries and computes its digest.
     pub fn new(head_commit: String, include_ignored: bool, entries: Vec<WorkspaceEntry>) -> Self {
-        let mut hasher = CanonicalHasher::with_prefix(WORKSPACE_DIGEST_PREFIX, "workspace-snapshot");
-        hasher.string(&head_commit).bool(include_ignored).u64(entries.len() as u64);
+        let mut hasher =
+            CanonicalHasher::with_prefix(WORKSPACE_DIGEST_PREFIX, "workspace-snapshot");
+        hasher
+            .string(&head_commit)
+            .bool(include_ignored)
+            .u64(entries.len() as u64);
         for entry in &entries {
             hash_entry(&mut hasher, entry);
         }
         let digest = hasher.finish();
-        WorkspaceSnapshot { head_commit, include_ignored, entries, digest }
+        WorkspaceSnapshot {
+            head_commit,
+            include_ignored,
+            entries,
+            digest,
+        }
     }
 
     /// The entry of `path`, if the workspace has it.
