@@ -4,8 +4,9 @@
 //!
 //! `NAGI_BENCH_FILES` shrinks the repository for a quick run (default
 //! 100000); `NAGI_BENCH_ROUNDS` sets the number of timed rounds (default 7).
-//! Prints both medians and the ratio; exits non-zero if the ratio is above
-//! the target.
+//! Prints both medians and the ratio; at 100,000 files or more, exits
+//! non-zero if the ratio is above the target. `NAGI_BENCH_BREAKDOWN=1` also
+//! times the scan's git commands and index parse on their own.
 
 use std::path::Path;
 use std::process::Command;
@@ -201,6 +202,10 @@ fn main() {
     println!("git status --porcelain median: {reference:.1?}");
     println!("handoff diff + digest median:  {scan:.1?}");
     println!("ratio: {ratio:.2} (target <= {TARGET_RATIO})");
+    if file_count < 100_000 {
+        println!("(the target applies to 100,000 files; not enforced for {file_count})");
+        return;
+    }
     if ratio > TARGET_RATIO {
         println!("FAIL: handoff scan is slower than {TARGET_RATIO}x git status");
         std::process::exit(1);

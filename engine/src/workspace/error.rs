@@ -33,6 +33,8 @@ pub enum WorkspaceError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("{path:?} is not inside a Git checkout")]
+    NotARepository { path: PathBuf },
     #[error("{path:?} is not a checkout root (the checkout root is {checkout_root:?})")]
     NotACheckoutRoot {
         path: PathBuf,

@@ -68,7 +68,17 @@ const LOCATION_ARGS: &[&str] = &[
 /// Locates the checkout containing `path` (which may be any directory in it).
 pub fn locate_checkout(git: &GitRunner, path: &Path) -> Result<CheckoutLocation, WorkspaceError> {
     let directory = canonicalize(path)?;
-    let output = git.run(&directory, LOCATION_ARGS)?;
+    let (exit_code, output, stderr) = git.run_with_exit_code(&directory, LOCATION_ARGS)?;
+    if exit_code != 0 {
+        if stderr.contains("not a git repository") {
+            return Err(WorkspaceError::NotARepository { path: directory });
+        }
+        return Err(WorkspaceError::GitFailed {
+            command: "git rev-parse --show-toplevel".to_owned(),
+            exit_code,
+            stderr,
+        });
+    }
     let lines = output_lines(&output, "git rev-parse --show-toplevel")?;
     if lines.len() != 4 {
         return Err(WorkspaceError::MalformedGitOutput {

@@ -399,6 +399,12 @@ fn unmerged_entries_and_unborn_heads_are_refused() {
         Err(WorkspaceError::UnmergedEntry { .. })
     ));
 
+    let not_a_repository = tempfile::tempdir().unwrap();
+    assert!(matches!(
+        scan_workspace(not_a_repository.path(), &ScanConfig::default()),
+        Err(WorkspaceError::NotARepository { .. })
+    ));
+
     let empty = tempfile::tempdir().unwrap();
     Command::new("git")
         .args(["init", "-q"])
