@@ -1,0 +1,553 @@
+//! Redaction of secrets from text that leaves the server (MISSIONS §6.3).
+//!
+//! [`redact`] applies, in order:
+//!
+//! 0. PEM private-key blocks (first, so no later rule can split a block and
+//!    leave half a key behind; an unterminated block is redacted to the end).
+//! 1. `Bearer <token ≥ 12>` → `Bearer [REDACTED]` (contract rule 1), and
+//!    `Authorization: Basic <credentials>`.
+//! 2. Whole-word tokens `sk-…`, `gh[pousr]_…`, `AKIA…` (contract rule 2).
+//! 3. Line-anchored `api_key|api-key|apikey|token|secret|password|authorization`
+//!    assignments: the rest of the line (contract rule 3).
+//! 4. `http(s)://user:password@` → `http(s)://[REDACTED]@` (contract rule 4),
+//!    then the same for any other URL scheme (`postgres://`, `redis://:pw@`).
+//! 5. Further provider tokens: `github_pat_…`, `ASIA…`, Slack `xox?-…`,
+//!    Google `AIza…`, Stripe `sk_live_`/`rk_live_`/`*_test_`, JWTs.
+//! 6. `.env`-style assignments of secret-looking names anywhere on a line
+//!    (`*_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`, `*_PASS`, `*CREDENTIAL*`,
+//!    `api_key`, `auth`, …; `export` prefix, quoted names and values).
+//! 7. High-entropy values after `=` or `:` (≥ 20 characters, mixed case and
+//!    digits, high Shannon entropy; paths, hex revisions and digests excluded).
+//!
+//! The contract's four rules keep their relative order and their case
+//! insensitivity; the extra rules only ever redact more. Every replacement
+//! contains `[REDACTED]`, which no rule matches as a secret, so redacting
+//! twice gives the same text as redacting once.
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use regex::{Captures, Regex};
+
+/// What every secret is replaced with.
+pub const REDACTED: &str = "[REDACTED]";
+
+fn compile(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("redaction pattern compiles")
+}
+
+static PRIVATE_KEY_BLOCK: LazyLock<Regex> = LazyLock::new(|| {
+    compile(
+        r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)",
+    )
+});
+static BEARER_TOKEN: LazyLock<Regex> =
+    LazyLock::new(|| compile(r"(?i)\b(bearer)(\s+)[A-Za-z0-9._~+/=-]{12,}"));
+static BASIC_CREDENTIALS: LazyLock<Regex> =
+    LazyLock::new(|| compile(r"(?i)(\bauthorization[ \t]*:[ \t]*basic[ \t]+)[A-Za-z0-9+/=]{4,}"));
+static WHOLE_WORD_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
+    compile(r"(?i)\b(?:sk-[A-Za-z0-9_-]{12,}|gh[pousr]_[A-Za-z0-9_]{12,}|AKIA[0-9A-Z]{16})\b")
+});
+static LINE_ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
+    compile(
+        r"(?im)^([ \t]*(?:api_key|api-key|apikey|token|secret|password|authorization)[ \t]*[:=][ \t]*)\S[^\r\n]*",
+    )
+});
+static HTTP_CREDENTIALS: LazyLock<Regex> =
+    LazyLock::new(|| compile(r"(?i)\b(https?://)[^/\s:@]+:[^@\s/]+@"));
+static URL_CREDENTIALS: LazyLock<Regex> =
+    LazyLock::new(|| compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]*:[^@\s/]+@"));
+static PROVIDER_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
+    compile(concat!(
+        r"\bgithub_pat_[A-Za-z0-9_]{20,}",
+        r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+        r"|\bxox[abprs]-[A-Za-z0-9-]{10,}",
+        r"|\bAIza[0-9A-Za-z_-]{35}",
+        r"|\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,}",
+        r"|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+    ))
+});
+static NAMED_ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
+    compile(
+        r#"\b(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P<name_quote>["']?)(?P<separator>[ \t]*[:=][ \t]*)(?P<value>"[^"\r\n]*"|'[^'\r\n]*'|[^\s"'`,;&=][^\s"'`,;&]*)"#,
+    )
+});
+static ASSIGNED_VALUE: LazyLock<Regex> =
+    LazyLock::new(|| compile(r#"(?P<lead>[=:][ \t]*["']?)(?P<value>[A-Za-z0-9+/_~.=-]{20,})"#));
+
+/// Replaces every match of `pattern` using `replacement`, keeping the input
+/// borrowed when nothing matched.
+fn replace<'a>(
+    text: Cow<'a, str>,
+    pattern: &Regex,
+    replacement: impl regex::Replacer,
+) -> Cow<'a, str> {
+    let replaced = match pattern.replace_all(&text, replacement) {
+        // Closures may hand back a match unchanged; that is no replacement.
+        Cow::Owned(owned) if owned != *text => Some(owned),
+        _ => None,
+    };
+    match replaced {
+        Some(owned) => Cow::Owned(owned),
+        None => text,
+    }
+}
+
+/// Names that are secrets whatever the separator (`DB_PASSWORD: x`).
+fn is_secret_looking_name(lowercase_name: &str) -> bool {
+    const SUFFIXES: &[&str] = &[
+        "_key", "-key", ".key", "_token", "-token", ".token", "_secret", "-secret", "_pass",
+        "-pass", "_auth", "-auth", "_pat",
+    ];
+    const CONTAINED: &[&str] = &[
+        "password",
+        "passwd",
+        "secret",
+        "credential",
+        "api_key",
+        "apikey",
+        "api-key",
+        "private_key",
+        "privatekey",
+        "access_key",
+        "accesskey",
+    ];
+    SUFFIXES
+        .iter()
+        .any(|suffix| lowercase_name.ends_with(suffix))
+        || CONTAINED.iter().any(|part| lowercase_name.contains(part))
+        || lowercase_name.starts_with("auth_")
+}
+
+/// Bare words that are secrets only in assignment shape (`token=…`,
+/// `"auth": "…"`), since they also occur in prose (`the token: expired`).
+fn is_bare_secret_word(lowercase_name: &str) -> bool {
+    matches!(
+        lowercase_name,
+        "token" | "auth" | "authorization" | "credentials"
+    )
+}
+
+fn value_looks_like_a_credential(value: &str) -> bool {
+    value.len() >= 12
+        || value
+            .chars()
+            .any(|character| !character.is_ascii_alphabetic())
+}
+
+fn redact_named_assignment(captures: &Captures<'_>) -> String {
+    let whole = &captures[0];
+    let name = captures["name"].to_ascii_lowercase();
+    let value = &captures["value"];
+    let separator_is_equals = captures["separator"].trim() == "=";
+    let quoted = !captures["name_quote"].is_empty() || value.starts_with(['"', '\'']);
+    let secret = is_secret_looking_name(&name)
+        || (is_bare_secret_word(&name)
+            && (separator_is_equals || quoted || value_looks_like_a_credential(value)));
+    if !secret {
+        return whole.to_owned();
+    }
+    let prefix = &whole[..whole.len() - value.len()];
+    match value.chars().next() {
+        Some(quote @ ('"' | '\'')) if value.len() >= 2 => {
+            format!("{prefix}{quote}{REDACTED}{quote}")
+        }
+        _ => format!("{prefix}{REDACTED}"),
+    }
+}
+
+/// Shannon entropy in bits per character.
+fn shannon_entropy(value: &str) -> f64 {
+    let mut counts = [0_u32; 256];
+    for byte in value.bytes() {
+        counts[usize::from(byte)] += 1;
+    }
+    let length = value.len() as f64;
+    counts
+        .iter()
+        .filter(|count| **count > 0)
+        .map(|count| {
+            let probability = f64::from(*count) / length;
+            -probability * probability.log2()
+        })
+        .sum()
+}
+
+/// Whether an assigned value looks like a random secret rather than a word,
+/// a path, a hex revision or a digest.
+fn looks_high_entropy(value: &str) -> bool {
+    let trimmed = value.trim_end_matches('=');
+    if trimmed.len() < 20 || trimmed.contains('.') || trimmed.starts_with(['/', '~']) {
+        return false;
+    }
+    if trimmed
+        .bytes()
+        .all(|byte| byte.is_ascii_hexdigit() || byte == b'-')
+    {
+        return false;
+    }
+    let digits = trimmed.bytes().filter(u8::is_ascii_digit).count();
+    let has_lower = trimmed.bytes().any(|byte| byte.is_ascii_lowercase());
+    let has_upper = trimmed.bytes().any(|byte| byte.is_ascii_uppercase());
+    let class_of = |byte: u8| match byte {
+        b'a'..=b'z' => 0,
+        b'A'..=b'Z' => 1,
+        b'0'..=b'9' => 2,
+        _ => 3,
+    };
+    let bytes = trimmed.as_bytes();
+    let transitions = bytes
+        .windows(2)
+        .filter(|pair| class_of(pair[0]) != class_of(pair[1]))
+        .count();
+    let transition_ratio = transitions as f64 / (bytes.len() - 1) as f64;
+    let minimum_digits = if trimmed.contains('/') { 2 } else { 1 };
+    has_lower
+        && has_upper
+        && digits >= minimum_digits
+        && transition_ratio >= 0.3
+        && shannon_entropy(trimmed) >= 3.5
+}
+
+fn redact_high_entropy_value(captures: &Captures<'_>) -> String {
+    let value = &captures["value"];
+    if looks_high_entropy(value) {
+        format!("{}{REDACTED}", &captures["lead"])
+    } else {
+        captures[0].to_owned()
+    }
+}
+
+/// Redacts secrets from `text`; borrows it unchanged when nothing matched.
+pub fn redact(text: &str) -> Cow<'_, str> {
+    let mut result = Cow::Borrowed(text);
+    result = replace(result, &PRIVATE_KEY_BLOCK, REDACTED);
+    result = replace(
+        result,
+        &BEARER_TOKEN,
+        format!("${{1}}${{2}}{REDACTED}").as_str(),
+    );
+    result = replace(
+        result,
+        &BASIC_CREDENTIALS,
+        format!("${{1}}{REDACTED}").as_str(),
+    );
+    result = replace(result, &WHOLE_WORD_TOKEN, REDACTED);
+    result = replace(
+        result,
+        &LINE_ASSIGNMENT,
+        format!("${{1}}{REDACTED}").as_str(),
+    );
+    result = replace(
+        result,
+        &HTTP_CREDENTIALS,
+        format!("${{1}}{REDACTED}@").as_str(),
+    );
+    result = replace(
+        result,
+        &URL_CREDENTIALS,
+        format!("${{1}}{REDACTED}@").as_str(),
+    );
+    result = replace(result, &PROVIDER_TOKEN, REDACTED);
+    result = replace(result, &NAMED_ASSIGNMENT, redact_named_assignment);
+    result = replace(result, &ASSIGNED_VALUE, redact_high_entropy_value);
+    result
+}
+
+/// Redacts each string of a list.
+pub fn redact_each(texts: &[String]) -> Vec<String> {
+    texts.iter().map(|text| redact(text).into_owned()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (rule, input, expected output)
+    const CASES: &[(&str, &str, &str)] = &[
+        (
+            "bearer",
+            "curl -H 'Bearer abcdefghijkl1234'",
+            "curl -H 'Bearer [REDACTED]'",
+        ),
+        (
+            "bearer keeps whitespace",
+            "bearer\tAbC.dEf~123+456/789=",
+            "bearer\t[REDACTED]",
+        ),
+        ("bearer short token kept", "Bearer short", "Bearer short"),
+        (
+            "basic auth",
+            "Authorization: Basic dXNlcjpwYXNz",
+            "Authorization: [REDACTED]",
+        ),
+        (
+            "openai key",
+            "key sk-abcdefghijklmnop here",
+            "key [REDACTED] here",
+        ),
+        (
+            "openai project key",
+            "sk-proj-AbCdEfGh12345678_xyz",
+            "[REDACTED]",
+        ),
+        (
+            "anthropic key",
+            "use sk-ant-api03-AbCdEfGhIjKlMnOp please",
+            "use [REDACTED] please",
+        ),
+        (
+            "github token",
+            "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "[REDACTED]",
+        ),
+        (
+            "github server token",
+            "(ghs_ABCDEFGHIJKL1234)",
+            "([REDACTED])",
+        ),
+        (
+            "github pat",
+            "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+            "[REDACTED]",
+        ),
+        (
+            "aws access key",
+            "id AKIAIOSFODNN7EXAMPLE end",
+            "id [REDACTED] end",
+        ),
+        (
+            "aws session key",
+            "id ASIAIOSFODNN7EXAMPLE end",
+            "id [REDACTED] end",
+        ),
+        (
+            "aws secret",
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "aws_secret_access_key = [REDACTED]",
+        ),
+        ("slack", "xoxb-123456789012-abcdefghij", "[REDACTED]"),
+        (
+            "google",
+            "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+            "[REDACTED]",
+        ),
+        (
+            "stripe live",
+            "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+            "[REDACTED]",
+        ),
+        (
+            "stripe restricted",
+            "rk_live_4eC39HqLyjWDarjtT1zdp7dc",
+            "[REDACTED]",
+        ),
+        (
+            "jwt",
+            "cookie eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+            "cookie [REDACTED]",
+        ),
+        ("line token", "token = abc def ghi", "token = [REDACTED]"),
+        (
+            "line password indented",
+            "  Password: hunter2 and more",
+            "  Password: [REDACTED]",
+        ),
+        (
+            "line api-key",
+            "API-KEY=xyz\nnext line",
+            "API-KEY=[REDACTED]\nnext line",
+        ),
+        (
+            "line authorization",
+            "authorization: Token abc",
+            "authorization: [REDACTED]",
+        ),
+        (
+            "http credentials",
+            "https://alice:s3cret@example.com/repo",
+            "https://[REDACTED]@example.com/repo",
+        ),
+        (
+            "postgres credentials",
+            "postgres://app:pw123@db:5432/app",
+            "postgres://[REDACTED]@db:5432/app",
+        ),
+        (
+            "redis password only",
+            "redis://:hunter2@cache:6379",
+            "redis://[REDACTED]@cache:6379",
+        ),
+        (
+            "env export",
+            "export DATABASE_PASSWORD=\"hunter2\"",
+            "export DATABASE_PASSWORD=\"[REDACTED]\"",
+        ),
+        (
+            "env key suffix",
+            "run with OPENAI_KEY=abc123 now",
+            "run with OPENAI_KEY=[REDACTED] now",
+        ),
+        (
+            "env token suffix",
+            "GITLAB_TOKEN: glpat-xyz",
+            "GITLAB_TOKEN: [REDACTED]",
+        ),
+        (
+            "env secret",
+            "client_secret='abc'",
+            "client_secret='[REDACTED]'",
+        ),
+        (
+            "env credential",
+            "GOOGLE_APPLICATION_CREDENTIALS=/etc/key.json",
+            "GOOGLE_APPLICATION_CREDENTIALS=[REDACTED]",
+        ),
+        ("env pass", "SMTP_PASS=letmein", "SMTP_PASS=[REDACTED]"),
+        (
+            "mid-line token",
+            "Fix login; token=abc123",
+            "Fix login; token=[REDACTED]",
+        ),
+        (
+            "json api key",
+            r#"{"api_key": "abc", "n": 1}"#,
+            r#"{"api_key": "[REDACTED]", "n": 1}"#,
+        ),
+        (
+            "query string",
+            "GET /x?auth=abc&page=2",
+            "GET /x?auth=[REDACTED]&page=2",
+        ),
+        (
+            "high entropy",
+            "config value: q8Zr4TzP1nVb6KyW3mXs9Ld2",
+            "config value: [REDACTED]",
+        ),
+        (
+            "high entropy quoted",
+            "x = \"Zq8r4TzP1nVb6KyW3mXs9Ld2\"",
+            "x = \"[REDACTED]\"",
+        ),
+        (
+            "pem block",
+            "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nIBAAK\n-----END RSA PRIVATE KEY-----\ndone",
+            "key:\n[REDACTED]\ndone",
+        ),
+        (
+            "unterminated pem",
+            "-----BEGIN PRIVATE KEY-----\nMIIEvQ",
+            "[REDACTED]",
+        ),
+    ];
+
+    /// Text that must come back unchanged.
+    const PRESERVED: &[&str] = &[
+        "Fix the login redirect so the test passes",
+        "src/components/Button2.tsx and crates/core/src/lib.rs",
+        "path: /home/user/project/src/main.rs",
+        "dir: src/Components/Widgets2",
+        "HEAD is at 3f2a9c1d4e5b6a7980c1d2e3f4a5b6c7d8e9f0a1",
+        "base: 3f2a9c1d4e5b6a7980c1d2e3f4a5b6c7d8e9f0a1",
+        "digest: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        "id: 123e4567-e89b-12d3-a456-426614174000",
+        "the token: expired yesterday",
+        "Use the API key from the settings page",
+        "author: Jane Doe",
+        "PWD=/home/user/project",
+        "if token == expected { return }",
+        " src/lib.rs | 2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)",
+        "see https://example.com/docs?page=2",
+        "timestamp 2024-01-01T10:00:00Z",
+        "",
+    ];
+
+    #[test]
+    fn each_rule_redacts_its_secret() {
+        for (rule, input, expected) in CASES {
+            assert_eq!(redact(input), *expected, "rule `{rule}`");
+        }
+    }
+
+    #[test]
+    fn normal_text_paths_revisions_and_digests_are_preserved() {
+        for text in PRESERVED {
+            let redacted = redact(text);
+            assert!(
+                matches!(redacted, Cow::Borrowed(_)),
+                "{text:?} became {redacted:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn redacting_twice_changes_nothing() {
+        for (rule, input, _) in CASES {
+            let once = redact(input).into_owned();
+            assert_eq!(redact(&once), once, "rule `{rule}` is not idempotent");
+        }
+        let all: String = CASES
+            .iter()
+            .map(|(_, input, _)| *input)
+            .collect::<Vec<_>>()
+            .join("\n");
+        let once = redact(&all).into_owned();
+        assert_eq!(redact(&once), once);
+    }
+
+    #[test]
+    fn no_secret_survives() {
+        let secrets = [
+            "abcdefghijkl1234",
+            "sk-abcdefghijklmnop",
+            "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "AKIAIOSFODNN7EXAMPLE",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "s3cret",
+            "hunter2",
+            "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+            "q8Zr4TzP1nVb6KyW3mXs9Ld2",
+            "MIIEow",
+            "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        ];
+        let all: String = CASES
+            .iter()
+            .map(|(_, input, _)| *input)
+            .collect::<Vec<_>>()
+            .join("\n");
+        let redacted = redact(&all);
+        for secret in secrets {
+            assert!(
+                !redacted.contains(secret),
+                "{secret} survived in:\n{redacted}"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// Any mix of secrets, safe text and punctuation redacts idempotently.
+        #[test]
+        fn redaction_is_idempotent_on_mixtures(
+            pieces in proptest::collection::vec((0..CASES.len() + PRESERVED.len(), "[ =:\n\t\"'a-zA-Z0-9_/.@-]{0,12}"), 0..6)
+        ) {
+            let text: String = pieces
+                .iter()
+                .map(|(index, glue)| {
+                    let piece = if *index < CASES.len() { CASES[*index].1 } else { PRESERVED[*index - CASES.len()] };
+                    format!("{piece}{glue}")
+                })
+                .collect();
+            let once = redact(&text).into_owned();
+            proptest::prop_assert_eq!(redact(&once).into_owned(), once);
+        }
+    }
+
+    #[test]
+    fn contract_rules_are_case_insensitive() {
+        assert_eq!(redact("BEARER abcdefghijkl1234"), "BEARER [REDACTED]");
+        assert_eq!(redact("SK-ABCDEFGHIJKLMNOP"), "[REDACTED]");
+        assert_eq!(redact("HTTPS://u:p@host"), "HTTPS://[REDACTED]@host");
+        assert_eq!(redact("SECRET=x"), "SECRET=[REDACTED]");
+    }
+}
