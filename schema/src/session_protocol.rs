@@ -100,17 +100,22 @@ pub struct SessionFrame {
     pub payload: SessionFramePayload,
 }
 
+/// The reply to `join_session`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SessionJoined {
+    pub session_id: String,
+    /// The role granted, which may be `observer` when `controller` was asked.
+    pub role: SessionRole,
+    /// The sequence number of the session's latest frame at join time; the replay that
+    /// follows ends at or before it.
+    pub current_seq: u64,
+}
+
 /// Server → client session messages.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum SessionServerMessage {
-    SessionJoined {
-        session_id: String,
-        /// The role granted, which may be `observer` when `controller` was asked.
-        role: SessionRole,
-        /// The sequence number of the session's latest frame at join time.
-        current_seq: u64,
-    },
+    SessionJoined(SessionJoined),
     SessionLeft { session_id: String },
     SessionFrame(SessionFrame),
     /// A session message was refused. Nothing changed.
