@@ -111,12 +111,18 @@ pub struct SessionJoined {
     pub current_seq: u64,
 }
 
+/// The reply to `leave_session`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SessionLeft {
+    pub session_id: String,
+}
+
 /// Server → client session messages.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum SessionServerMessage {
     SessionJoined(SessionJoined),
-    SessionLeft { session_id: String },
+    SessionLeft(SessionLeft),
     SessionFrame(SessionFrame),
     /// A session message was refused. Nothing changed.
     Error {

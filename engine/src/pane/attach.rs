@@ -20,6 +20,9 @@ use super::ring::{FrameRing, RingFrame, RingPayload};
 /// the pane is closed.
 pub type SessionFrameReceiver = mpsc::Receiver<Arc<SessionFrame>>;
 
+/// Largest output frame; bigger batches are split.
+const OUTPUT_FRAME_BYTES: usize = 256 * 1024;
+
 pub fn unix_millis() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_millis() as u64)
 }
@@ -108,8 +111,18 @@ impl SessionState {
             return;
         }
         self.output_since_keyframe += bytes.len();
-        // Very large batches are split so that one frame stays a reasonable line.
-        for chunk in bytes.chunks(256 * 1024) {
+        // Very large batches are split so that one frame stays a reasonable line. With
+        // nobody attached, chunks that the ring would evict at once are not copied; their
+        // sequence numbers are skipped, and a later `replay_from` into them falls back to
+        // a keyframe as for any evicted frame.
+        let chunks: Vec<&[u8]> = bytes.chunks(OUTPUT_FRAME_BYTES).collect();
+        let keep_from = if self.members.is_empty() {
+            chunks.len().saturating_sub(self.ring.capacity_bytes().div_ceil(OUTPUT_FRAME_BYTES).max(1))
+        } else {
+            0
+        };
+        self.next_seq += keep_from as u64;
+        for chunk in &chunks[keep_from..] {
             self.record(RingPayload::Output(chunk.to_vec()));
         }
     }

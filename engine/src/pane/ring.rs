@@ -77,6 +77,10 @@ impl FrameRing {
         }
     }
 
+    pub fn capacity_bytes(&self) -> usize {
+        self.capacity_bytes
+    }
+
     pub fn oldest_seq(&self) -> Option<u64> {
         self.frames.front().map(|frame| frame.seq)
     }
