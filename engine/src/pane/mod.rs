@@ -50,3 +50,6 @@ pub use watch::OutputWatchGuard;
 pub fn unimplemented_pane_methods() -> impl Iterator<Item = &'static str> {
     PANE_METHODS.iter().filter(|spec| !spec.implemented).map(|spec| spec.name)
 }
+
+#[cfg(test)]
+mod tests;
