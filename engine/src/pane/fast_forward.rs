@@ -1,28 +1,32 @@
-//! Fast-forward over output that can never be seen.
+//! Fast-forward through floods of plain output.
 //!
-//! When a burst of output arrives faster than vt100 can render it (vt100 handles roughly
-//! 50 MB/s of plain text), most of the burst scrolls through the screen and out of the
-//! bounded scrollback before anyone can read it. Rendering those rows is wasted work.
+//! vt100 renders roughly 25–50 MB/s of plain text, while a PTY delivers ~90 MB/s; during a
+//! flood most rows scroll through the screen (and often out of the bounded scrollback)
+//! before anyone can read them. This module renders the middle of a long *plain run*
+//! itself, straight into the scrollback, with an exact but much cheaper model, and leaves
+//! the rest to vt100.
 //!
-//! This module finds such rows and lets the terminal skip them while producing exactly the
-//! state that rendering them would have produced. The argument:
+//! A plain run holds only printable ASCII, CR, LF, TAB and BS. In vt100's ground state, on
+//! the main screen, with the full screen as scroll region and default attributes, such
+//! bytes only print characters and move the cursor: they change no mode, attribute or
+//! region, and every LF at the bottom row scrolls one row into the scrollback. So a run is
+//! split into three parts, at CR LF boundaries:
 //!
-//! - Take a *plain run*: bytes that are only printable ASCII, CR, LF, TAB and BS, starting
-//!   while the parser is in its ground state, on the main screen, with the full screen as
-//!   scroll region. Such bytes print characters and move the cursor; they change no mode,
-//!   attribute, tab stop or scroll region, and every LF at the bottom row scrolls one row
-//!   into the scrollback.
-//! - Cut the run right after a CR LF such that the rest of the run still holds
-//!   `K = 2·rows + scrollback_capacity + 4` LFs and at least one printable byte.
-//! - Replace the part before the cut with CR followed by `rows` LFs. In both versions the
-//!   cursor is in column 0 at the cut, no wrap is pending, and the rest of the run scrolls
-//!   at least `rows + capacity` times after the cursor reached the bottom row. So every row
-//!   that held output from before the cut is pushed out of the scrollback again, and the
-//!   screen, the scrollback, the cursor and `last_char` (for `CSI b`) end up identical.
+//! - `F`, its first `rows` lines, rendered by vt100. After `rows` LFs the cursor is on a
+//!   freshly scrolled-in blank row at the bottom, in column 0.
+//! - `M`, the middle. vt100 gets `rows - 1` LFs, which push the rows above the cursor into
+//!   the scrollback exactly as `M` would have; then [`render_plain_rows`] turns the lines
+//!   of `M` into rows (same wrapping, overwrites, tabs and backspaces as vt100) and pushes
+//!   them, only as many as the scrollback keeps; then vt100 gets `CSI H`, so the cursor is
+//!   at the top of a blank screen.
+//! - `T`, the last `rows + 2` (or more) lines, rendered by vt100. They fill the blank
+//!   screen and push the same rows, in the same order, as they would have after `M`.
 //!
-//! The one difference is vt100's internal count of rows that ever scrolled, which only
-//! decides how many blank rows a later resize to a taller screen inserts at the top when
-//! that resize grows the screen by more than `rows + capacity` rows.
+//! The screen, the scrollback, the cursor and `last_char` (for `CSI b`) end up exactly as
+//! if vt100 had rendered everything; a property test compares both. What differs is
+//! vt100's internal count of rows that ever scrolled, which only decides how many blank
+//! rows a later resize to a taller screen inserts at the top, and the absolute row ids of
+//! reads (they stay increasing).
 //!
 //! [`StreamTracker`] mirrors the state machine of the `vte` parser (0.15) that vt100
 //! uses, closely enough to know whether it is in the ground state, which grid is active,
@@ -45,8 +49,8 @@ const fn plain_table() -> [bool; 256] {
 
 static PLAIN: [bool; 256] = plain_table();
 
-/// Runs shorter than this are rendered normally; skipping them would save little.
-pub const MIN_SKIP_BYTES: usize = 256 * 1024;
+/// Middles shorter than this are left to vt100; rendering them here would save little.
+pub const MIN_MIDDLE_BYTES: usize = 16 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum VteState {
@@ -287,13 +291,15 @@ fn ends_with_partial_utf8(bytes: &[u8]) -> bool {
     false
 }
 
-/// A part of a batch that may be replaced by the synthetic prefix.
+/// How one plain run is split (offsets into the batch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SkipPlan {
-    /// Start of the plain run: bytes before it are rendered normally first.
+    /// Start of the plain run (`F` starts here).
     pub run_start: usize,
-    /// Bytes `run_start..cut` are skipped; rendering resumes at `cut`.
-    pub cut: usize,
+    /// End of `F`, start of `M`: right after a CR LF.
+    pub middle_start: usize,
+    /// End of `M`, start of `T`: right after a CR LF.
+    pub middle_end: usize,
 }
 
 /// End of the plain run starting at `start`.
@@ -301,38 +307,23 @@ fn plain_run_end(bytes: &[u8], start: usize) -> usize {
     bytes[start..].iter().position(|byte| !PLAIN[*byte as usize]).map_or(bytes.len(), |offset| start + offset)
 }
 
-/// Finds the first skippable part of `bytes[from..]`, for a screen of `rows` rows and a
-/// scrollback of `capacity` rows.
-pub fn plan_skip(bytes: &[u8], from: usize, rows: u16, capacity: usize) -> Option<SkipPlan> {
-    let needed_line_feeds = 2 * usize::from(rows) + capacity + 4;
-    let mut start = from;
-    while start < bytes.len() {
-        if !PLAIN[bytes[start] as usize] {
-            start += 1;
-            continue;
+/// The first position after a CR LF at or after the `count`-th LF of `run`.
+fn after_line_feeds(run: &[u8], count: usize) -> Option<usize> {
+    let mut line_feeds = memchr::memchr_iter(b'\n', run);
+    let mut position = line_feeds.nth(count.checked_sub(1)?)?;
+    loop {
+        if position > 0 && run[position - 1] == b'\r' {
+            return Some(position + 1);
         }
-        let end = plain_run_end(bytes, start);
-        if end - start >= MIN_SKIP_BYTES + needed_line_feeds
-            && let Some(cut) = find_cut(&bytes[start..end], needed_line_feeds)
-            && cut >= MIN_SKIP_BYTES
-        {
-            return Some(SkipPlan { run_start: start, cut: start + cut });
-        }
-        start = end;
+        position = line_feeds.next()?;
     }
-    None
 }
 
-/// Within one plain run: the latest position right after a CR LF such that the rest holds
-/// `needed_line_feeds` LFs and a printable byte.
-fn find_cut(run: &[u8], needed_line_feeds: usize) -> Option<usize> {
+/// The last position after a CR LF that leaves at least `count` LFs and a printable byte
+/// behind it in `run`.
+fn before_line_feeds(run: &[u8], count: usize) -> Option<usize> {
     let mut line_feeds = memchr::memrchr_iter(b'\n', run);
-    let mut last_needed = None;
-    for _ in 0..needed_line_feeds {
-        last_needed = Some(line_feeds.next()?);
-    }
-    let last_needed = last_needed?;
-    // The cut must come before the `needed_line_feeds`-th LF from the end.
+    let last_needed = line_feeds.nth(count.checked_sub(1)?)?;
     let mut candidates = memchr::memrchr_iter(b'\n', &run[..last_needed]);
     let line_feed = loop {
         let position = candidates.next()?;
@@ -341,8 +332,99 @@ fn find_cut(run: &[u8], needed_line_feeds: usize) -> Option<usize> {
         }
     };
     let cut = line_feed + 1;
-    let has_printable = run[cut..].iter().any(|byte| (0x21..0x7f).contains(byte));
-    has_printable.then_some(cut)
+    run[cut..].iter().any(|byte| (0x21..0x7f).contains(byte)).then_some(cut)
+}
+
+/// Finds the first plain run in `bytes[from..]` that is worth fast-forwarding on a screen
+/// of `rows` rows, with a middle of at least `min_middle_bytes`.
+pub fn plan_skip(bytes: &[u8], from: usize, rows: u16, min_middle_bytes: usize) -> Option<SkipPlan> {
+    let rows = usize::from(rows.max(1));
+    let mut start = from;
+    while start < bytes.len() {
+        if !PLAIN[bytes[start] as usize] {
+            start += 1;
+            continue;
+        }
+        let end = plain_run_end(bytes, start);
+        let run = &bytes[start..end];
+        if run.len() > min_middle_bytes
+            && let Some(middle_start) = after_line_feeds(run, rows)
+            && let Some(middle_end) = before_line_feeds(run, rows + 2)
+            && middle_end > middle_start
+            && middle_end - middle_start >= min_middle_bytes.max(1)
+        {
+            return Some(SkipPlan { run_start: start, middle_start: start + middle_start, middle_end: start + middle_end });
+        }
+        start = end;
+    }
+    None
+}
+
+/// Where to start rendering `middle` so that its last `keep_rows` rows are produced: a
+/// line start in column 0 (right after a CR LF) at least `keep_rows` lines from the end,
+/// or the start of `middle`.
+pub fn render_start(middle: &[u8], keep_rows: usize) -> usize {
+    if keep_rows == 0 {
+        return middle.len();
+    }
+    // `middle` ends with CR LF; its last LF ends the last line.
+    let mut line_feeds = memchr::memrchr_iter(b'\n', middle);
+    let Some(_) = line_feeds.next() else {
+        return 0;
+    };
+    for _ in 0..keep_rows {
+        if line_feeds.next().is_none() {
+            return 0;
+        }
+    }
+    for position in line_feeds.by_ref() {
+        // `position` ends an earlier line; the next line starts after it.
+        if position > 0 && middle[position - 1] == b'\r' {
+            return position + 1;
+        }
+    }
+    0
+}
+
+/// Renders plain bytes that start in column 0 of a fresh row, the way vt100 would, and
+/// hands each completed row (its text, whether it soft-wraps) to `push`. Bytes after the
+/// last LF are not rendered; callers pass whole lines.
+pub fn render_plain_rows(bytes: &[u8], cols: u16, mut push: impl FnMut(&str, bool)) {
+    let cols = usize::from(cols.max(1));
+    // One cell per column: 0 is a blank (default) cell.
+    let mut cells = vec![0u8; cols];
+    let mut used = 0usize;
+    let mut column = 0usize;
+    let mut text = String::with_capacity(cols);
+    let mut finish_row = |cells: &mut [u8], used: &mut usize, wrapped: bool, text: &mut String| {
+        text.clear();
+        for cell in &cells[..*used] {
+            text.push(if *cell == 0 { ' ' } else { *cell as char });
+        }
+        push(text, wrapped);
+        cells[..*used].fill(0);
+        *used = 0;
+    };
+    for byte in bytes {
+        match byte {
+            b'\n' => finish_row(&mut cells, &mut used, false, &mut text),
+            b'\r' => column = 0,
+            0x08 => column = column.saturating_sub(1),
+            b'\t' => column = (column - column % 8 + 8).min(cols - 1),
+            _ => {
+                if column >= cols {
+                    // vt100 wraps onto a new row; the row counts as soft-wrapped only if
+                    // its last cell holds something (it may not, right after an LF).
+                    let wrapped = cells[cols - 1] != 0;
+                    finish_row(&mut cells, &mut used, wrapped, &mut text);
+                    column = 0;
+                }
+                cells[column] = *byte;
+                used = used.max(column + 1);
+                column += 1;
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -404,33 +486,36 @@ mod tests {
         bytes
     }
 
-    #[test]
-    fn plans_a_cut_that_leaves_enough_line_feeds() {
-        let bytes = log_lines(40_000);
-        let plan = plan_skip(&bytes, 0, 24, 1_000).expect("a long plain run can be skipped");
-        assert_eq!(plan.run_start, 0);
-        let rest = &bytes[plan.cut..];
-        let line_feeds = rest.iter().filter(|byte| **byte == b'\n').count();
-        assert!(line_feeds >= 2 * 24 + 1_000 + 4);
-        assert!(line_feeds < 2 * 24 + 1_000 + 10, "the cut is as late as possible");
-        assert_eq!(&bytes[plan.cut - 2..plan.cut], b"\r\n");
+    fn line_feeds(bytes: &[u8]) -> usize {
+        bytes.iter().filter(|byte| **byte == b'\n').count()
     }
 
     #[test]
-    fn short_or_escaped_runs_are_not_skipped() {
-        assert_eq!(plan_skip(&log_lines(100), 0, 24, 1_000), None);
+    fn plans_split_a_long_run_at_cr_lf_boundaries() {
+        let bytes = log_lines(40_000);
+        let plan = plan_skip(&bytes, 0, 24, MIN_MIDDLE_BYTES).expect("a long plain run is split");
+        assert_eq!(plan.run_start, 0);
+        assert_eq!(line_feeds(&bytes[..plan.middle_start]), 24, "F is the first `rows` lines");
+        assert_eq!(line_feeds(&bytes[plan.middle_end..]), 26, "T is the last `rows + 2` lines");
+        assert_eq!(&bytes[plan.middle_start - 2..plan.middle_start], b"\r\n");
+        assert_eq!(&bytes[plan.middle_end - 2..plan.middle_end], b"\r\n");
+    }
+
+    #[test]
+    fn short_or_escaped_runs_are_not_split() {
+        assert_eq!(plan_skip(&log_lines(60), 0, 24, MIN_MIDDLE_BYTES), None);
         let mut colored = Vec::new();
         for index in 0..40_000 {
             colored.extend_from_slice(format!("\x1b[32mline {index}\x1b[m\r\n").as_bytes());
         }
-        assert_eq!(plan_skip(&colored, 0, 24, 1_000), None);
+        assert_eq!(plan_skip(&colored, 0, 24, MIN_MIDDLE_BYTES), None);
         let mut bare_line_feeds = log_lines(40_000);
         for byte in &mut bare_line_feeds {
             if *byte == b'\r' {
                 *byte = b' ';
             }
         }
-        assert_eq!(plan_skip(&bare_line_feeds, 0, 24, 1_000), None, "no CR LF to cut after");
+        assert_eq!(plan_skip(&bare_line_feeds, 0, 24, MIN_MIDDLE_BYTES), None, "no CR LF to split at");
     }
 
     #[test]
@@ -438,9 +523,42 @@ mod tests {
         let mut bytes = b"\x1b[1mbold\x1b[m".to_vec();
         let prefix = bytes.len();
         bytes.extend_from_slice(&log_lines(40_000));
-        let plan = plan_skip(&bytes, 0, 24, 1_000).unwrap();
-        // The run starts at the `[m` after the last ESC; the terminal renders its first
-        // line before checking eligibility.
+        let plan = plan_skip(&bytes, 0, 24, MIN_MIDDLE_BYTES).unwrap();
+        // The run starts at the `[m` after the last ESC; F renders it with vt100.
         assert_eq!(plan.run_start, prefix - 2);
+    }
+
+    fn rendered(bytes: &[u8], cols: u16) -> Vec<(String, bool)> {
+        let mut rows = Vec::new();
+        render_plain_rows(bytes, cols, |text, wrapped| rows.push((text.to_string(), wrapped)));
+        rows
+    }
+
+    #[test]
+    fn the_renderer_wraps_overwrites_and_tabs_like_vt100() {
+        let rows = rendered(b"abcdefghijKL\r\nxy\rZ\r\na\tb\x08c\r\n0123456789\nq\r\n", 10);
+        assert_eq!(
+            rows,
+            [
+                ("abcdefghij".to_string(), true),
+                ("KL".to_string(), false),
+                ("Zy".to_string(), false),
+                ("a       c".to_string(), false),
+                ("0123456789".to_string(), false),
+                // The LF left the cursor pending at column 10 on a fresh row: the next
+                // character wraps from an empty, unwrapped row.
+                (String::new(), false),
+                ("q".to_string(), false),
+            ]
+        );
+    }
+
+    #[test]
+    fn render_start_keeps_enough_rows() {
+        let bytes = log_lines(100);
+        let start = render_start(&bytes, 10);
+        assert_eq!(line_feeds(&bytes[start..]), 11);
+        assert_eq!(render_start(&bytes, 1_000), 0);
+        assert_eq!(render_start(&bytes, 0), bytes.len());
     }
 }

@@ -11,7 +11,7 @@ use std::num::NonZeroU16;
 
 use nagi_schema::pane::ReadSource;
 
-use super::fast_forward::{StreamTracker, plan_skip};
+use super::fast_forward::{MIN_MIDDLE_BYTES, StreamTracker, plan_skip, render_plain_rows, render_start};
 use super::scrollback::{Scrollback, ScrollbackRow};
 
 /// Longest terminal title kept, in characters.
@@ -104,6 +104,9 @@ pub struct Terminal {
     parser: vt100::Parser<Capture>,
     tracker: StreamTracker,
     skipped_bytes: u64,
+    min_middle_bytes: usize,
+    /// `attributes_formatted()` of a screen with default attributes.
+    default_attributes: String,
 }
 
 fn non_zero(value: u16) -> NonZeroU16 {
@@ -124,12 +127,16 @@ fn trim_unless_wrapped(mut text: String, wrapped: bool) -> String {
 
 impl Terminal {
     pub fn new(rows: u16, cols: u16, scrollback_rows: usize) -> Terminal {
+        Terminal::with_min_middle_bytes(rows, cols, scrollback_rows, MIN_MIDDLE_BYTES)
+    }
+
+    /// A terminal that fast-forwards plain middles of at least `min_middle_bytes`
+    /// (`usize::MAX`: never).
+    pub fn with_min_middle_bytes(rows: u16, cols: u16, scrollback_rows: usize, min_middle_bytes: usize) -> Terminal {
         let capture = Capture { scrollback: Scrollback::new(scrollback_rows), scratch: String::new(), title: None, title_changed: false };
-        Terminal {
-            parser: vt100::Parser::new_with_callbacks(non_zero(rows), non_zero(cols), 0, capture),
-            tracker: StreamTracker::new(rows.max(1)),
-            skipped_bytes: 0,
-        }
+        let parser = vt100::Parser::new_with_callbacks(non_zero(rows), non_zero(cols), 0, capture);
+        let default_attributes = parser.screen().attributes_formatted();
+        Terminal { parser, tracker: StreamTracker::new(rows.max(1)), skipped_bytes: 0, min_middle_bytes, default_attributes }
     }
 
     fn feed(&mut self, bytes: &[u8]) {
@@ -140,39 +147,37 @@ impl Terminal {
         self.tracker.observe(bytes);
     }
 
-    /// Feeds output, fast-forwarding over rows that would scroll out of the scrollback
-    /// before anyone could read them (see `fast_forward`).
+    /// Whether the current SGR attributes are the defaults (plain rows carry no escapes).
+    fn default_attributes(&self) -> bool {
+        self.parser.screen().attributes_formatted() == self.default_attributes
+    }
+
+    /// Feeds output, rendering the middle of long plain runs with the cheap exact model
+    /// of `fast_forward` instead of vt100.
     pub fn process(&mut self, bytes: &[u8]) {
-        let (rows, _) = self.size();
-        let capacity = self.parser.callbacks().scrollback.capacity();
+        let (rows, cols) = self.size();
         let mut position = 0;
         while position < bytes.len() {
-            let Some(plan) = plan_skip(bytes, position, rows, capacity) else {
+            let Some(plan) = plan_skip(bytes, position, rows, self.min_middle_bytes) else {
                 self.feed(&bytes[position..]);
                 return;
             };
-            self.feed(&bytes[position..plan.run_start]);
-            let mut run_position = plan.run_start;
-            // The run may begin inside an escape sequence's tail; render whole lines of it
-            // until the parser is back in its ground state.
-            for _ in 0..4 {
-                if self.tracker.eligible(self.parser.screen().alternate_screen()) {
-                    break;
-                }
-                let line_end = memchr::memchr(b'\n', &bytes[run_position..plan.cut]).map_or(plan.cut, |offset| run_position + offset + 1);
-                self.feed(&bytes[run_position..line_end]);
-                run_position = line_end;
-            }
-            if run_position < plan.cut && self.tracker.eligible(self.parser.screen().alternate_screen()) {
-                let mut synthetic = Vec::with_capacity(usize::from(rows) + 1);
-                synthetic.push(b'\r');
-                synthetic.resize(usize::from(rows) + 1, b'\n');
-                self.feed(&synthetic);
-                self.skipped_bytes += (plan.cut - run_position) as u64;
+            self.feed(&bytes[position..plan.middle_start]);
+            let eligible = self.tracker.eligible(self.parser.screen().alternate_screen()) && self.default_attributes();
+            let middle = &bytes[plan.middle_start..plan.middle_end];
+            if eligible {
+                // Push the rows above the (fresh) cursor row, as the middle would have.
+                self.feed(&vec![b'\n'; usize::from(rows) - 1]);
+                let capacity = self.parser.callbacks().scrollback.capacity();
+                let start = render_start(middle, capacity);
+                let scrollback = &mut self.parser.callbacks_mut().scrollback;
+                render_plain_rows(&middle[start..], cols, |text, wrapped| scrollback.push(text, wrapped));
+                self.feed(b"\x1b[H");
+                self.skipped_bytes += middle.len() as u64;
             } else {
-                self.feed(&bytes[run_position..plan.cut]);
+                self.feed(middle);
             }
-            position = plan.cut;
+            position = plan.middle_end;
         }
     }
 
@@ -439,11 +444,9 @@ mod tests {
         fast.process(&prefix);
         assert!(fast.skipped_bytes() > 0, "the long run was fast-forwarded");
 
-        let mut slow = Terminal::new(24, 80, 1_000);
-        for chunk in prefix.chunks(4_000) {
-            slow.process(chunk);
-        }
-        assert_eq!(slow.skipped_bytes(), 0, "small chunks are rendered");
+        let mut slow = Terminal::with_min_middle_bytes(24, 80, 1_000, usize::MAX);
+        slow.process(&prefix);
+        assert_eq!(slow.skipped_bytes(), 0, "vt100 rendered everything");
 
         for source in [ReadSource::Visible, ReadSource::Recent, ReadSource::RecentUnwrapped] {
             for ansi in [false, true] {
@@ -463,5 +466,90 @@ mod tests {
         let mut terminal = Terminal::new(24, 80, 1_000);
         terminal.process(&bytes);
         assert_eq!(terminal.skipped_bytes(), 0);
+    }
+
+    mod equivalence {
+        use super::*;
+        use proptest::prelude::*;
+
+        const FRAGMENTS: &[&[u8]] = &[
+            b"\x1b[31m", b"\x1b[m", b"\x1b[1;4m", b"\x1b[2J", b"\x1b[5;3H", b"\x1b[?1049h", b"\x1b[?1049l", b"\x1b[2;4r",
+            b"\x1b[r", b"text", b"\r\n", b"\n", b"\x1b]0;title\x07", b"\x1b[3", b"\x1b", b"\t", b"\x08", b"\x1b[1b", b"\x1bc",
+        ];
+
+        fn fragments() -> impl Strategy<Value = Vec<u8>> {
+            proptest::collection::vec(0..FRAGMENTS.len(), 0..6).prop_map(|picks| picks.into_iter().flat_map(|pick| FRAGMENTS[pick].to_vec()).collect())
+        }
+
+        fn plain_lines(cols: usize) -> impl Strategy<Value = Vec<u8>> {
+            let byte = prop_oneof![
+                20 => b'a'..=b'z',
+                4 => Just(b' '),
+                1 => Just(b'\t'),
+                1 => Just(0x08u8),
+                1 => Just(b'\r'),
+                2 => b'0'..=b'9',
+            ];
+            let line = (proptest::collection::vec(byte, 0..cols * 2 + 2), prop_oneof![8 => Just(b"\r\n".to_vec()), 1 => Just(b"\n".to_vec())]);
+            proptest::collection::vec(line, 0..300).prop_map(|lines| {
+                lines.into_iter().flat_map(|(mut text, end)| {
+                    text.extend(end);
+                    text
+                }).collect()
+            })
+        }
+
+        fn stream() -> impl Strategy<Value = (u16, u16, usize, Vec<u8>, Vec<usize>)> {
+            (3u16..26, 10u16..90, 0usize..250).prop_flat_map(|(rows, cols, capacity)| {
+                let body = (fragments(), plain_lines(cols as usize), fragments(), plain_lines(cols as usize), fragments());
+                let splits = proptest::collection::vec(1usize..5_000, 0..8);
+                (Just(rows), Just(cols), Just(capacity), body, splits).prop_map(|(rows, cols, capacity, (a, b, c, d, e), splits)| {
+                    let bytes = [a, b, c, d, e].concat();
+                    (rows, cols, capacity, bytes, splits)
+                })
+            })
+        }
+
+        fn assert_same(fast: &Terminal, slow: &Terminal) {
+            for source in [ReadSource::Visible, ReadSource::Recent, ReadSource::RecentUnwrapped] {
+                for ansi in [false, true] {
+                    assert_eq!(fast.read(source, Some(10_000), ansi).text(ansi), slow.read(source, Some(10_000), ansi).text(ansi), "{source:?} ansi={ansi}");
+                }
+            }
+            assert_eq!(fast.keyframe(), slow.keyframe());
+            assert_eq!(fast.parser.screen().cursor_position(), slow.parser.screen().cursor_position());
+            assert_eq!(fast.scrollback_len(), slow.scrollback_len());
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+            /// Fast-forwarding (with the smallest middle allowed) never changes what a
+            /// reader sees, whole or in arbitrary chunks.
+            #[test]
+            fn fast_forward_matches_vt100((rows, cols, capacity, bytes, splits) in stream()) {
+                let mut slow = Terminal::with_min_middle_bytes(rows, cols, capacity, usize::MAX);
+                slow.process(&bytes);
+                let mut whole = Terminal::with_min_middle_bytes(rows, cols, capacity, 1);
+                whole.process(&bytes);
+                assert_same(&whole, &slow);
+                let mut chunked = Terminal::with_min_middle_bytes(rows, cols, capacity, 1);
+                let mut rest = bytes.as_slice();
+                for split in splits {
+                    let (head, tail) = rest.split_at(split.min(rest.len()));
+                    chunked.process(head);
+                    rest = tail;
+                }
+                chunked.process(rest);
+                assert_same(&chunked, &slow);
+            }
+        }
+    }
+}
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        if std::env::var_os("NAGI_DEBUG_SKIP").is_some() {
+            eprintln!("terminal dropped: skipped {} bytes, scrollback pushed {}", self.skipped_bytes, self.parser.callbacks().scrollback.pushed_total());
+        }
     }
 }
