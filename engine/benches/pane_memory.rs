@@ -85,7 +85,7 @@ fn main() {
     let directory = tempfile::tempdir().expect("temp dir");
     let file = directory.path().join("scrollback.txt");
     // Enough lines to fill the scrollback and the screen.
-    let bytes = write_text_file(&file, (lines + 100) * 96);
+    let bytes = write_text_file(&file, (lines + 200) * 120);
     println!("pane_memory: {panes} panes x {lines} scrollback lines ({:.1} MB of text per pane), 200x50", mb(bytes));
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     let (nagi, baseline) = runtime.block_on(nagi_rss(&file, panes, lines));

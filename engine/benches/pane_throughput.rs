@@ -53,7 +53,7 @@ async fn nagi_round(file: &std::path::Path, with_observer: bool) -> NagiRound {
             let (mut frames, mut bytes, mut evicted) = (0usize, 0usize, false);
             while let Some(frame) = membership.frames.recv().await {
                 // Encode each frame as the socket would.
-                let line = serde_json::to_string(&*frame).expect("frame encodes");
+                let line = frame.to_line();
                 frames += 1;
                 bytes += line.len();
                 evicted |= matches!(frame.payload, nagi_schema::session_protocol::SessionFramePayload::Error { .. });

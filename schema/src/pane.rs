@@ -636,7 +636,9 @@ pub struct TabMoveParams {
     pub insert_index: u64,
 }
 
-/// Results of the pane, workspace, tab and session methods, tagged by `type`.
+/// Results of the pane, workspace, tab and session methods, tagged by `type`. Built once
+/// per reply and serialized, so the size difference between variants does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum PaneMethodResult {

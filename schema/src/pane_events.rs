@@ -218,6 +218,7 @@ pub enum PaneSubscriptionEnvelope {
 }
 
 /// Every live event the pane host broadcasts.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum PaneEventEnvelope {

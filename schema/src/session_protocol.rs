@@ -111,6 +111,20 @@ pub struct SessionJoined {
     pub current_seq: u64,
 }
 
+impl SessionFrame {
+    /// The frame as one `session_frame` JSON line (no newline), without cloning it into a
+    /// [`SessionServerMessage`] first.
+    pub fn to_line(&self) -> String {
+        #[derive(Serialize)]
+        struct Line<'a> {
+            r#type: &'static str,
+            #[serde(flatten)]
+            frame: &'a SessionFrame,
+        }
+        serde_json::to_string(&Line { r#type: "session_frame", frame: self }).expect("session frames always serialize")
+    }
+}
+
 /// The reply to `leave_session`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SessionLeft {
@@ -150,8 +164,10 @@ mod tests {
             value,
             serde_json::json!({"type": "session_frame", "session_id": "term_1", "seq": 7, "ts": 1000, "kind": "output", "stream": "stdout", "data": "aGk="})
         );
-        let back: SessionServerMessage = serde_json::from_value(value).unwrap();
+        let back: SessionServerMessage = serde_json::from_value(value.clone()).unwrap();
         assert_eq!(back, frame);
+        let SessionServerMessage::SessionFrame(inner) = &frame else { unreachable!() };
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&inner.to_line()).unwrap(), value);
     }
 
     #[test]

@@ -546,10 +546,3 @@ mod tests {
         }
     }
 }
-impl Drop for Terminal {
-    fn drop(&mut self) {
-        if std::env::var_os("NAGI_DEBUG_SKIP").is_some() {
-            eprintln!("terminal dropped: skipped {} bytes, scrollback pushed {}", self.skipped_bytes, self.parser.callbacks().scrollback.pushed_total());
-        }
-    }
-}

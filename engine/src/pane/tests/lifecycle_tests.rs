@@ -66,7 +66,7 @@ async fn renames_moves_and_closing_the_last_pane_close_its_tab_and_workspace() {
     let order: Vec<String> = host.move_workspace("w2", 0).unwrap().into_iter().map(|workspace| workspace.workspace_id).collect();
     assert_eq!(order, ["w2", "w1"]);
     assert_eq!(host.workspace_info("w2").unwrap().number, 1);
-    assert_eq!(host.focus_pane(&other.pane_id).unwrap().focused, true);
+    assert!(host.focus_pane(&other.pane_id).unwrap().focused);
     assert!(!host.pane_info(&pane.pane_id).unwrap().focused);
     host.close_pane(&pane.pane_id).await.unwrap();
     assert_eq!(
