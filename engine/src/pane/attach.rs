@@ -57,7 +57,6 @@ pub struct SessionMembership {
     pub frames: SessionFrameReceiver,
 }
 
-/// Outcome of a join, defined in the schema as `session_joined`.
 impl SessionState {
     pub fn new(session_id: String, ring_bytes: usize, queue_capacity: usize, keyframe_interval_bytes: usize) -> SessionState {
         SessionState {

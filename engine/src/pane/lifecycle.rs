@@ -212,14 +212,13 @@ impl PaneHost {
         let pane_id = format!("{workspace_id}:p{pane_number}");
         let core = self.launch(&workspace_id, &tab_id, &pane_id, launch)?;
         let mut registry = self.registry();
-        let index = match (self.ensure_running(), registry.workspace_index(&workspace_id)) {
-            (Ok(()), Ok(index)) => index,
-            (running, found) => {
+        // The host may have shut down, or the workspace closed, while the pane started.
+        let index = match self.ensure_running().and_then(|()| registry.workspace_index(&workspace_id)) {
+            Ok(index) => index,
+            Err(error) => {
                 drop(registry);
                 self.discard(&core);
-                running?;
-                found?;
-                unreachable!("one of the checks failed");
+                return Err(error);
             }
         };
         let before = focus_path(&registry);

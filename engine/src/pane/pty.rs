@@ -1,7 +1,7 @@
 //! Starting a pane process on a PTY, and the three threads of a pane.
 //!
 //! - The reader thread reads the PTY master (64 KiB reads) and appends to a pending
-//!   buffer. It blocks when 32 MiB are pending, which back-pressures the program the same
+//!   buffer. It blocks when 8 MiB are pending, which back-pressures the program the same
 //!   way a slow terminal does.
 //! - The parser thread takes everything pending at once (two buffers swap, so nothing is
 //!   copied or allocated per read), feeds it to the screen, appends it to the session ring
@@ -32,7 +32,7 @@ use super::process;
 use super::screen::Terminal;
 
 const READ_BUFFER_BYTES: usize = 64 * 1024;
-const MAX_PENDING_BYTES: usize = 32 * 1024 * 1024;
+const MAX_PENDING_BYTES: usize = 8 * 1024 * 1024;
 /// After the child exits, how long to wait for the last output before announcing it.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
 
