@@ -163,3 +163,26 @@ async fn rejoining_with_replay_from_continues_without_a_gap() {
     assert_eq!(String::from_utf8_lossy(&replayed), "while away\r\nwhile away\r\n");
     host.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn members_get_a_closed_frame_with_the_exit_code() {
+    let host = test_host();
+    let pane = run_script(&host, "read line; echo bye; exit 5");
+    let mut member = host.session_join(&pane.terminal_id, SessionRole::Controller, None, "watcher").unwrap();
+    host.session_input(&pane.terminal_id, "watcher", "go\n").await.unwrap();
+    let mut output = Vec::new();
+    loop {
+        match next_frame(&mut member.frames).await.expect("the stream stays open until the pane closes") {
+            SessionFramePayload::Output { data, .. } => output.extend(decode(&data)),
+            SessionFramePayload::Closed { exit_code } => {
+                assert_eq!(exit_code, Some(5));
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert!(String::from_utf8_lossy(&output).contains("bye"), "the output came before the closed frame");
+    let error = host.session_input(&pane.terminal_id, "watcher", "late\n").await.unwrap_err();
+    assert_eq!(error.code(), "pane_exited");
+    host.shutdown().await;
+}

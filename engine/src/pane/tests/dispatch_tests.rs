@@ -57,6 +57,18 @@ async fn workspace_create_read_wait_and_close_through_json() {
     let process = call(&host, "pane.process_info", json!({})).await.unwrap();
     assert_eq!(process["process_info"]["foreground_processes"][0]["name"], "cat");
 
+    let finished = call(&host, "workspace.create", json!({"command": ["sh", "-c", "echo short-lived"]})).await.unwrap();
+    let finished_id = finished["root_pane"]["pane_id"].as_str().unwrap();
+    let error = call(&host, "pane.wait_for_output", json!({"pane_id": finished_id, "source": "recent", "match": {"type": "substring", "value": "never"}}))
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), "pane_exited", "a wait on a finished pane ends instead of hanging");
+    let matched = call(&host, "pane.wait_for_output", json!({"pane_id": finished_id, "source": "recent", "match": {"type": "substring", "value": "short-lived"}}))
+        .await
+        .unwrap();
+    assert_eq!(matched["matched_line"], "short-lived", "output of a finished pane still matches");
+    call(&host, "pane.close", json!({"pane_id": finished_id})).await.unwrap();
+
     assert_eq!(call(&host, "pane.close", json!({"pane_id": pane_id})).await.unwrap(), json!({"type": "ok"}));
     let workspaces = call(&host, "workspace.list", json!({})).await.unwrap();
     assert_eq!(workspaces, json!({"type": "workspace_list", "workspaces": []}));
