@@ -522,7 +522,7 @@ mod tests {
         }
 
         proptest! {
-            #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+            #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
             /// Fast-forwarding (with the smallest middle allowed) never changes what a
             /// reader sees, whole or in arbitrary chunks.
