@@ -9,7 +9,6 @@ use serde::de::DeserializeOwned;
 use super::attach::SessionFrameReceiver;
 use super::error::PaneError;
 use super::host::{PaneHost, TabCreate, WorkspaceCreate};
-use super::watch::wait_for_output;
 
 fn decode<T: DeserializeOwned>(method: &str, params: serde_json::Value) -> Result<T, PaneError> {
     // `params` is required by the envelope; `null` is treated like `{}` for methods whose
@@ -154,8 +153,7 @@ async fn answer(host: &Arc<PaneHost>, method: &str, params: serde_json::Value) -
         }
         "pane.wait_for_output" => {
             let params: PaneWaitForOutputParams = decode(method, params)?;
-            let core = host.pane_core(&params.pane_id)?;
-            wait_for_output(core, &params).await?
+            host.wait_for_output(&params).await?
         }
         "pane.process_info" => {
             let params: PaneProcessInfoParams = decode(method, params)?;

@@ -182,6 +182,14 @@ async fn run_watch(
 }
 
 impl PaneHost {
+    /// `pane.wait_for_output`: returns `output_matched` when the output matches (at once if
+    /// it already does); `timeout` when `timeout_ms` passes first; `pane_exited` when the
+    /// process ended and the output can no longer change.
+    pub async fn wait_for_output(&self, params: &PaneWaitForOutputParams) -> Result<PaneMethodResult, PaneError> {
+        let core = self.pane_core(&params.pane_id)?;
+        wait_for_output(core, params).await
+    }
+
     /// Starts (or shares) the watch that produces `pane.output_matched` events for this
     /// subscription. Keep the guard for as long as the subscription lasts.
     pub fn watch_output(self: &Arc<Self>, subscription: &OutputMatchedSubscription) -> Result<OutputWatchGuard, PaneError> {
