@@ -10,6 +10,7 @@ pub mod engine;
 pub mod errors;
 pub mod mission;
 pub mod missions;
+pub mod pane;
 pub mod paths;
 pub mod recipe;
 pub mod redact;

@@ -12,8 +12,11 @@ pub mod events;
 pub mod handoff;
 pub mod methods;
 pub mod mission;
+pub mod pane;
+pub mod pane_events;
 pub mod proof;
 pub mod results;
+pub mod session_protocol;
 
 /// The wire protocol version reported by `ping` (the reference contract's version; nagi
 /// is a compatible superset).

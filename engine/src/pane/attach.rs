@@ -1,0 +1,343 @@
+//! The attach registry of one pane: its session members (one controller, any number of
+//! observers), the frame sequence, the replay ring and the fan-out of frames.
+//!
+//! A slow member never slows the pane: each member has a bounded queue, and frames are
+//! offered with `try_send`. Each queue has one slot more than its configured capacity;
+//! when only that slot is left, the member receives an `error` frame saying it lagged
+//! (and how to rejoin) and is removed. A member whose receiver was dropped is removed
+//! silently.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use nagi_schema::session_protocol::{SessionFrame, SessionFramePayload, SessionJoined, SessionRole};
+use tokio::sync::mpsc;
+
+use super::ring::{FrameRing, RingFrame, RingPayload};
+
+/// Receives the frames of one session membership: the replay first, then live frames.
+/// The stream ends after an `error` frame (the member was removed for lagging) or when
+/// the pane is closed.
+pub type SessionFrameReceiver = mpsc::Receiver<Arc<SessionFrame>>;
+
+/// Largest output frame; bigger batches are split.
+const OUTPUT_FRAME_BYTES: usize = 256 * 1024;
+
+pub fn unix_millis() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_millis() as u64)
+}
+
+struct Member {
+    client_id: String,
+    role: SessionRole,
+    sender: mpsc::Sender<Arc<SessionFrame>>,
+}
+
+/// What a keyframe needs from the terminal: the redraw bytes and the size.
+pub struct KeyframeSource {
+    pub data: Vec<u8>,
+    pub cols: u16,
+    pub rows: u16,
+}
+
+pub struct SessionState {
+    session_id: String,
+    next_seq: u64,
+    ring: FrameRing,
+    members: Vec<Member>,
+    queue_capacity: usize,
+    keyframe_interval_bytes: usize,
+    output_since_keyframe: usize,
+    closed: Option<Option<i32>>,
+}
+
+/// The result of a join: the reply for the client and its frame stream.
+pub struct SessionMembership {
+    pub joined: SessionJoined,
+    pub frames: SessionFrameReceiver,
+}
+
+impl SessionState {
+    pub fn new(session_id: String, ring_bytes: usize, queue_capacity: usize, keyframe_interval_bytes: usize) -> SessionState {
+        SessionState {
+            session_id,
+            next_seq: 1,
+            ring: FrameRing::new(ring_bytes),
+            members: Vec::new(),
+            queue_capacity: queue_capacity.max(4),
+            keyframe_interval_bytes,
+            output_since_keyframe: 0,
+            closed: None,
+        }
+    }
+
+    /// The sequence number of the latest frame (0 before the first).
+    pub fn current_seq(&self) -> u64 {
+        self.next_seq - 1
+    }
+
+    pub fn member_count(&self) -> usize {
+        self.members.len()
+    }
+
+    fn take_seq(&mut self) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        seq
+    }
+
+    fn wire(&self, frame: &RingFrame) -> Arc<SessionFrame> {
+        Arc::new(frame.to_wire(&self.session_id))
+    }
+
+    /// Appends a replayable frame to the ring and offers it to every member.
+    fn record(&mut self, payload: RingPayload) {
+        let frame = RingFrame { seq: self.take_seq(), ts: unix_millis(), payload };
+        if !self.members.is_empty() {
+            let wire = self.wire(&frame);
+            self.fan_out(&wire);
+        }
+        self.ring.push(frame);
+    }
+
+    /// Whether enough output passed since the last keyframe that a new one is due.
+    pub fn keyframe_due(&self) -> bool {
+        self.keyframe_interval_bytes > 0 && self.output_since_keyframe >= self.keyframe_interval_bytes
+    }
+
+    pub fn record_output(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        self.output_since_keyframe += bytes.len();
+        // Very large batches are split so that one frame stays a reasonable line. With
+        // nobody attached, chunks that the ring would evict at once are not copied; their
+        // sequence numbers are skipped, and a later `replay_from` into them falls back to
+        // a keyframe as for any evicted frame.
+        let chunks: Vec<&[u8]> = bytes.chunks(OUTPUT_FRAME_BYTES).collect();
+        let keep_from = if self.members.is_empty() {
+            chunks.len().saturating_sub(self.ring.capacity_bytes().div_ceil(OUTPUT_FRAME_BYTES).max(1))
+        } else {
+            0
+        };
+        self.next_seq += keep_from as u64;
+        for chunk in &chunks[keep_from..] {
+            self.record(RingPayload::Output(chunk.to_vec()));
+        }
+    }
+
+    pub fn record_keyframe(&mut self, source: KeyframeSource) {
+        self.output_since_keyframe = 0;
+        self.record(RingPayload::Keyframe { data: source.data, cols: source.cols, rows: source.rows });
+    }
+
+    pub fn record_resize(&mut self, cols: u16, rows: u16) {
+        self.record(RingPayload::Resize { cols, rows });
+    }
+
+    /// The pane's process ended; recorded once.
+    pub fn record_closed(&mut self, exit_code: Option<i32>) {
+        if self.closed.is_some() {
+            return;
+        }
+        self.closed = Some(exit_code);
+        self.record(RingPayload::Closed { exit_code });
+    }
+
+    /// Offers a frame to every member, removing the ones that lag or are gone.
+    fn fan_out(&mut self, frame: &Arc<SessionFrame>) {
+        let mut removed_any = false;
+        let mut index = 0;
+        while index < self.members.len() {
+            let keep = self.offer(index, frame.clone());
+            if keep {
+                index += 1;
+            } else {
+                self.members.remove(index);
+                removed_any = true;
+            }
+        }
+        if removed_any {
+            self.announce_membership();
+        }
+    }
+
+    /// Offers one frame to one member; false when the member must be removed.
+    fn offer(&mut self, index: usize, frame: Arc<SessionFrame>) -> bool {
+        let member = &self.members[index];
+        if member.sender.is_closed() {
+            return false;
+        }
+        if member.sender.capacity() <= 1 {
+            let message = format!(
+                "client {} lagged: its queue of {} frames overflowed at seq {}; join again with replay_from to resume",
+                member.client_id, self.queue_capacity, frame.seq
+            );
+            let error = self.direct_frame(SessionFramePayload::Error { message });
+            let member = &self.members[index];
+            let _ = member.sender.try_send(error);
+            return false;
+        }
+        self.members[index].sender.try_send(frame).is_ok()
+    }
+
+    /// A frame for one member only (not retained); it still takes a sequence number.
+    fn direct_frame(&mut self, payload: SessionFramePayload) -> Arc<SessionFrame> {
+        Arc::new(SessionFrame { session_id: self.session_id.clone(), seq: self.take_seq(), ts: unix_millis(), payload })
+    }
+
+    fn announce_membership(&mut self) {
+        if self.members.is_empty() {
+            return;
+        }
+        let controllers = self.members.iter().filter(|member| member.role == SessionRole::Controller).map(|member| member.client_id.clone()).collect();
+        let observers = self.members.iter().filter(|member| member.role == SessionRole::Observer).map(|member| member.client_id.clone()).collect();
+        let frame = self.direct_frame(SessionFramePayload::MembershipChanged { controllers, observers });
+        self.fan_out(&frame);
+    }
+
+    pub fn is_controller(&self, client_id: &str) -> bool {
+        self.members.iter().any(|member| member.client_id == client_id && member.role == SessionRole::Controller)
+    }
+
+    /// Adds a member. A controller request is downgraded when another member controls the
+    /// session. A client that is already a member is replaced (its old stream ends).
+    /// `keyframe` is called when the replay needs a keyframe of the current screen.
+    pub fn join(
+        &mut self,
+        client_id: &str,
+        requested_role: SessionRole,
+        replay_from: Option<u64>,
+        keyframe: impl FnOnce() -> KeyframeSource,
+    ) -> SessionMembership {
+        self.members.retain(|member| member.client_id != client_id);
+        let role = if requested_role == SessionRole::Controller && self.members.iter().any(|member| member.role == SessionRole::Controller) {
+            SessionRole::Observer
+        } else {
+            requested_role
+        };
+        // Room for the replay plus role_assigned and membership_changed.
+        let replay_budget = self.queue_capacity.saturating_sub(2);
+        let mut replay = replay_from
+            .and_then(|from| self.ring.replay_from_seq(from))
+            .or_else(|| self.ring.replay_from_latest_keyframe())
+            .filter(|frames| frames.len() <= replay_budget);
+        if replay.is_none() {
+            // No usable keyframe retained (or too much to replay): take one now.
+            self.record_keyframe(keyframe());
+            replay = self.ring.replay_from_latest_keyframe();
+        }
+        let mut replay = replay.unwrap_or_default();
+        let replays_closed = replay.iter().any(|frame| matches!(frame.payload, RingPayload::Closed { .. }));
+        if let (Some(exit_code), false) = (self.closed, replays_closed) {
+            // The joiner must learn that the process ended even if the closed frame is
+            // older than the replay.
+            replay.push(RingFrame { seq: self.take_seq(), ts: unix_millis(), payload: RingPayload::Closed { exit_code } });
+        }
+        let (sender, frames) = mpsc::channel(self.queue_capacity + 1);
+        for frame in &replay {
+            let _ = sender.try_send(self.wire(frame));
+        }
+        let role_frame = self.direct_frame(SessionFramePayload::RoleAssigned { role });
+        let _ = sender.try_send(role_frame);
+        let joined = SessionJoined { session_id: self.session_id.clone(), role, current_seq: self.current_seq() };
+        self.members.push(Member { client_id: client_id.to_string(), role, sender });
+        self.announce_membership();
+        SessionMembership { joined, frames }
+    }
+
+    /// Removes a member; false when it was not one.
+    pub fn leave(&mut self, client_id: &str) -> bool {
+        let before = self.members.len();
+        self.members.retain(|member| member.client_id != client_id);
+        let left = self.members.len() != before;
+        if left {
+            self.announce_membership();
+        }
+        left
+    }
+
+    /// Ends every membership (the pane is going away); streams end after queued frames.
+    pub fn drop_members(&mut self) {
+        self.members.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keyframe() -> KeyframeSource {
+        KeyframeSource { data: b"SCREEN".to_vec(), cols: 80, rows: 24 }
+    }
+
+    fn drain(frames: &mut SessionFrameReceiver) -> Vec<SessionFramePayload> {
+        let mut payloads = Vec::new();
+        while let Ok(frame) = frames.try_recv() {
+            payloads.push(frame.payload.clone());
+        }
+        payloads
+    }
+
+    #[test]
+    fn second_controller_is_downgraded_and_membership_is_announced() {
+        let mut session = SessionState::new("term_1".into(), 1 << 20, 16, 0);
+        let mut first = session.join("a", SessionRole::Controller, None, keyframe);
+        assert_eq!(first.joined.role, SessionRole::Controller);
+        let second = session.join("b", SessionRole::Controller, None, keyframe);
+        assert_eq!(second.joined.role, SessionRole::Observer);
+        assert!(session.is_controller("a"));
+        assert!(!session.is_controller("b"));
+        let payloads = drain(&mut first.frames);
+        assert!(payloads.contains(&SessionFramePayload::MembershipChanged { controllers: vec!["a".into()], observers: vec!["b".into()] }));
+        assert!(session.leave("a"));
+        assert!(!session.leave("a"));
+        let third = session.join("c", SessionRole::Controller, None, keyframe);
+        assert_eq!(third.joined.role, SessionRole::Controller, "the slot is free again");
+    }
+
+    #[test]
+    fn a_member_that_never_reads_is_evicted_with_one_error_frame() {
+        let mut session = SessionState::new("term_1".into(), 1 << 20, 8, 0);
+        let mut stalled = session.join("slow", SessionRole::Observer, None, keyframe);
+        let mut reader = session.join("fast", SessionRole::Observer, None, keyframe);
+        for index in 0..100 {
+            session.record_output(format!("chunk {index}").as_bytes());
+            drain(&mut reader.frames);
+        }
+        assert_eq!(session.member_count(), 1);
+        let payloads = drain(&mut stalled.frames);
+        let errors: Vec<_> = payloads.iter().filter(|payload| matches!(payload, SessionFramePayload::Error { .. })).collect();
+        assert_eq!(errors.len(), 1);
+        assert!(matches!(errors[0], SessionFramePayload::Error { message } if message.contains("replay_from")));
+        assert!(matches!(payloads.last(), Some(SessionFramePayload::Error { .. })));
+        assert!(stalled.frames.try_recv().is_err(), "the stream ended");
+    }
+
+    #[test]
+    fn replay_from_resumes_exactly_after_the_last_seen_frame() {
+        let mut session = SessionState::new("term_1".into(), 1 << 20, 64, 0);
+        session.record_output(b"one");
+        let seen = session.current_seq();
+        session.record_output(b"two");
+        session.record_output(b"three");
+        let mut rejoin = session.join("a", SessionRole::Observer, Some(seen + 1), keyframe);
+        let payloads = drain(&mut rejoin.frames);
+        let base64 = base64::engine::general_purpose::STANDARD;
+        use base64::Engine as _;
+        assert_eq!(payloads[0], SessionFramePayload::Output { stream: nagi_schema::session_protocol::OutputStream::Stdout, data: base64.encode("twothree") });
+        assert!(matches!(payloads[1], SessionFramePayload::RoleAssigned { role: SessionRole::Observer }));
+    }
+
+    #[test]
+    fn a_fresh_join_without_a_keyframe_gets_one_and_learns_about_exit() {
+        let mut session = SessionState::new("term_1".into(), 1 << 20, 64, 0);
+        session.record_output(b"old output");
+        session.record_closed(Some(3));
+        let mut joiner = session.join("late", SessionRole::Observer, None, keyframe);
+        let payloads = drain(&mut joiner.frames);
+        assert!(matches!(&payloads[0], SessionFramePayload::Keyframe { cols: Some(80), rows: Some(24), .. }));
+        assert_eq!(payloads[1], SessionFramePayload::Closed { exit_code: Some(3) });
+        assert!(joiner.joined.current_seq >= 3);
+    }
+}

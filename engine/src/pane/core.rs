@@ -1,0 +1,338 @@
+//! The shared state of one pane: its terminal, its session (attach) state, its PTY ends,
+//! its metadata and exit status. The host registry holds an `Arc<PaneCore>`; so do the
+//! pane's reader, parser and waiter threads (see `pty`).
+//!
+//! Lock order: `terminal` before `session`; `meta` is never held with either.
+
+use std::io::Write as _;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Instant;
+
+use nagi_schema::pane::{
+    PaneExitStatus, PaneInfo, PaneProcessInfo, PaneProcessInfoProcess, PaneReadResult, PaneScrollInfo, ReadFormat, ReadSource,
+    MAX_READ_LINES,
+};
+use nagi_schema::pane_events::PaneEventData;
+use nagi_schema::session_protocol::{MIN_SESSION_COLS, MIN_SESSION_ROWS, SessionRole};
+use portable_pty::{MasterPty, PtySize};
+use tokio::sync::watch;
+
+use super::attach::{KeyframeSource, SessionMembership, SessionState};
+use super::error::PaneError;
+use super::events::EventBus;
+use super::keys::{KeyCombo, encode_key_combos};
+use super::metadata::{MetadataView, PaneMetadata};
+use super::process;
+use super::screen::{ReadLines, Terminal};
+
+pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The fixed facts of a pane.
+#[derive(Debug, Clone)]
+pub struct PaneIdentity {
+    pub pane_id: String,
+    pub workspace_id: String,
+    pub tab_id: String,
+    pub terminal_id: String,
+    pub command: Vec<String>,
+    pub cwd: String,
+    pub pid: u32,
+}
+
+/// Mutable, non-terminal state of a pane.
+#[derive(Debug, Default)]
+pub struct PaneMeta {
+    pub label: Option<String>,
+    pub metadata: PaneMetadata,
+    pub exit: Option<PaneExitStatus>,
+}
+
+/// Output handed from the reader thread to the parser thread.
+#[derive(Default)]
+pub struct Pending {
+    pub bytes: Vec<u8>,
+    pub eof: bool,
+}
+
+pub struct PaneCore {
+    pub identity: PaneIdentity,
+    pub terminal: Mutex<Terminal>,
+    pub session: Mutex<SessionState>,
+    pub writer: Mutex<Box<dyn std::io::Write + Send>>,
+    pub master: Mutex<Box<dyn MasterPty + Send>>,
+    pub master_fd: Option<i32>,
+    pub tty: Option<String>,
+    pub meta: Mutex<PaneMeta>,
+    pub focused: AtomicBool,
+    pub revision: AtomicU64,
+    /// The latest revision, for waiters on output or state changes.
+    pub changes: watch::Sender<u64>,
+    pub pending: Mutex<Pending>,
+    pub data_ready: Condvar,
+    pub space_ready: Condvar,
+    /// Set by the parser thread when the output after EOF is fully processed.
+    pub drained: Mutex<bool>,
+    pub drained_ready: Condvar,
+    /// Set when the pane is being closed; threads stop waiting for space.
+    pub closing: AtomicBool,
+    /// Set once the process has exited and its last output was processed.
+    pub finished: AtomicBool,
+    pub events: std::sync::Arc<EventBus>,
+}
+
+/// Spinner and activity glyphs removed from the front of `terminal_title_stripped`.
+fn is_activity_glyph(character: char) -> bool {
+    ('\u{2800}'..='\u{28ff}').contains(&character) || "✳✶✻✽✢✦✧★☆●○◐◓◑◒•⏺◉◎".contains(character)
+}
+
+pub fn strip_activity_glyph(title: &str) -> String {
+    let mut chars = title.chars();
+    match chars.next() {
+        Some(first) if is_activity_glyph(first) => chars.as_str().trim_start().to_string(),
+        _ => title.to_string(),
+    }
+}
+
+/// Checks `lines` of a read: 1..=10000 when given.
+pub fn validate_lines(lines: Option<u32>) -> Result<(), PaneError> {
+    match lines {
+        Some(lines) if lines == 0 || lines > MAX_READ_LINES => Err(PaneError::LinesOutOfRange { lines, max: MAX_READ_LINES }),
+        _ => Ok(()),
+    }
+}
+
+/// `format: ansi` or `strip_ansi: false` ask for escape sequences.
+pub fn wants_ansi(format: ReadFormat, strip_ansi: bool) -> bool {
+    format == ReadFormat::Ansi || !strip_ansi
+}
+
+impl PaneCore {
+    pub fn bump_revision(&self) -> u64 {
+        let revision = self.revision.fetch_add(1, Ordering::AcqRel) + 1;
+        self.changes.send_replace(revision);
+        revision
+    }
+
+    /// The process ended and its output is fully processed: nothing will change anymore.
+    pub fn is_finished(&self) -> bool {
+        self.finished.load(Ordering::Acquire)
+    }
+
+    pub fn exit_status(&self) -> Option<PaneExitStatus> {
+        lock(&self.meta).exit
+    }
+
+    pub fn metadata_view(&self) -> MetadataView {
+        lock(&self.meta).metadata.view(Instant::now())
+    }
+
+    pub fn info(&self) -> PaneInfo {
+        let (label, view, exit) = {
+            let meta = lock(&self.meta);
+            (meta.label.clone(), meta.metadata.view(Instant::now()), meta.exit)
+        };
+        let (title, scrollback_rows, rows) = {
+            let terminal = lock(&self.terminal);
+            (terminal.title().map(str::to_string), terminal.scrollback_len(), terminal.size().0)
+        };
+        let foreground_cwd = self.master_fd.and_then(process::foreground_process_group).and_then(process::process_cwd);
+        PaneInfo {
+            pane_id: self.identity.pane_id.clone(),
+            terminal_id: self.identity.terminal_id.clone(),
+            workspace_id: self.identity.workspace_id.clone(),
+            tab_id: self.identity.tab_id.clone(),
+            focused: self.focused.load(Ordering::Acquire),
+            agent_status: view.agent_status,
+            revision: self.revision.load(Ordering::Acquire),
+            label,
+            cwd: Some(self.identity.cwd.clone()),
+            foreground_cwd,
+            agent: view.agent,
+            display_agent: view.display_agent,
+            title: view.title,
+            state_labels: view.state_labels,
+            tokens: view.tokens,
+            agent_session: view.agent_session,
+            scroll: Some(PaneScrollInfo { offset_from_bottom: 0, max_offset_from_bottom: scrollback_rows as u64, viewport_rows: u64::from(rows) }),
+            terminal_title_stripped: title.as_deref().map(strip_activity_glyph),
+            terminal_title: title,
+            command: self.identity.command.clone(),
+            pid: Some(self.identity.pid),
+            exit_status: exit,
+        }
+    }
+
+    /// Reads a source; `lines` must be validated.
+    pub fn read_lines(&self, source: ReadSource, lines: Option<u32>, ansi: bool) -> Result<(ReadLines, u64), PaneError> {
+        if source == ReadSource::Detection {
+            return Err(PaneError::FeatureUnavailable { feature: "read source `detection` (screen-based agent detection)".into() });
+        }
+        let terminal = lock(&self.terminal);
+        let revision = self.revision.load(Ordering::Acquire);
+        Ok((terminal.read(source, lines, ansi), revision))
+    }
+
+    pub fn read(&self, source: ReadSource, lines: Option<u32>, ansi: bool) -> Result<PaneReadResult, PaneError> {
+        validate_lines(lines)?;
+        let (read, revision) = self.read_lines(source, lines, ansi)?;
+        Ok(self.read_result(source, ansi, &read, revision))
+    }
+
+    pub fn read_result(&self, source: ReadSource, ansi: bool, read: &ReadLines, revision: u64) -> PaneReadResult {
+        PaneReadResult {
+            pane_id: self.identity.pane_id.clone(),
+            workspace_id: self.identity.workspace_id.clone(),
+            tab_id: self.identity.tab_id.clone(),
+            source,
+            format: if ansi { ReadFormat::Ansi } else { ReadFormat::Text },
+            text: read.text(ansi),
+            revision,
+            truncated: read.truncated,
+        }
+    }
+
+    fn ensure_running(&self) -> Result<(), PaneError> {
+        if self.exit_status().is_some() {
+            return Err(PaneError::PaneExited { pane_id: self.identity.pane_id.clone() });
+        }
+        Ok(())
+    }
+
+    /// Writes bytes to the terminal. Blocks while the terminal's input buffer is full.
+    pub fn write_input(&self, bytes: &[u8]) -> Result<(), PaneError> {
+        self.ensure_running()?;
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let mut writer = lock(&self.writer);
+        writer
+            .write_all(bytes)
+            .and_then(|()| writer.flush())
+            .map_err(|error| PaneError::PaneIo { pane_id: self.identity.pane_id.clone(), message: error.to_string() })
+    }
+
+    /// Encodes key combos for the terminal's current cursor-key mode.
+    pub fn encode_keys(&self, combos: &[KeyCombo]) -> Vec<u8> {
+        let application_cursor = lock(&self.terminal).application_cursor();
+        encode_key_combos(combos, application_cursor)
+    }
+
+    /// Resizes the PTY and the screen, and records a resize frame.
+    pub fn resize(&self, cols: u16, rows: u16) -> Result<(), PaneError> {
+        if cols < MIN_SESSION_COLS || rows < MIN_SESSION_ROWS {
+            return Err(PaneError::ResizeTooSmall { cols, rows, min_cols: MIN_SESSION_COLS, min_rows: MIN_SESSION_ROWS });
+        }
+        let mut terminal = lock(&self.terminal);
+        lock(&self.master)
+            .resize(PtySize { rows, cols, pixel_width: 0, pixel_height: 0 })
+            .map_err(|error| PaneError::PaneIo { pane_id: self.identity.pane_id.clone(), message: error.to_string() })?;
+        terminal.resize(rows, cols);
+        lock(&self.session).record_resize(cols, rows);
+        drop(terminal);
+        self.bump_revision();
+        Ok(())
+    }
+
+    pub fn join_session(&self, client_id: &str, role: SessionRole, replay_from: Option<u64>) -> SessionMembership {
+        let terminal = lock(&self.terminal);
+        let mut session = lock(&self.session);
+        session.join(client_id, role, replay_from, || {
+            let (rows, cols) = terminal.size();
+            KeyframeSource { data: terminal.keyframe(), cols, rows }
+        })
+    }
+
+    pub fn leave_session(&self, client_id: &str) -> bool {
+        lock(&self.session).leave(client_id)
+    }
+
+    fn require_controller(&self, client_id: &str) -> Result<(), PaneError> {
+        if lock(&self.session).is_controller(client_id) {
+            Ok(())
+        } else {
+            Err(PaneError::NotController { session_id: self.identity.terminal_id.clone(), client_id: client_id.to_string() })
+        }
+    }
+
+    pub fn session_input(&self, client_id: &str, data: &[u8]) -> Result<(), PaneError> {
+        self.require_controller(client_id)?;
+        self.write_input(data)
+    }
+
+    pub fn session_resize(&self, client_id: &str, cols: u16, rows: u16) -> Result<(), PaneError> {
+        self.require_controller(client_id)?;
+        self.resize(cols, rows)
+    }
+
+    pub fn process_info(&self) -> PaneProcessInfo {
+        let foreground = self.master_fd.and_then(process::foreground_process_group);
+        let foreground_processes = foreground
+            .map(process::processes_in_group)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(process::process_details)
+            .map(|details| PaneProcessInfoProcess {
+                pid: details.pid as u32,
+                name: details.name,
+                argv0: details.argv.as_ref().and_then(|argv| argv.first().cloned()),
+                cmdline: details.argv.as_ref().map(|argv| argv.join(" ")),
+                argv: details.argv,
+                cwd: details.cwd,
+            })
+            .collect();
+        let running = self.exit_status().is_none();
+        PaneProcessInfo {
+            pane_id: self.identity.pane_id.clone(),
+            shell_pid: running.then_some(self.identity.pid),
+            foreground_process_group_id: foreground.map(|pgrp| pgrp as u32),
+            foreground_processes,
+            tty: self.tty.clone(),
+        }
+    }
+
+    /// Emits `pane_updated` with the current info.
+    pub fn emit_updated(&self) {
+        self.events.emit(PaneEventData::PaneUpdated { pane: self.info() });
+    }
+
+    /// Blocks until the parser processed all output after EOF, or `timeout` passes.
+    pub fn wait_drained(&self, timeout: std::time::Duration) -> bool {
+        let drained = lock(&self.drained);
+        let (drained, _) = self
+            .drained_ready
+            .wait_timeout_while(drained, timeout, |drained| !*drained)
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        *drained
+    }
+
+    pub fn process_identity(&self) -> process::PaneProcessIdentity {
+        process::PaneProcessIdentity {
+            pid: self.identity.pid as i32,
+            environment_marker: format!("NAGI_TERMINAL_ID={}", self.identity.terminal_id),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn activity_glyphs_are_stripped_once() {
+        assert_eq!(strip_activity_glyph("⠋ building"), "building");
+        assert_eq!(strip_activity_glyph("✳ ✳ twice"), "✳ twice");
+        assert_eq!(strip_activity_glyph("plain - title"), "plain - title");
+    }
+
+    #[test]
+    fn lines_are_bounded() {
+        assert!(validate_lines(None).is_ok());
+        assert!(validate_lines(Some(1)).is_ok());
+        assert!(validate_lines(Some(10_000)).is_ok());
+        assert!(matches!(validate_lines(Some(0)), Err(PaneError::LinesOutOfRange { lines: 0, .. })));
+        assert!(matches!(validate_lines(Some(10_001)), Err(PaneError::LinesOutOfRange { lines: 10_001, .. })));
+    }
+}

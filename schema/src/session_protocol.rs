@@ -1,0 +1,183 @@
+//! The attach protocol for panes: the formal session protocol of seed 004, carried as JSON
+//! lines on the ordinary socket. A line with a `type` and no `method` is a session message.
+//!
+//! The `session_id` of a pane is its `terminal_id`. A client joins as controller or
+//! observer; there is one controller at a time and later controller requests are
+//! downgraded to observer (a `role_assigned` frame says so). Every frame of a session has
+//! a `seq` that increases strictly; frames addressed to other members (such as their
+//! `role_assigned`) leave gaps. A member whose queue overflows gets one `error` frame and
+//! is removed; it may join again with `replay_from` set to the last `seq` it saw plus one.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Smallest size a controller may resize a session to.
+pub const MIN_SESSION_COLS: u16 = 20;
+pub const MIN_SESSION_ROWS: u16 = 5;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionRole {
+    Controller,
+    Observer,
+}
+
+/// Client → server session messages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum SessionClientMessage {
+    /// Join a session. Without `replay_from` the replay starts at the latest retained
+    /// keyframe (or the oldest retained frame when there is none); with it, at that
+    /// sequence number when it is still retained.
+    JoinSession {
+        session_id: String,
+        role: SessionRole,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replay_from: Option<u64>,
+    },
+    LeaveSession { session_id: String },
+    /// Input for the pane's terminal (controller only).
+    SessionInput { session_id: String, data: String },
+    /// Resize the pane's terminal (controller only, at least 20 columns by 5 rows).
+    SessionResize { session_id: String, cols: u16, rows: u16 },
+}
+
+impl SessionClientMessage {
+    pub fn session_id(&self) -> &str {
+        match self {
+            SessionClientMessage::JoinSession { session_id, .. }
+            | SessionClientMessage::LeaveSession { session_id }
+            | SessionClientMessage::SessionInput { session_id, .. }
+            | SessionClientMessage::SessionResize { session_id, .. } => session_id,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputStream {
+    Stdout,
+    Stderr,
+    Log,
+}
+
+/// The kind-specific part of a `session_frame`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SessionFramePayload {
+    /// Raw terminal output, base64-encoded. A pane's terminal merges stdout and stderr,
+    /// so `stream` is always `stdout`.
+    Output { stream: OutputStream, data: String },
+    Resize { cols: u16, rows: u16 },
+    /// The role this member actually holds.
+    RoleAssigned { role: SessionRole },
+    /// Client ids of the members after a join or leave.
+    MembershipChanged { controllers: Vec<String>, observers: Vec<String> },
+    /// A full-screen snapshot (escape sequences that redraw the screen, base64-encoded).
+    /// `cols` and `rows` (nagi extension) give the screen size it was taken at.
+    Keyframe {
+        data: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cols: Option<u16>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rows: Option<u16>,
+    },
+    /// The pane's process ended (or the pane was closed).
+    Closed {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+    },
+    Error { message: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SessionFrame {
+    pub session_id: String,
+    pub seq: u64,
+    /// Unix time in milliseconds.
+    pub ts: u64,
+    #[serde(flatten)]
+    pub payload: SessionFramePayload,
+}
+
+/// The reply to `join_session`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SessionJoined {
+    pub session_id: String,
+    /// The role granted, which may be `observer` when `controller` was asked.
+    pub role: SessionRole,
+    /// The sequence number of the session's latest frame at join time; the replay that
+    /// follows ends at or before it.
+    pub current_seq: u64,
+}
+
+impl SessionFrame {
+    /// The frame as one `session_frame` JSON line (no newline), without cloning it into a
+    /// [`SessionServerMessage`] first.
+    pub fn to_line(&self) -> String {
+        #[derive(Serialize)]
+        struct Line<'a> {
+            r#type: &'static str,
+            #[serde(flatten)]
+            frame: &'a SessionFrame,
+        }
+        serde_json::to_string(&Line { r#type: "session_frame", frame: self }).expect("session frames always serialize")
+    }
+}
+
+/// The reply to `leave_session`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SessionLeft {
+    pub session_id: String,
+}
+
+/// Server → client session messages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum SessionServerMessage {
+    SessionJoined(SessionJoined),
+    SessionLeft(SessionLeft),
+    SessionFrame(SessionFrame),
+    /// A session message was refused. Nothing changed.
+    Error {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
+        code: String,
+        message: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_are_flat_json_lines_with_type_and_kind() {
+        let frame = SessionServerMessage::SessionFrame(SessionFrame {
+            session_id: "term_1".into(),
+            seq: 7,
+            ts: 1000,
+            payload: SessionFramePayload::Output { stream: OutputStream::Stdout, data: "aGk=".into() },
+        });
+        let value = serde_json::to_value(&frame).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({"type": "session_frame", "session_id": "term_1", "seq": 7, "ts": 1000, "kind": "output", "stream": "stdout", "data": "aGk="})
+        );
+        let back: SessionServerMessage = serde_json::from_value(value.clone()).unwrap();
+        assert_eq!(back, frame);
+        let SessionServerMessage::SessionFrame(inner) = &frame else { unreachable!() };
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&inner.to_line()).unwrap(), value);
+    }
+
+    #[test]
+    fn client_messages_decode() {
+        let message: SessionClientMessage =
+            serde_json::from_str(r#"{"type":"join_session","session_id":"term_1","role":"observer"}"#).unwrap();
+        assert_eq!(
+            message,
+            SessionClientMessage::JoinSession { session_id: "term_1".into(), role: SessionRole::Observer, replay_from: None }
+        );
+        assert!(serde_json::from_str::<SessionClientMessage>(r#"{"type":"session_resize","session_id":"x","cols":-1,"rows":3}"#).is_err());
+    }
+}
