@@ -129,10 +129,15 @@ pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
 
     let outcome = runtime.block_on(async {
         let missions = Missions::new(store.clone()).map_err(|error| DaemonError::Setup(error.to_string()))?;
+        let panes = crate::pane::PaneHost::new(crate::pane::PaneHostConfig {
+            socket_path: Some(paths.socket_path.clone()),
+            ..crate::pane::PaneHostConfig::default()
+        });
         let engine = Arc::new(Engine {
             config,
             missions,
             runs: Arc::new(RunRegistry::default()),
+            panes: panes.clone(),
             checkouts: Default::default(),
             shutdown: Shutdown::new(),
             server_uid: unsafe { libc::geteuid() },
@@ -142,6 +147,8 @@ pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
         spawn_signal_handlers(engine.shutdown.clone());
         tracing::info!(socket = %socket_text, "nagi server is serving");
         crate::server::run(listener, engine.clone()).await;
+        // Every pane process tree ends with the server.
+        panes.shutdown().await;
         Ok::<(), DaemonError>(())
     });
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));

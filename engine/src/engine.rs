@@ -45,6 +45,7 @@ pub struct Engine {
     pub config: EngineConfig,
     pub missions: Arc<Missions>,
     pub runs: Arc<RunRegistry>,
+    pub panes: Arc<crate::pane::PaneHost>,
     pub checkouts: crate::missions::repository::CheckoutCache,
     pub shutdown: Shutdown,
     /// The uid every peer must have.

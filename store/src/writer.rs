@@ -49,24 +49,33 @@ impl WriterLoop {
                     Err(_) => break,
                 }
             }
-            if let Some(seq) = run_batch(&connection, batch) {
+            let (committed_seq, finishes) = run_batch(&connection, batch);
+            // Listeners first: once a caller sees its reply, the head it can observe
+            // already includes its events.
+            if let Some(seq) = committed_seq {
                 let listeners = listeners.lock().map(|guard| guard.clone()).unwrap_or_default();
                 for listener in listeners {
                     listener(seq);
                 }
             }
+            for (finish, outcome) in finishes {
+                finish(outcome);
+            }
         }
     }
 }
 
-/// Runs one group commit. Returns the last event sequence when the commit succeeded.
-fn run_batch(connection: &Connection, batch: Vec<Job>) -> Option<u64> {
+type Replies = Vec<(Finish, Result<(), StoreError>)>;
+
+/// Runs one group commit. Returns the last event sequence when the commit succeeded, and
+/// the replies still to deliver (after the commit listeners ran).
+fn run_batch(connection: &Connection, batch: Vec<Job>) -> (Option<u64>, Replies) {
     if let Err(error) = connection.execute_batch("BEGIN IMMEDIATE") {
         let error = StoreError::from(error);
         for job in batch {
             (job.abort)(error.clone());
         }
-        return None;
+        return (None, Vec::new());
     }
     let mut finishes: Vec<Finish> = Vec::with_capacity(batch.len());
     let mut jobs = batch.into_iter();
@@ -102,10 +111,7 @@ fn run_batch(connection: &Connection, batch: Vec<Job>) -> Option<u64> {
         }
     }
     if connection.is_autocommit() {
-        for finish in finishes {
-            finish(Ok(()));
-        }
-        return None;
+        return (None, finishes.into_iter().map(|finish| (finish, Ok(()))).collect());
     }
     let commit = connection.execute_batch("COMMIT").map_err(StoreError::from);
     if commit.is_err() {
@@ -118,10 +124,8 @@ fn run_batch(connection: &Connection, batch: Vec<Job>) -> Option<u64> {
             .map(|seq| seq as u64),
         Err(_) => None,
     };
-    for finish in finishes {
-        finish(commit.clone());
-    }
-    last_seq
+    let replies = finishes.into_iter().map(|finish| (finish, commit.clone())).collect();
+    (last_seq, replies)
 }
 
 /// Runs a savepoint statement through the statement cache (they run for every job).
