@@ -139,6 +139,7 @@ pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
             runs: Arc::new(RunRegistry::default()),
             panes: panes.clone(),
             checkouts: Default::default(),
+            claim_locks: crate::runs::claims::ClaimLocks::new(paths.claim_lock_dir()),
             shutdown: Shutdown::new(),
             server_uid: unsafe { libc::geteuid() },
             server_pid: std::process::id(),

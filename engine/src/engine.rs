@@ -47,6 +47,7 @@ pub struct Engine {
     pub runs: Arc<RunRegistry>,
     pub panes: Arc<crate::pane::PaneHost>,
     pub checkouts: crate::missions::repository::CheckoutCache,
+    pub claim_locks: crate::runs::claims::ClaimLocks,
     pub shutdown: Shutdown,
     /// The uid every peer must have.
     pub server_uid: u32,

@@ -21,6 +21,8 @@ pub enum MissionCommand {
     Get { mission_id: String },
     /// Freeze the checks that prove the criteria.
     Configure(ConfigureArgs),
+    /// Start a read-only provider run on the mission.
+    Start(StartArgs),
     /// Answer an attention item (only the cockpit can grant this).
     Respond(RespondArgs),
     /// Re-verify a ready mission and archive it.
@@ -65,6 +67,24 @@ pub struct ConfigureArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct StartArgs {
+    pub mission_id: String,
+    /// codex, claude_code, open_code or acp (acp needs the cockpit).
+    #[arg(long)]
+    pub provider: String,
+    /// The run id (default: run-<unix milliseconds>).
+    #[arg(long = "run-id", value_name = "ID")]
+    pub run_id: Option<String>,
+    /// A checkout root of the mission's repository (default: the repository itself).
+    #[arg(long, value_name = "PATH")]
+    pub worktree: Option<PathBuf>,
+    /// Consent to run the declared command checks, with your OS permissions, when the
+    /// provider's turn completes.
+    #[arg(long = "execute-checks")]
+    pub execute_checks: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct RespondArgs {
     pub mission_id: String,
     #[arg(long = "run", value_name = "RUN")]
@@ -93,8 +113,41 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
             })
         }
         MissionCommand::Get { mission_id } => {
-            let result = context.request("mission.get", json!({"mission_id": mission_id}))?;
-            context.print(&result, mission_view_text)
+            let mut client = context.client()?;
+            let result = client.request("mission.get", json!({"mission_id": mission_id})).map_err(crate::connect::remote)?;
+            if context.json {
+                return context.print(&result, mission_view_text);
+            }
+            let attention = client
+                .request("attention.list", json!({"mission_id": mission_id}))
+                .map_err(crate::connect::remote)?;
+            let items = attention.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
+            context.print(&result, |result| {
+                let mut text = mission_view_text(result);
+                for item in &items {
+                    text.push_str(&output::attention_item(item).lines().map(|line| format!("    {line}\n")).collect::<String>());
+                }
+                text
+            })
+        }
+        MissionCommand::Start(args) => {
+            let run_id = args.run_id.unwrap_or_else(|| {
+                let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+                format!("run-{millis}")
+            });
+            let worktree = args.worktree.map(|path| absolute(&path.display().to_string())).transpose()?;
+            let result = context.request(
+                "mission.start",
+                json!({
+                    "mission_id": args.mission_id,
+                    "run_id": run_id,
+                    "provider": args.provider,
+                    "mode": "managed",
+                    "worktree_path": worktree,
+                    "execute_declared_checks": args.execute_checks,
+                }),
+            )?;
+            context.print(&result, |result| format!("run started\n{}", mission_view_text(result)))
         }
         MissionCommand::Configure(args) => configure(context, args),
         MissionCommand::Respond(args) => respond(context, args),

@@ -99,6 +99,29 @@ pub async fn configure(engine: &Arc<Engine>, params: MissionConfigureParams) -> 
     Ok(ResponseResult::MissionConfigured { mission: view(engine, &mission), configured })
 }
 
+/// `mission.start` over the public socket: steps 2–4 of §2.5 come before anything is
+/// looked up; the rest is `runs::start`.
+pub async fn start(engine: &Arc<Engine>, params: MissionStartParams) -> Result<ResponseResult, EngineError> {
+    if params.execute_project_recipe {
+        return Err(MissionError::ConsentRequired(
+            "running the project recipe (.nagi/project.toml setup and services) needs a person's consent in the              local cockpit (nagi cockpit); nothing was started"
+                .into(),
+        )
+        .into());
+    }
+    if params.provider == MissionProvider::Acp {
+        return Err(MissionError::ConsentRequired(
+            "an ACP agent runs only with write scope that a person grants in the local cockpit (nagi cockpit);              nothing was started"
+                .into(),
+        )
+        .into());
+    }
+    if params.mode == MissionProviderMode::Passthrough {
+        return Err(MissionError::ProviderModeUnavailable("passthrough mode is not offered; use mode \"managed\"".into()).into());
+    }
+    crate::runs::start::start(engine, params, crate::runs::start::StartAuthority::PublicSocket).await
+}
+
 /// The public socket never answers attention: only the cockpit can. Nothing is written.
 pub async fn respond(_engine: &Arc<Engine>, _params: MissionRespondParams) -> Result<ResponseResult, EngineError> {
     Err(MissionError::ConsentRequired(

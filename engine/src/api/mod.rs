@@ -125,6 +125,7 @@ pub async fn dispatch(engine: &Arc<Engine>, method: &str, params: &RawValue, pee
         }
         "mission.get" => missions::get(engine, decode(params)?)?,
         "mission.configure" => missions::configure(engine, decode(params)?).await?,
+        "mission.start" => missions::start(engine, decode(params)?).await?,
         "mission.respond" => missions::respond(engine, decode(params)?).await?,
         "mission.close" => missions::close(engine, decode(params)?).await?,
         "attention.list" => attention::list(engine, decode(params)?)?,

@@ -8,6 +8,7 @@ pub mod error;
 pub mod event;
 pub mod event_view;
 pub mod model;
+pub mod run;
 pub mod status;
 pub mod validate;
 pub mod view;

@@ -1,3 +1,10 @@
-//! Live provider runs held by this server process.
+//! Provider runs: claims, launch, the transcript pane, and the supervisor that turns
+//! provider reports into durable mission transitions.
 
+pub mod checks;
+pub mod claims;
+pub mod launch;
 pub mod registry;
+pub mod start;
+pub mod supervisor;
+pub mod transcript;

@@ -1,0 +1,314 @@
+//! `mission.start` (MISSIONS.md §2.5 with nagi's extensions) and the launch of a run's
+//! provider, shared by start, handoff and recovery.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use nagi_schema::mission::{MissionProvider, MissionStartParams, MissionStatus};
+use nagi_schema::results::ResponseResult;
+use nagi_store::ClaimRow;
+
+use super::claims::{ClaimLockError, release_claim};
+use super::launch::{LaunchInputs, plan_launch, resolve_provider};
+use super::registry::LiveRun;
+use super::supervisor::{RunContext, commit, spawn_supervisor};
+use super::transcript::Transcript;
+use crate::api::missions::{load_existing, view};
+use crate::clock::now_millis;
+use crate::engine::Engine;
+use crate::errors::EngineError;
+use crate::mission::model::{Mission, Run, SandboxGrant};
+use crate::mission::run::{self, StartRequest, check_can_start, check_run_id_shape, decide_run_started};
+use crate::mission::MissionError;
+use crate::missions::persist_events;
+use crate::missions::repository::{Checkout, head_commit, path_text};
+use crate::pane::WorkspaceCreate;
+
+/// Who asks for the start: the public socket grants only read-only runs.
+#[derive(Debug, Clone)]
+pub enum StartAuthority {
+    PublicSocket,
+    /// A consent recorded by the cockpit (issue: consent cockpit).
+    Cockpit { consent_id: String, sandbox: SandboxGrant },
+}
+
+/// The mission prompt: the objective verbatim, then the criteria as a numbered list.
+pub fn mission_prompt(mission: &Mission) -> String {
+    let mut prompt = format!("Objective\n\n{}\n\nAcceptance criteria\n\n", mission.objective);
+    for (index, criterion) in mission.criteria.iter().enumerate() {
+        prompt.push_str(&format!("{}. {}\n", index + 1, criterion.description));
+    }
+    prompt.push_str(
+        "\nWork in this repository to meet every criterion. The declared checks will be run by nagi to prove them; \
+         your own statement that they pass is not evidence.\n",
+    );
+    prompt
+}
+
+fn checkout_of(engine: &Engine, raw: &str) -> Result<Checkout, EngineError> {
+    engine.checkouts.canonical_checkout(raw).map_err(|error| MissionError::InvalidRepository(error).into())
+}
+
+pub async fn start(engine: &Arc<Engine>, params: MissionStartParams, authority: StartAuthority) -> Result<ResponseResult, EngineError> {
+    let mission = load_existing(engine, &params.mission_id)?;
+    let requested_worktree = params.worktree_path.clone().unwrap_or_else(|| mission.repository_path.clone());
+    // Step 7: a retry while the run is live is idempotent; anything else with that id conflicts.
+    if let Some(live) = engine.runs.get(&params.run_id) {
+        let stored = mission.run.as_ref().filter(|run| run.run_id == params.run_id);
+        let worktree = engine.checkouts.canonical_checkout(&requested_worktree).ok().and_then(|checkout| path_text(&checkout.root).ok());
+        let same = live.mission_id == mission.mission_id
+            && stored.is_some_and(|run| {
+                run.provider == params.provider
+                    && run.execute_declared_checks == params.execute_declared_checks
+                    && run.execute_project_recipe == params.execute_project_recipe
+                    && worktree.as_deref() == Some(run.worktree_path.as_str())
+            });
+        return if same {
+            Ok(ResponseResult::MissionRunStarted { mission: view(engine, &mission) })
+        } else {
+            Err(MissionError::RunConflict(format!(
+                "run {} is live for mission {} with other parameters",
+                params.run_id, live.mission_id
+            ))
+            .into())
+        };
+    }
+    check_run_id_shape(&params.run_id)?;
+    check_can_start(&mission, &params.run_id)?;
+    let repository = checkout_of(engine, &mission.repository_path)?;
+    let worktree = checkout_of(engine, &requested_worktree)?;
+    if worktree.common_dir != repository.common_dir {
+        return Err(MissionError::InvalidRepository(format!(
+            "{} is not a checkout of the mission's repository {}",
+            worktree.root.display(),
+            repository.root.display()
+        ))
+        .into());
+    }
+    let worktree_text = path_text(&worktree.root).map_err(MissionError::InvalidRepository)?;
+    let resolved = resolve_provider(&engine.config, params.provider).map_err(MissionError::ProviderUnavailable)?;
+    let claim_key = worktree.claim_key();
+    engine.claim_locks.acquire(&claim_key).map_err(|error| match error {
+        ClaimLockError::HeldHere | ClaimLockError::HeldElsewhere(_) => MissionError::CheckoutClaimed(format!(
+            "the checkout {} is claimed by another live run: {error}",
+            worktree.root.display()
+        )),
+        ClaimLockError::Io { .. } => MissionError::Runtime(error.to_string()),
+    })?;
+    let prepared = prepare_and_commit(engine, &params, &authority, &worktree, &worktree_text, &claim_key).await;
+    let mission = match prepared {
+        Ok(mission) => mission,
+        Err(error) => {
+            engine.claim_locks.release(&claim_key);
+            return Err(error);
+        }
+    };
+    let run = mission.run.clone().ok_or_else(|| MissionError::Runtime("the run vanished after it started".into()))?;
+    let launched = launch_run(
+        engine,
+        LaunchRun {
+            mission_id: mission.mission_id.clone(),
+            run: run.clone(),
+            claim_key: claim_key.clone(),
+            resolved: Some(resolved),
+            resume_session_id: None,
+            initial_input: Some(mission_prompt(&mission)),
+            recovered: false,
+        },
+    )
+    .await;
+    if let Err(error) = launched {
+        let reason = error.to_string();
+        let run_id = run.run_id.clone();
+        let reason_for_commit = reason.clone();
+        commit(engine, &mission.mission_id, move |mission| {
+            run::status_change(mission, MissionStatus::Failed, format!("the provider could not start: {reason_for_commit}"), Some("failed to start".into()), now_millis())
+        })
+        .await?;
+        let _ = release_claim(engine, &mission.mission_id, &run_id, &claim_key).await;
+        return Err(MissionError::ProviderStartFailed(format!("the provider could not start: {reason}")).into());
+    }
+    let mission = load_existing(engine, &mission.mission_id)?;
+    Ok(ResponseResult::MissionRunStarted { mission: view(engine, &mission) })
+}
+
+/// Steps 13–14: reads HEAD, then records the claim row and `RunStarted` in one transaction.
+async fn prepare_and_commit(
+    engine: &Arc<Engine>,
+    params: &MissionStartParams,
+    authority: &StartAuthority,
+    worktree: &Checkout,
+    worktree_text: &str,
+    claim_key: &str,
+) -> Result<Mission, EngineError> {
+    let root = worktree.root.clone();
+    let base_revision = tokio::task::spawn_blocking(move || head_commit(&root))
+        .await
+        .map_err(|error| MissionError::Runtime(error.to_string()))?
+        .map_err(MissionError::Runtime)?;
+    let (sandbox, consent_id) = match authority {
+        StartAuthority::PublicSocket => (SandboxGrant::ReadOnly, None),
+        StartAuthority::Cockpit { consent_id, sandbox } => (*sandbox, Some(consent_id.clone())),
+    };
+    let request = StartRequest {
+        run_id: params.run_id.clone(),
+        provider: params.provider,
+        worktree_path: worktree_text.to_string(),
+        execute_declared_checks: params.execute_declared_checks,
+        execute_project_recipe: params.execute_project_recipe,
+        sandbox,
+        consent_id,
+    };
+    let claim = ClaimRow {
+        checkout_key: claim_key.to_string(),
+        checkout_root: worktree_text.to_string(),
+        mission_id: params.mission_id.clone(),
+        run_id: params.run_id.clone(),
+        request_id: params.run_id.clone(),
+        nonce: random_nonce(),
+        claimed_at_millis: now_millis(),
+    };
+    let mission_id = params.mission_id.clone();
+    engine
+        .missions
+        .transact(move |writer| {
+            let current: Option<Mission> = match writer.reader().mission_doc(&mission_id)? {
+                Some(doc) => Some(serde_json::from_str(&doc).map_err(|error| MissionError::Runtime(error.to_string()))?),
+                None => None,
+            };
+            let mission = current.ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
+            let event = decide_run_started(&mission, &request, &base_revision, now_millis())?;
+            match writer.claim_checkout(&claim)? {
+                nagi_store::ClaimOutcome::Claimed | nagi_store::ClaimOutcome::AlreadyHeld(_) => {}
+                nagi_store::ClaimOutcome::HeldByOther(holder) => {
+                    return Err(MissionError::CheckoutClaimed(format!(
+                        "the checkout {} is claimed by mission {} run {}",
+                        holder.checkout_root, holder.mission_id, holder.run_id
+                    ))
+                    .into());
+                }
+            }
+            let (mission, _) = persist_events(writer, Some(mission), vec![event])?;
+            mission.ok_or_else(|| MissionError::Runtime("the mission vanished".into()).into())
+        })
+        .await
+}
+
+fn random_nonce() -> String {
+    use rand::RngCore;
+    let mut bytes = [0u8; 16];
+    rand::rng().fill_bytes(&mut bytes);
+    hex::encode(bytes)
+}
+
+/// A run to launch (fresh, continued after a handoff, or resumed by recovery).
+pub struct LaunchRun {
+    pub mission_id: String,
+    pub run: Run,
+    pub claim_key: String,
+    /// Resolved by the caller when it must report `provider_unavailable` itself.
+    pub resolved: Option<super::launch::ResolvedProvider>,
+    pub resume_session_id: Option<String>,
+    pub initial_input: Option<String>,
+    pub recovered: bool,
+}
+
+pub fn transcript_path(engine: &Engine, mission_id: &str, run_id: &str) -> PathBuf {
+    engine.config.paths.transcript_dir().join(mission_id).join(format!("{run_id}.log"))
+}
+
+fn provider_label(provider: MissionProvider) -> &'static str {
+    match provider {
+        MissionProvider::Codex => "Codex",
+        MissionProvider::ClaudeCode => "Claude Code",
+        MissionProvider::OpenCode => "OpenCode",
+        MissionProvider::Acp => "ACP agent",
+    }
+}
+
+/// Opens the run's transcript and pane, starts the provider and its supervisor, and records
+/// the pane and the enforcement that applies.
+pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), EngineError> {
+    let LaunchRun { mission_id, run, claim_key, resolved, resume_session_id, initial_input, recovered } = launch;
+    let resolved = match resolved {
+        Some(resolved) => resolved,
+        None => resolve_provider(&engine.config, run.provider).map_err(MissionError::ProviderUnavailable)?,
+    };
+    let worktree = PathBuf::from(&run.worktree_path);
+    let transcript_file = transcript_path(engine, &mission_id, &run.run_id);
+    let transcript = Arc::new(Transcript::open(&transcript_file).map_err(|error| MissionError::ProviderStartFailed(format!("cannot open the transcript: {error}")))?);
+    transcript.nagi(&format!(
+        "mission {mission_id}, run {} — {} in {} ({})",
+        run.run_id,
+        provider_label(run.provider),
+        run.worktree_path,
+        if resume_session_id.is_some() { "resuming its session" } else { "fresh session" }
+    ));
+    let pane = engine
+        .panes
+        .create_workspace(WorkspaceCreate {
+            label: Some(format!("{mission_id} {}", run.run_id)),
+            cwd: Some(run.worktree_path.clone()),
+            command: Some(vec!["tail".into(), "-n".into(), "+1".into(), "-F".into(), transcript_file.display().to_string()]),
+            env: Default::default(),
+            focus: false,
+        })
+        .map_err(|error| MissionError::ProviderStartFailed(format!("cannot open the run's pane: {error}")))?;
+    let pane_id = pane.2.pane_id.clone();
+    let digest_at_start = match run.sandbox {
+        SandboxGrant::ReadOnly => {
+            let root = worktree.clone();
+            tokio::task::spawn_blocking(move || crate::workspace::scan_workspace(&root, &Default::default()))
+                .await
+                .ok()
+                .and_then(|scan| match scan {
+                    Ok(snapshot) => Some(snapshot.digest),
+                    Err(error) => {
+                        transcript.nagi(&format!("the workspace cannot be fingerprinted, so changes cannot be detected: {error}"));
+                        None
+                    }
+                })
+        }
+        SandboxGrant::WorkspaceWrite => None,
+    };
+    let private_tmp = engine.config.paths.data_dir.join("runs").join(&run.run_id).join("tmp");
+    let plan = plan_launch(LaunchInputs {
+        config: &engine.config,
+        provider: run.provider,
+        resolved,
+        worktree: &worktree,
+        sandbox: run.sandbox,
+        resume_session_id,
+        initial_input,
+        private_tmp,
+    });
+    let mut enforcement = plan.enforcement.clone();
+    if run.sandbox == SandboxGrant::ReadOnly && digest_at_start.is_none() {
+        enforcement = enforcement.replace("+workspace_digest", "");
+    }
+    transcript.nagi(&format!("enforcement: {enforcement}; transcript {}", transcript_file.display()));
+    let handle = nagi_providers::launch(plan.spec).map_err(|error| MissionError::ProviderStartFailed(error.to_string()))?;
+    engine.runs.insert(
+        &run.run_id,
+        LiveRun { mission_id: mission_id.clone(), commands: handle.commands.clone(), recovered, claim_key: claim_key.clone() },
+    );
+    let run_id = run.run_id.clone();
+    let (pane_for_commit, enforcement_for_commit, digest_for_commit) = (pane_id.clone(), enforcement.clone(), digest_at_start.clone());
+    commit(engine, &mission_id, move |mission| {
+        run::on_pane_attached(mission, &run_id, &pane_for_commit, &enforcement_for_commit, digest_for_commit, now_millis())
+    })
+    .await?;
+    let context = RunContext {
+        mission_id,
+        run_id: run.run_id.clone(),
+        worktree,
+        sandbox: run.sandbox,
+        execute_declared_checks: run.execute_declared_checks,
+        recovered,
+        claim_key,
+        transcript,
+        digest_at_start,
+    };
+    spawn_supervisor(engine.clone(), context, handle);
+    Ok(())
+}

@@ -1,0 +1,231 @@
+//! One task per live run: it reads the adapter's reports and commits what they mean for
+//! the mission (adapters report; the engine decides, through `mission::run`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use nagi_providers::{ProviderCommand, ProviderEvent, ProviderHandle, RequestClass as ProviderRequestClass, TurnOutcome};
+use nagi_schema::attention::{AttentionKindV1, AttentionQuestionOptionV1, AttentionQuestionV1, AttentionRiskV1};
+use nagi_schema::mission::MissionStatus;
+
+use super::transcript::Transcript;
+use crate::clock::now_millis;
+use crate::digest::stable_runtime_id;
+use crate::engine::Engine;
+use crate::errors::EngineError;
+use crate::mission::model::{RequestClass, SandboxGrant};
+use crate::mission::run::{self, ProviderRequest, TurnEnd};
+use crate::mission::{MissionError, MissionEvent};
+
+/// What the supervisor knows about its run.
+#[derive(Clone)]
+pub struct RunContext {
+    pub mission_id: String,
+    pub run_id: String,
+    pub worktree: PathBuf,
+    pub sandbox: SandboxGrant,
+    pub execute_declared_checks: bool,
+    pub recovered: bool,
+    pub claim_key: String,
+    pub transcript: Arc<Transcript>,
+    /// Workspace digest when the provider started, for the read-only guard.
+    pub digest_at_start: Option<String>,
+}
+
+/// Commits the events a pure decision returns for the mission's current state.
+pub async fn commit(
+    engine: &Arc<Engine>,
+    mission_id: &str,
+    decide: impl FnOnce(&crate::mission::Mission) -> Vec<MissionEvent> + Send + 'static,
+) -> Result<(), EngineError> {
+    engine
+        .missions
+        .mutate(mission_id, move |mission| {
+            let mission = mission.ok_or_else(|| MissionError::NotFound("the mission of a live run vanished".into()))?;
+            Ok((decide(mission), ()))
+        })
+        .await
+        .map(|_| ())
+}
+
+fn request_class(class: ProviderRequestClass) -> RequestClass {
+    match class {
+        ProviderRequestClass::CommandApproval => RequestClass::CommandApproval,
+        ProviderRequestClass::FileChangeApproval => RequestClass::FileChangeApproval,
+        ProviderRequestClass::PermissionApproval => RequestClass::PermissionApproval,
+        ProviderRequestClass::UserInput => RequestClass::UserInput,
+    }
+}
+
+fn truncated(text: &str, max: usize) -> String {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_string()
+}
+
+pub fn provider_request(run_id: &str, request: &nagi_providers::AttentionRequest) -> ProviderRequest {
+    ProviderRequest {
+        attention_id: stable_runtime_id("attention", &[run_id, request.request_key.as_str()]),
+        request_key: request.request_key.clone(),
+        class: request_class(request.class),
+        action: request.action.clone(),
+        questions: request
+            .questions
+            .iter()
+            .take(4)
+            .map(|question| AttentionQuestionV1 {
+                id: truncated(&question.id, 1024),
+                header: {
+                    let header = truncated(question.header.trim(), 128);
+                    if header.is_empty() { "Question".into() } else { header }
+                },
+                prompt: {
+                    let prompt = truncated(question.prompt.trim(), 4096);
+                    if prompt.is_empty() { truncated(&question.id, 4096) } else { prompt }
+                },
+                options: question
+                    .options
+                    .iter()
+                    .take(8)
+                    .map(|option| AttentionQuestionOptionV1 {
+                        label: truncated(&option.label, 1024),
+                        description: truncated(&option.description, 4096),
+                    })
+                    .collect(),
+                multiple: question.multiple,
+                custom_allowed: question.custom_allowed,
+            })
+            .collect(),
+        session_approval_available: request.session_approval_available,
+    }
+}
+
+fn turn_end(outcome: &TurnOutcome) -> TurnEnd {
+    match outcome {
+        TurnOutcome::Completed => TurnEnd::Completed,
+        TurnOutcome::Interrupted => TurnEnd::Interrupted,
+        TurnOutcome::Failed(reason) => TurnEnd::Failed(reason.clone()),
+    }
+}
+
+pub fn spawn_supervisor(engine: Arc<Engine>, context: RunContext, handle: ProviderHandle) {
+    tokio::spawn(async move {
+        if let Err(error) = supervise(&engine, &context, handle).await {
+            tracing::error!(mission = %context.mission_id, run = %context.run_id, %error, "run supervision failed");
+        }
+    });
+}
+
+async fn supervise(engine: &Arc<Engine>, context: &RunContext, mut handle: ProviderHandle) -> Result<(), EngineError> {
+    let mission_id = context.mission_id.clone();
+    let run_id = context.run_id.clone();
+    let mut end: Option<TurnEnd> = None;
+    let mut exit_code = None;
+    while let Some(event) = handle.events.recv().await {
+        match event {
+            ProviderEvent::SessionBound { session_id } => {
+                context.transcript.nagi("the provider session is bound");
+                let run_id = run_id.clone();
+                commit(engine, &mission_id, move |mission| run::on_session_bound(mission, &run_id, &session_id, now_millis())).await?;
+            }
+            ProviderEvent::Working => {}
+            ProviderEvent::Transcript(line) => context.transcript.line(&line),
+            ProviderEvent::AttentionRequested(request) => {
+                let request = provider_request(&run_id, &request);
+                context.transcript.line(&nagi_providers::TranscriptLine::Approval(format!(
+                    "{} — answer it in the cockpit (nagi cockpit), attention {}",
+                    request.action, request.attention_id
+                )));
+                engine.runs.set_respondable(&request.attention_id, &run_id, &request.request_key);
+                let run_id = run_id.clone();
+                commit(engine, &mission_id, move |mission| run::on_attention_requested(mission, &run_id, &request, now_millis())).await?;
+            }
+            ProviderEvent::ResponseResolved { request_key } => {
+                let attention_id = stable_runtime_id("attention", &[run_id.as_str(), request_key.as_str()]);
+                engine.runs.clear_respondable(&attention_id);
+                let run_id = run_id.clone();
+                commit(engine, &mission_id, move |mission| run::on_response_resolved(mission, &run_id, &request_key, now_millis())).await?;
+            }
+            ProviderEvent::TurnCompleted(outcome) => {
+                context.transcript.nagi(&format!("the turn ended: {outcome:?}"));
+                if end.is_none() {
+                    end = Some(turn_end(&outcome));
+                }
+                // One turn per run: the provider's part is over.
+                let _ = handle.commands.send(ProviderCommand::Shutdown).await;
+            }
+            ProviderEvent::TransportFailed { kind, reason } => {
+                context.transcript.nagi(&format!("the provider transport failed ({kind:?}): {reason}"));
+                if end.is_none() {
+                    end = Some(TurnEnd::TransportFailed(format!("{kind:?}: {reason}")));
+                }
+            }
+            ProviderEvent::Stopped { exit_code: code } => {
+                exit_code = code;
+                break;
+            }
+        }
+    }
+    engine.runs.remove(&run_id);
+    if engine.shutdown.is_triggered() {
+        // The server is stopping: the run stays live in the store and recovery resumes it.
+        context.transcript.nagi("the server is stopping; the run will be resumed when it starts again");
+        return Ok(());
+    }
+    let end = end.unwrap_or_else(|| {
+        TurnEnd::TransportFailed(match exit_code {
+            Some(code) => format!("the provider exited with code {code} before finishing its turn"),
+            None => "the provider exited before finishing its turn".to_string(),
+        })
+    });
+    finish_run(engine, context, end).await
+}
+
+/// Scans the workspace and compares it with the digest taken at start.
+async fn workspace_changed(context: &RunContext) -> Option<String> {
+    let before = context.digest_at_start.clone()?;
+    let worktree = context.worktree.clone();
+    let after = tokio::task::spawn_blocking(move || crate::workspace::scan_workspace(&worktree, &Default::default()))
+        .await
+        .ok()?
+        .ok()?;
+    (after.digest != before).then_some(after.digest)
+}
+
+/// The provider part of the run is over: the read-only guard, the status change, the
+/// declared checks when consented, and the claim's release.
+pub async fn finish_run(engine: &Arc<Engine>, context: &RunContext, end: TurnEnd) -> Result<(), EngineError> {
+    let mission_id = context.mission_id.clone();
+    let run_id = context.run_id.clone();
+    let changed = if context.sandbox == SandboxGrant::ReadOnly && end == TurnEnd::Completed {
+        workspace_changed(context).await
+    } else {
+        None
+    };
+    if let Some(digest) = &changed {
+        context.transcript.nagi("WARNING: the workspace changed during a read-only run");
+        let attention_id = stable_runtime_id("security-warning", &[run_id.as_str(), digest.as_str()]);
+        let text = format!(
+            "The workspace changed during read-only run {run_id} (workspace digest {digest}); review the changes before trusting any evidence"
+        );
+        let run_for_notice = run_id.clone();
+        commit(engine, &mission_id, move |mission| {
+            run::notice(mission, &run_for_notice, &attention_id, AttentionKindV1::SecurityWarning, AttentionRiskV1::Critical, &text, now_millis())
+        })
+        .await?;
+    }
+    let recovered = context.recovered;
+    let end_for_commit = end.clone();
+    let run_for_end = run_id.clone();
+    commit(engine, &mission_id, move |mission| run::on_turn_end(mission, &run_for_end, &end_for_commit, recovered, now_millis())).await?;
+    let status = engine.missions.get(&mission_id)?.map(|mission| mission.status);
+    if end == TurnEnd::Completed && context.execute_declared_checks && status == Some(MissionStatus::ReviewRequired) {
+        context.transcript.nagi("running the declared checks");
+        if let Err(error) = super::checks::run_declared_checks(engine, &mission_id, &run_id, "turn_completed", Some(context.transcript.clone())).await {
+            context.transcript.nagi(&format!("the checks could not run: {error}"));
+        }
+    }
+    super::claims::release_claim(engine, &mission_id, &run_id, &context.claim_key).await
+}
