@@ -9,6 +9,9 @@
 //!
 //! [providers.acp]
 //! command = ["my-agent", "--acp"]      # required for ACP runs
+//!
+//! [sandbox]
+//! landlock = true                      # confine read-only runs when the kernel can
 //! ```
 
 use std::collections::BTreeMap;
@@ -42,11 +45,34 @@ pub struct ProvidersConfig {
     pub acp: Option<ProviderConfig>,
 }
 
+/// `[sandbox]`: how read-only runs are enforced.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// Confine read-only provider processes with Landlock when the kernel offers it
+    /// (default). Turning it off leaves the provider's own sandbox and the workspace digest
+    /// guard, which still raises a security warning on any change.
+    #[serde(default = "default_true")]
+    pub landlock: bool,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig { landlock: true }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UserConfig {
     #[serde(default)]
     pub providers: ProvidersConfig,
+    #[serde(default)]
+    pub sandbox: SandboxConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

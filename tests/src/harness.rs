@@ -95,6 +95,14 @@ impl TestEnv {
         std::fs::canonicalize(self.dir.path()).unwrap()
     }
 
+    /// The `HOME` of the server and every CLI call: a fresh directory, so nothing touches
+    /// the real one. Confined read-only runs may write here.
+    pub fn home(&self) -> PathBuf {
+        let home = self.root().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        home
+    }
+
     pub fn database_path(&self) -> PathBuf {
         self.config_dir.join("nagi.db")
     }
@@ -110,6 +118,7 @@ impl TestEnv {
             .env_remove("NAGI_SOCKET_PATH")
             .env_remove("NAGI_SESSION")
             .env("NAGI_CONFIG_DIR", &self.config_dir)
+            .env("HOME", self.home())
             .env("NAGI_LOG", "info")
             .envs(&self.env)
             .stdin(Stdio::null());

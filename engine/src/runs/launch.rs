@@ -155,7 +155,7 @@ pub struct LaunchInputs<'a> {
 }
 
 pub fn plan_launch(inputs: LaunchInputs<'_>) -> LaunchPlan {
-    let LaunchInputs { config: _, provider, resolved, worktree, sandbox, resume_session_id, initial_input, private_tmp } = inputs;
+    let LaunchInputs { config, provider, resolved, worktree, sandbox, resume_session_id, initial_input, private_tmp } = inputs;
     let mut env = resolved.env.clone();
     let _ = std::fs::create_dir_all(&private_tmp);
     let tmp_contains_worktree = std::fs::canonicalize("/tmp").map(|tmp| worktree.starts_with(tmp)).unwrap_or(false);
@@ -164,7 +164,7 @@ pub fn plan_launch(inputs: LaunchInputs<'_>) -> LaunchPlan {
     }
     let (sandbox, confinement, enforcement) = match sandbox {
         SandboxGrant::WorkspaceWrite => (Sandbox::WorkspaceWrite, None, "workspace_write".to_string()),
-        SandboxGrant::ReadOnly => match nagi_providers::landlock_abi_version() {
+        SandboxGrant::ReadOnly => match nagi_providers::landlock_abi_version().filter(|_| config.user.sandbox.landlock) {
             Some(version) => (
                 Sandbox::ReadOnly,
                 Some(Confinement {
