@@ -144,10 +144,17 @@ pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
             server_uid: unsafe { libc::geteuid() },
             server_pid: std::process::id(),
         });
+        // Recovery comes before serving: no client sees a run the store calls live that
+        // this process does not hold.
+        let actions = crate::runs::recovery::recover(&engine).await.map_err(|error| DaemonError::Setup(format!("recovery failed: {error}")))?;
+        for action in &actions {
+            tracing::info!(mission = %action.mission_id, action = %action.action, reason = %action.reason, "recovered");
+        }
         let listener = bind_private_socket(&paths.socket_path)?;
         spawn_signal_handlers(engine.shutdown.clone());
         tracing::info!(socket = %socket_text, "nagi server is serving");
         crate::server::run(listener, engine.clone()).await;
+        stop_live_runs(&engine).await;
         // Every pane process tree ends with the server.
         panes.shutdown().await;
         Ok::<(), DaemonError>(())
@@ -157,6 +164,20 @@ pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
     let _ = std::fs::remove_file(&paths.socket_path);
     drop(lock);
     outcome
+}
+
+/// Asks every live provider to stop and waits (bounded) until they have. Their missions stay
+/// live in the store, and the next start resumes them.
+async fn stop_live_runs(engine: &Arc<Engine>) {
+    for run_id in engine.runs.live_run_ids() {
+        if let Some(run) = engine.runs.get(&run_id) {
+            let _ = run.commands.send(nagi_providers::ProviderCommand::Shutdown).await;
+        }
+    }
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while engine.runs.live_run_count() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 }
 
 fn bind_private_socket(path: &Path) -> Result<tokio::net::UnixListener, DaemonError> {

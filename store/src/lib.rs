@@ -207,6 +207,21 @@ impl Store {
     }
 }
 
+/// Reads an existing database without opening a writer or migrating it (for tools that
+/// inspect a session while no server runs). A newer database is refused.
+pub fn read_existing<T>(path: &Path, read: impl FnOnce(&Reader<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
+    if !path.exists() {
+        return Err(StoreError::new(StoreErrorKind::Io, format!("no database at {}", path.display())));
+    }
+    let connection = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+    connection.busy_timeout(std::time::Duration::from_secs(5))?;
+    let version: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    if version > migrations::MIGRATIONS.len() as i64 {
+        return Err(StoreError::new(StoreErrorKind::NewerSchema, format!("the database has schema version {version}, newer than this nagi")));
+    }
+    read(&Reader { connection: &connection })
+}
+
 impl Drop for Store {
     fn drop(&mut self) {
         self.close();

@@ -27,6 +27,12 @@ pub enum MissionCommand {
     Respond(RespondArgs),
     /// Re-verify a ready mission and archive it.
     Close { mission_id: String },
+    /// Restart recovery: with --dry-run, show what the next server start would do with every
+    /// run the store says was live (needs no server).
+    Recover {
+        #[arg(long = "dry-run")]
+        dry_run: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -151,6 +157,7 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
         }
         MissionCommand::Configure(args) => configure(context, args),
         MissionCommand::Respond(args) => respond(context, args),
+        MissionCommand::Recover { dry_run } => recover(context, dry_run),
         MissionCommand::Close { mission_id } => {
             let result = context.request("mission.close", json!({"mission_id": mission_id}))?;
             context.print(&result, |result| format!("close accepted; re-verifying\n{}", mission_view_text(result)))
@@ -260,4 +267,28 @@ fn respond(context: &Context, args: RespondArgs) -> CommandResult {
         }),
     )?;
     context.print(&result, |_| "response queued\n".into())
+}
+
+fn recover(context: &Context, dry_run: bool) -> CommandResult {
+    let paths = crate::connect::session_paths(context.session.as_deref())?;
+    if !dry_run {
+        let result = context.request("ping", json!({}))?;
+        let _ = result;
+        println!("recovery runs whenever the server starts; the server for this session is running");
+        return Ok(crate::exit::EXIT_OK);
+    }
+    if nagi_schema::client::Client::connect(&paths.socket_path).is_ok() {
+        eprintln!("nagi: a server is running for this session; it already recovered at its start");
+    }
+    let actions = nagi_engine::runs::recovery::recovery_plan(&paths.database_path()).map_err(|error| CliError::Usage(error.to_string()))?;
+    if context.json {
+        println!("{}", serde_json::to_string_pretty(&actions).unwrap_or_default());
+    } else if actions.is_empty() {
+        println!("no live runs: recovery would do nothing");
+    } else {
+        for action in &actions {
+            println!("{:<24} {:<14} {:<14} {}", action.mission_id, action.run_id.as_deref().unwrap_or("-"), action.action, action.reason);
+        }
+    }
+    Ok(crate::exit::EXIT_OK)
 }

@@ -25,11 +25,10 @@ pub fn run(context: &Context, args: ServerArgs) -> CommandResult {
         Some(ServerAction::Stop) => {
             let mut client = connect_existing(&paths)?;
             client.request("server.stop", serde_json::json!({})).map_err(remote)?;
-            // Wait until the socket stops answering, so that scripts can rely on the stop.
-            for _ in 0..400 {
-                if nagi_schema::client::Client::connect(&paths.socket_path).is_err() {
-                    break;
-                }
+            // Wait until the server has finished (it removes its socket last), so that
+            // scripts can rely on the stop and start a new server at once.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while paths.socket_path.exists() && std::time::Instant::now() < deadline {
                 std::thread::sleep(std::time::Duration::from_millis(25));
             }
             if !context.json {

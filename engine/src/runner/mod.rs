@@ -61,6 +61,9 @@ pub struct RunnerConfig {
     /// How long to wait for output pipes after the process group was killed.
     pub exit_grace: Duration,
     pub cancellation: Option<CancellationFlag>,
+    /// Set in the check's environment on top of the allowlist: nagi's ownership markers
+    /// (`NAGI_SESSION_DIR`, `NAGI_RUN_ID`), by which a restarted server finds leftovers.
+    pub marker_environment: Vec<(OsString, OsString)>,
 }
 
 impl Default for RunnerConfig {
@@ -73,6 +76,7 @@ impl Default for RunnerConfig {
             base_environment: None,
             exit_grace: Duration::from_secs(2),
             cancellation: None,
+            marker_environment: Vec::new(),
         }
     }
 }
@@ -192,7 +196,8 @@ pub fn run_command_check(
         .base_environment
         .clone()
         .unwrap_or_else(|| std::env::vars_os().collect());
-    let environment = check_environment(&base_environment, &resolved_cwd);
+    let mut environment = check_environment(&base_environment, &resolved_cwd);
+    environment.extend(config.marker_environment.iter().cloned());
     let search_path = environment
         .iter()
         .find(|(name, _)| name == "PATH")

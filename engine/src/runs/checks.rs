@@ -38,7 +38,14 @@ fn scan(worktree: &std::path::Path, include_ignored: bool) -> Result<WorkspaceSn
 }
 
 /// Runs one command declaration and builds its evidence.
-fn run_one(declaration: &Declaration, worktree: &std::path::Path, run_id: &str, include_ignored: bool, transcript: Option<&Transcript>) -> Evidence {
+fn run_one(
+    declaration: &Declaration,
+    worktree: &std::path::Path,
+    run_id: &str,
+    include_ignored: bool,
+    transcript: Option<&Transcript>,
+    markers: &[(std::ffi::OsString, std::ffi::OsString)],
+) -> Evidence {
     let DeclarationKind::Command { program, args, cwd, relevant_paths, required_artifacts, include_ignored: own_ignored } = &declaration.kind else {
         unreachable!("only command checks run")
     };
@@ -49,7 +56,8 @@ fn run_one(declaration: &Declaration, worktree: &std::path::Path, run_id: &str, 
             transcript.check_output(bytes);
         }
     };
-    let outcome = run_command_check(&request, &RunnerConfig::default(), &mut sink);
+    let config = RunnerConfig { marker_environment: markers.to_vec(), ..RunnerConfig::default() };
+    let outcome = run_command_check(&request, &config, &mut sink);
     let now = now_millis();
     let after = scan(worktree, include_ignored || *own_ignored);
     let rules = path_rules(relevant_paths);
@@ -146,8 +154,12 @@ pub async fn run_declared_checks(
             let worktree = std::path::PathBuf::from(&run.worktree_path);
             let run_for_check = run_id.to_string();
             let transcript_for_check = transcript.clone();
+            let markers = vec![
+                (super::leftovers::SESSION_MARKER.into(), engine.config.paths.data_dir.clone().into_os_string()),
+                (super::leftovers::RUN_MARKER.into(), run_id.into()),
+            ];
             let evidence = tokio::task::spawn_blocking(move || {
-                run_one(&declaration, &worktree, &run_for_check, include_ignored, transcript_for_check.as_deref())
+                run_one(&declaration, &worktree, &run_for_check, include_ignored, transcript_for_check.as_deref(), &markers)
             })
             .await
             .map_err(|error| MissionError::Runtime(format!("a check panicked: {error}")))?;
@@ -165,6 +177,23 @@ pub async fn run_declared_checks(
     engine.runs.end_checks(run_id);
     outcome?;
     closing.map(|_| ())
+}
+
+/// Runs a mission's checks again after a restart interrupted them, holding the checkout
+/// claim while they run.
+pub async fn rerun_after_restart(engine: &Arc<Engine>, mission_id: &str, run_id: &str, purpose: &str) -> Result<(), EngineError> {
+    let mission = engine.missions.get(mission_id)?.ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
+    let run = mission.run.clone().ok_or_else(|| MissionError::RunMismatch("the mission has no run".into()))?;
+    let checkout = engine.checkouts.canonical_checkout(&run.worktree_path).map_err(MissionError::InvalidRepository)?;
+    let key = checkout.claim_key();
+    engine.claim_locks.acquire(&key).map_err(|error| MissionError::CheckoutClaimed(error.to_string()))?;
+    let transcript = super::transcript::Transcript::open(&super::start::transcript_path(engine, mission_id, run_id)).ok().map(Arc::new);
+    if let Some(transcript) = &transcript {
+        transcript.nagi("the server restarted while checks were running; running them again");
+    }
+    let outcome = run_declared_checks(engine, mission_id, run_id, purpose, transcript).await;
+    engine.claim_locks.release(&key);
+    outcome
 }
 
 fn describe(declaration: &Declaration) -> String {

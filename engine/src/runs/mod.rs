@@ -4,6 +4,8 @@
 pub mod checks;
 pub mod claims;
 pub mod launch;
+pub mod leftovers;
+pub mod recovery;
 pub mod registry;
 pub mod start;
 pub mod supervisor;

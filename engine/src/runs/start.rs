@@ -250,7 +250,7 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
             label: Some(format!("{mission_id} {}", run.run_id)),
             cwd: Some(run.worktree_path.clone()),
             command: Some(vec!["tail".into(), "-n".into(), "+1".into(), "-F".into(), transcript_file.display().to_string()]),
-            env: Default::default(),
+            env: [(super::leftovers::SESSION_MARKER.to_string(), engine.config.paths.data_dir.display().to_string())].into_iter().collect(),
             focus: false,
         })
         .map_err(|error| MissionError::ProviderStartFailed(format!("cannot open the run's pane: {error}")))?;
@@ -282,6 +282,9 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         initial_input,
         private_tmp,
     });
+    let mut plan = plan;
+    plan.spec.env.insert(super::leftovers::SESSION_MARKER.into(), engine.config.paths.data_dir.display().to_string());
+    plan.spec.env.insert(super::leftovers::RUN_MARKER.into(), run.run_id.clone());
     let mut enforcement = plan.enforcement.clone();
     if run.sandbox == SandboxGrant::ReadOnly && digest_at_start.is_none() {
         enforcement = enforcement.replace("+workspace_digest", "");

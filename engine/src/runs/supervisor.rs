@@ -17,6 +17,10 @@ use crate::mission::model::{RequestClass, SandboxGrant};
 use crate::mission::run::{self, ProviderRequest, TurnEnd};
 use crate::mission::{MissionError, MissionEvent};
 
+/// The turn a resumed session gets after a restart. It is not the mission prompt.
+pub const CONTINUE_AFTER_RESTART: &str = "The nagi server restarted while you were working on this mission, and your previous \
+turn was cut short. Re-read the workspace to see where you stopped, then continue the same mission. Do not start over.";
+
 /// What the supervisor knows about its run.
 #[derive(Clone)]
 pub struct RunContext {
@@ -127,6 +131,13 @@ async fn supervise(engine: &Arc<Engine>, context: &RunContext, mut handle: Provi
         match event {
             ProviderEvent::SessionBound { session_id } => {
                 context.transcript.nagi("the provider session is bound");
+                if context.recovered {
+                    // The provider process that was working died with the old server, and
+                    // with it any turn in flight. Ask the resumed session to carry on; the
+                    // mission prompt is not sent again.
+                    context.transcript.nagi("asking the resumed session to continue where it stopped");
+                    let _ = handle.commands.send(ProviderCommand::SendTurn(CONTINUE_AFTER_RESTART.into())).await;
+                }
                 let run_id = run_id.clone();
                 commit(engine, &mission_id, move |mission| run::on_session_bound(mission, &run_id, &session_id, now_millis())).await?;
             }

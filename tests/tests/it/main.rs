@@ -4,6 +4,7 @@
 mod durability;
 mod events;
 mod missions;
+mod recovery;
 mod runs;
 mod schema;
 mod server;

@@ -1,0 +1,58 @@
+//! Processes a previous server of this session left behind.
+//!
+//! Every process the server starts for a run — the provider, its descendants, check
+//! commands, the transcript pane's follower — carries `NAGI_SESSION_DIR=<session dir>` in
+//! its environment, and descendants inherit it however they detach. A server that died
+//! (SIGKILL, crash, power loss) cannot end them itself; the next server of the same
+//! session finds them by that marker at start-up, before it launches anything, and ends
+//! them, so no orphan survives a restart.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+pub const SESSION_MARKER: &str = "NAGI_SESSION_DIR";
+pub const RUN_MARKER: &str = "NAGI_RUN_ID";
+
+fn environment_has(pid: i32, needle: &[u8]) -> bool {
+    match std::fs::read(format!("/proc/{pid}/environ")) {
+        Ok(environ) => environ.split(|byte| *byte == 0).any(|entry| entry == needle),
+        Err(_) => false,
+    }
+}
+
+/// Pids of processes (other than this one) that carry this session's marker.
+pub fn marked_processes(session_dir: &Path) -> Vec<i32> {
+    let needle = format!("{SESSION_MARKER}={}", session_dir.display()).into_bytes();
+    let me = std::process::id() as i32;
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| *pid != me && environment_has(*pid, &needle))
+        .collect()
+}
+
+/// Ends every marked process of this session. Returns how many were found.
+pub fn end_leftovers(session_dir: &Path) -> usize {
+    let found = marked_processes(session_dir);
+    if found.is_empty() {
+        return 0;
+    }
+    tracing::warn!(count = found.len(), "ending processes a previous server of this session left behind");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let remaining = marked_processes(session_dir);
+        if remaining.is_empty() || Instant::now() > deadline {
+            break;
+        }
+        for pid in remaining {
+            // SAFETY: signalling a process that carries this session's marker.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+        // Reap what was ours (the subreaper may have inherited them).
+        crate::pane::reap_orphans();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    found.len()
+}

@@ -1,0 +1,216 @@
+//! Restart recovery (MISSIONS.md §9 and contract preface items 3 and 9), run once when the
+//! server starts, before it serves.
+//!
+//! For every mission the store says has a live run:
+//! - leftover processes of the previous server are ended first (`leftovers`);
+//! - a run still `preparing` (its session was never confirmed), or without a stored native
+//!   session, becomes `blocked` with a reason;
+//! - an `active` run with a stored session is resumed with an empty input (no prompt
+//!   replayed), under the sandbox it was started with (a cockpit consent survives);
+//! - its attention items are settled: open ones expire with a reason (the resumed provider
+//!   asks again if it still needs an answer, which reopens them), and ones whose response
+//!   was in flight become `reconciliation_required` (never retried automatically);
+//! - check runs that were in flight are run again;
+//! - claims of runs that are not resumed are released, and resumed runs take their OS lock
+//!   again.
+
+use std::sync::Arc;
+
+use nagi_schema::attention::AttentionFailureCodeV1;
+use nagi_schema::mission::MissionStatus;
+
+use super::claims::release_claim;
+use super::start::{LaunchRun, launch_run};
+use super::supervisor::commit;
+use crate::clock::now_millis;
+use crate::engine::Engine;
+use crate::errors::EngineError;
+use crate::mission::model::{AttemptState, AttentionLifecycle, Mission};
+use crate::mission::run::status_change;
+use crate::mission::MissionEvent;
+
+/// What recovery did (or, with `dry_run`, would do) for one mission.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RecoveryAction {
+    pub mission_id: String,
+    pub run_id: Option<String>,
+    /// `resume`, `block`, `rerun_checks` or `release_claim`.
+    pub action: String,
+    pub reason: String,
+}
+
+fn settle_attention(mission: &Mission, now: u64) -> Vec<MissionEvent> {
+    let mut events = Vec::new();
+    for item in mission.attention.values() {
+        match item.lifecycle {
+            AttentionLifecycle::Open if item.provider_request_key.is_some() => events.push(MissionEvent::AttentionClosed {
+                attention_id: item.attention_id.clone(),
+                expired: true,
+                actor: "nagi-recovery".into(),
+                reason: "the server restarted; the provider's pending request ended with its process. If the resumed provider still \
+                         needs a decision it asks again, and the item reopens"
+                    .into(),
+                at_millis: now,
+            }),
+            AttentionLifecycle::PendingResponse => {
+                if let Some(attempt) = item.attempts.last() {
+                    events.push(MissionEvent::ResponseSettled {
+                        attention_id: item.attention_id.clone(),
+                        attempt: attempt.attempt,
+                        state: AttemptState::DeliveryUnknown { code: AttentionFailureCodeV1::TransportClosed },
+                        at_millis: now,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    events
+}
+
+/// Decides what to do with one mission that had a live run. Pure.
+pub fn plan_for(mission: &Mission) -> RecoveryAction {
+    let run = mission.run.as_ref();
+    let run_id = run.map(|run| run.run_id.clone());
+    let action = |action: &str, reason: &str| RecoveryAction {
+        mission_id: mission.mission_id.clone(),
+        run_id: run_id.clone(),
+        action: action.into(),
+        reason: reason.into(),
+    };
+    if let Some(checks) = &mission.checks_in_flight
+        && matches!(mission.status, MissionStatus::ReviewRequired | MissionStatus::ReadyToClose)
+    {
+        return action("rerun_checks", &format!("its {} checks were running when the server stopped", checks.purpose));
+    }
+    match (mission.status, run) {
+        (MissionStatus::Preparing, _) => action("block", "the server restarted before the provider confirmed its session"),
+        (MissionStatus::Active, Some(run)) if run.provider_session_id.is_none() => {
+            action("block", "the server restarted and the run has no provider session to resume")
+        }
+        (MissionStatus::Active, Some(_)) => action("resume", "the provider session is resumed read-only, without replaying its prompt"),
+        _ => action("release_claim", "the run is no longer live"),
+    }
+}
+
+/// What recovery would do, without doing it (`nagi mission recover --dry-run`): reads the
+/// session's database without opening a writer.
+pub fn recovery_plan(database: &std::path::Path) -> Result<Vec<RecoveryAction>, EngineError> {
+    let docs = nagi_store::read_existing(database, |reader| reader.live_run_mission_docs())?;
+    docs.iter()
+        .map(|doc| {
+            serde_json::from_str::<Mission>(doc)
+                .map(|mission| plan_for(&mission))
+                .map_err(|error| crate::mission::MissionError::Runtime(format!("a stored mission cannot be read: {error}")).into())
+        })
+        .collect()
+}
+
+/// Reconciles every run the store says was live. Called before the socket is bound.
+pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, EngineError> {
+    let session_dir = engine.config.paths.data_dir.clone();
+    tokio::task::spawn_blocking(move || super::leftovers::end_leftovers(&session_dir))
+        .await
+        .map_err(|error| crate::mission::MissionError::Runtime(error.to_string()))?;
+    let missions = engine.missions.missions_with_live_runs()?;
+    let mut actions = Vec::new();
+    let mut launches = Vec::new();
+    for mission in missions {
+        let plan = plan_for(&mission);
+        let mission_id = mission.mission_id.clone();
+        let now = now_millis();
+        let attention_events = settle_attention(&mission, now);
+        match plan.action.as_str() {
+            "resume" => {
+                let run = mission.run.clone().expect("a resumable mission has a run");
+                commit(engine, &mission_id, move |_| attention_events).await?;
+                launches.push((mission_id, run));
+            }
+            "rerun_checks" => {
+                let run_id = mission.run.as_ref().map(|run| run.run_id.clone()).unwrap_or_default();
+                let purpose = mission.checks_in_flight.as_ref().map(|checks| checks.purpose.clone()).unwrap_or_default();
+                let finished = MissionEvent::ChecksFinished { run_id: run_id.clone(), at_millis: now };
+                commit(engine, &mission_id, move |_| {
+                    let mut events = attention_events;
+                    events.push(finished);
+                    events
+                })
+                .await?;
+                let engine = engine.clone();
+                tokio::spawn(async move {
+                    if let Err(error) = super::checks::rerun_after_restart(&engine, &mission_id, &run_id, &purpose).await {
+                        tracing::warn!(%mission_id, %error, "re-running interrupted checks failed");
+                    }
+                });
+            }
+            "block" => {
+                let reason = plan.reason.clone();
+                commit(engine, &mission_id, move |mission| {
+                    let mut events = attention_events;
+                    events.extend(status_change(mission, MissionStatus::Blocked, reason, Some("blocked by recovery".into()), now));
+                    events
+                })
+                .await?;
+            }
+            _ => {}
+        }
+        actions.push(plan);
+    }
+    release_stale_claims(engine, &launches.iter().map(|(_, run)| run.run_id.clone()).collect::<Vec<_>>()).await?;
+    for (mission_id, run) in launches {
+        resume(engine, &mission_id, run).await;
+    }
+    Ok(actions)
+}
+
+/// Releases every stored claim whose run is not about to be resumed.
+async fn release_stale_claims(engine: &Arc<Engine>, resumed_runs: &[String]) -> Result<(), EngineError> {
+    let claims = engine.missions.read(|reader| reader.claims())?;
+    for claim in claims {
+        // Re-run checks take the claim again themselves.
+        if !resumed_runs.contains(&claim.run_id) {
+            release_claim(engine, &claim.mission_id, &claim.run_id, &claim.checkout_key).await?;
+        }
+    }
+    Ok(())
+}
+
+async fn resume(engine: &Arc<Engine>, mission_id: &str, run: crate::mission::model::Run) {
+    let checkout = engine.checkouts.canonical_checkout(&run.worktree_path);
+    let claim_key = match &checkout {
+        Ok(checkout) => checkout.claim_key(),
+        Err(_) => String::new(),
+    };
+    let outcome = async {
+        let checkout = checkout.map_err(crate::mission::MissionError::InvalidRepository)?;
+        engine
+            .claim_locks
+            .acquire(&checkout.claim_key())
+            .map_err(|error| crate::mission::MissionError::CheckoutClaimed(error.to_string()))?;
+        launch_run(
+            engine,
+            LaunchRun {
+                mission_id: mission_id.to_string(),
+                run: run.clone(),
+                claim_key: checkout.claim_key(),
+                resolved: None,
+                resume_session_id: run.provider_session_id.clone(),
+                initial_input: None,
+                recovered: true,
+            },
+        )
+        .await
+    }
+    .await;
+    if let Err(error) = outcome {
+        let reason = format!("the run could not be resumed after the restart: {error}");
+        tracing::warn!(%mission_id, %reason);
+        let _ = commit(engine, mission_id, move |mission| {
+            status_change(mission, MissionStatus::Blocked, reason, Some("blocked by recovery".into()), now_millis())
+        })
+        .await;
+        if !claim_key.is_empty() {
+            let _ = release_claim(engine, mission_id, &run.run_id, &claim_key).await;
+        }
+    }
+}
