@@ -40,7 +40,9 @@ pub struct HandoffArtifactConfig {
 
 impl Default for HandoffArtifactConfig {
     fn default() -> HandoffArtifactConfig {
-        HandoffArtifactConfig { warnings: default_warnings() }
+        HandoffArtifactConfig {
+            warnings: default_warnings(),
+        }
     }
 }
 
@@ -68,11 +70,18 @@ pub fn provider_slug(provider: MissionProvider) -> &'static str {
 /// run, and a target other than its provider. Returns the source run.
 pub fn check_handoff_preconditions(mission: &Mission, target: MissionProvider) -> Result<&Run, HandoffError> {
     if !run_can_follow(mission.status) {
-        return Err(HandoffError::InvalidState { mission_id: mission.mission_id.clone(), status: mission.status.as_str().to_string() });
+        return Err(HandoffError::InvalidState {
+            mission_id: mission.mission_id.clone(),
+            status: mission.status.as_str().to_string(),
+        });
     }
-    let run = mission.run.as_ref().ok_or_else(|| HandoffError::NoRun { mission_id: mission.mission_id.clone() })?;
+    let run = mission.run.as_ref().ok_or_else(|| HandoffError::NoRun {
+        mission_id: mission.mission_id.clone(),
+    })?;
     if run.provider == target {
-        return Err(HandoffError::SameProvider { provider: target.as_str().to_string() });
+        return Err(HandoffError::SameProvider {
+            provider: target.as_str().to_string(),
+        });
     }
     Ok(run)
 }
@@ -91,7 +100,9 @@ pub fn build_handoff_artifact(
     let (decisions, left_out_decisions) = decisions(mission);
     let mut warnings = config.warnings.clone();
     if left_out_decisions > 0 {
-        warnings.push(format!("{left_out_decisions} further attention decision(s) were left out; the artifact lists {MAX_DECISIONS}."));
+        warnings.push(format!(
+            "{left_out_decisions} further attention decision(s) were left out; the artifact lists {MAX_DECISIONS}."
+        ));
     }
     warnings.truncate(MAX_WARNINGS);
     let mut artifact = MissionHandoffArtifactV1 {
@@ -121,7 +132,11 @@ pub fn build_handoff_artifact(
         diff: MissionHandoffDiffV1 {
             workspace_digest: diff.workspace_digest.clone(),
             dirty: diff.dirty,
-            changed_paths: diff.changed_paths.iter().map(|path| redacted_within(path, MAX_CHANGED_PATH_CHARS)).collect(),
+            changed_paths: diff
+                .changed_paths
+                .iter()
+                .map(|path| redacted_within(path, MAX_CHANGED_PATH_CHARS))
+                .collect(),
             stat: redacted_stat(&diff.stat, &diff.changed_paths),
         },
         decisions,
@@ -137,7 +152,9 @@ pub fn build_handoff_artifact(
 /// in the wire types' field order.
 pub fn handoff_artifact_sha256(artifact: &MissionHandoffArtifactV1) -> Result<String, HandoffError> {
     let value = serde_json::to_value(artifact).map_err(|error| HandoffError::Serialization { detail: error.to_string() })?;
-    artifact_sha256_of_value(&value).ok_or_else(|| HandoffError::Serialization { detail: "the artifact is not a JSON object".into() })
+    artifact_sha256_of_value(&value).ok_or_else(|| HandoffError::Serialization {
+        detail: "the artifact is not a JSON object".into(),
+    })
 }
 
 /// The latest response attempt of every attention item that has one, in attention-id order;
@@ -179,8 +196,9 @@ fn truncate_chars(text: &str, max_chars: usize) -> Cow<'_, str> {
     }
 }
 
-/// Redacts the diff stat. Git shortens long names in a stat (`.../tail/of/the/path`), which
-/// can cut a secret in a path name below the length a redaction rule recognises; so every
+/// Redacts the diff stat. Git shortens long names in a stat to their end behind `...`
+/// (`.../of/the/path`, or mid-name `...end_of_name.txt`), which can cut a secret in a path
+/// name below the length a redaction rule recognises; so every
 /// stat line naming a path whose name needed redaction is rewritten with the redacted full
 /// name first, then the whole text is redacted, then it is cut to [`MAX_STAT_CHARS`].
 fn redacted_stat(stat: &str, raw_changed_paths: &[String]) -> String {
@@ -194,7 +212,10 @@ fn redacted_stat(stat: &str, raw_changed_paths: &[String]) -> String {
     let rewritten: String = if sensitive.is_empty() {
         stat.to_string()
     } else {
-        stat.split('\n').map(|line| rewrite_stat_line(line, &sensitive)).collect::<Vec<_>>().join("\n")
+        stat.split('\n')
+            .map(|line| rewrite_stat_line(line, &sensitive))
+            .collect::<Vec<_>>()
+            .join("\n")
     };
     let redacted = redact(&rewritten);
     if redacted.chars().count() <= MAX_STAT_CHARS {
@@ -205,9 +226,11 @@ fn redacted_stat(stat: &str, raw_changed_paths: &[String]) -> String {
 }
 
 fn rewrite_stat_line<'a>(line: &'a str, sensitive: &[(&str, String)]) -> Cow<'a, str> {
-    let Some((name_part, rest)) = line.split_once(" | ") else { return Cow::Borrowed(line) };
+    let Some((name_part, rest)) = line.split_once(" | ") else {
+        return Cow::Borrowed(line);
+    };
     let name = name_part.trim();
-    let shortened_tail = name.strip_prefix(".../");
+    let shortened_tail = name.strip_prefix("...");
     let matched = sensitive.iter().find(|(raw, _)| match shortened_tail {
         Some(tail) => raw.ends_with(tail),
         None => *raw == name,

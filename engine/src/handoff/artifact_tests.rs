@@ -15,40 +15,82 @@ fn build(mission: &Mission, target: MissionProvider, diff: &HandoffDiff) -> Miss
 #[test]
 fn the_contract_vector_reproduces_through_the_builder() {
     let artifact = build(&vector_mission(), MissionProvider::ClaudeCode, &vector_diff());
-    assert_eq!(artifact.artifact_sha256, "e6198507e9979a931ecba061fa89f0daeb282d0851704f97407112841f55eb29");
+    assert_eq!(
+        artifact.artifact_sha256,
+        "e6198507e9979a931ecba061fa89f0daeb282d0851704f97407112841f55eb29"
+    );
     assert_eq!(artifact.suggested_run_id, "handoff-claude-c2badee0ff4f");
-    let blank = MissionHandoffArtifactV1 { artifact_sha256: String::new(), ..artifact };
+    let blank = MissionHandoffArtifactV1 {
+        artifact_sha256: String::new(),
+        ..artifact
+    };
     assert_eq!(serde_json::to_string(&blank).unwrap(), VECTOR_JSON);
 }
 
 #[test]
 fn suggested_run_ids_follow_the_contract_examples_and_slugs() {
-    let other_workspace = HandoffDiff { workspace_digest: "a".repeat(64), ..vector_diff() };
-    assert_eq!(build(&vector_mission(), MissionProvider::ClaudeCode, &other_workspace).suggested_run_id, "handoff-claude-cddfb9e2f410");
-    for (target, slug) in [(MissionProvider::ClaudeCode, "claude"), (MissionProvider::OpenCode, "opencode"), (MissionProvider::Acp, "acp")] {
+    let other_workspace = HandoffDiff {
+        workspace_digest: "a".repeat(64),
+        ..vector_diff()
+    };
+    assert_eq!(
+        build(&vector_mission(), MissionProvider::ClaudeCode, &other_workspace).suggested_run_id,
+        "handoff-claude-cddfb9e2f410"
+    );
+    for (target, slug) in [
+        (MissionProvider::ClaudeCode, "claude"),
+        (MissionProvider::OpenCode, "opencode"),
+        (MissionProvider::Acp, "acp"),
+    ] {
         let id = build(&vector_mission(), target, &vector_diff()).suggested_run_id;
-        assert!(id.starts_with(&format!("handoff-{slug}-")) && id.len() == "handoff-".len() + slug.len() + 13, "{id}");
+        assert!(
+            id.starts_with(&format!("handoff-{slug}-")) && id.len() == "handoff-".len() + slug.len() + 13,
+            "{id}"
+        );
     }
     let mut from_claude = vector_mission();
     from_claude.run.as_mut().unwrap().provider = MissionProvider::ClaudeCode;
-    assert!(build(&from_claude, MissionProvider::Codex, &vector_diff()).suggested_run_id.starts_with("handoff-codex-"));
+    assert!(
+        build(&from_claude, MissionProvider::Codex, &vector_diff())
+            .suggested_run_id
+            .starts_with("handoff-codex-")
+    );
 }
 
 #[test]
 fn preconditions_are_checked_in_contract_order() {
     let mut mission = vector_mission();
-    for status in [MissionStatus::Draft, MissionStatus::Preparing, MissionStatus::Active, MissionStatus::Archived] {
+    for status in [
+        MissionStatus::Draft,
+        MissionStatus::Preparing,
+        MissionStatus::Active,
+        MissionStatus::Archived,
+    ] {
         mission.status = status;
         let error = build_handoff_artifact(&mission, MissionProvider::ClaudeCode, 1, &vector_diff(), &vector_config()).unwrap_err();
         assert!(matches!(error, HandoffError::InvalidState { .. }), "{status:?}");
     }
-    for status in [MissionStatus::Blocked, MissionStatus::Failed, MissionStatus::ReviewRequired, MissionStatus::ReadyToClose] {
+    for status in [
+        MissionStatus::Blocked,
+        MissionStatus::Failed,
+        MissionStatus::ReviewRequired,
+        MissionStatus::ReadyToClose,
+    ] {
         mission.status = status;
-        assert!(check_handoff_preconditions(&mission, MissionProvider::ClaudeCode).is_ok(), "{status:?}");
+        assert!(
+            check_handoff_preconditions(&mission, MissionProvider::ClaudeCode).is_ok(),
+            "{status:?}"
+        );
     }
-    assert!(matches!(check_handoff_preconditions(&mission, MissionProvider::Codex), Err(HandoffError::SameProvider { .. })));
+    assert!(matches!(
+        check_handoff_preconditions(&mission, MissionProvider::Codex),
+        Err(HandoffError::SameProvider { .. })
+    ));
     mission.run = None;
-    assert!(matches!(check_handoff_preconditions(&mission, MissionProvider::ClaudeCode), Err(HandoffError::NoRun { .. })));
+    assert!(matches!(
+        check_handoff_preconditions(&mission, MissionProvider::ClaudeCode),
+        Err(HandoffError::NoRun { .. })
+    ));
 }
 
 fn with_decision(mission: Mission, attention_id: &str, decision: AttentionDecisionV1, actor: &str) -> Mission {
@@ -61,22 +103,75 @@ fn with_decision(mission: Mission, attention_id: &str, decision: AttentionDecisi
         requested_at_millis: 300,
         updated_at_millis: 300,
     };
-    crate::mission::apply::apply(Some(mission), &MissionEvent::ResponseRequested { attention_id: attention_id.into(), attempt, at_millis: 300 })
+    crate::mission::apply::apply(
+        Some(mission),
+        &MissionEvent::ResponseRequested {
+            attention_id: attention_id.into(),
+            attempt,
+            at_millis: 300,
+        },
+    )
 }
 
 #[test]
 fn every_input_of_the_digest_changes_it_and_nothing_else_does() {
     let mission = vector_mission();
     let baseline = build(&mission, MissionProvider::ClaudeCode, &vector_diff());
-    assert_eq!(build(&mission, MissionProvider::ClaudeCode, &vector_diff()), baseline, "stable when nothing changed");
+    assert_eq!(
+        build(&mission, MissionProvider::ClaudeCode, &vector_diff()),
+        baseline,
+        "stable when nothing changed"
+    );
 
-    let mut variants: Vec<(&str, MissionHandoffArtifactV1)> = Vec::new();
-    variants.push(("target", build(&mission, MissionProvider::OpenCode, &vector_diff())));
-    variants.push(("generated_at", build_handoff_artifact(&mission, MissionProvider::ClaudeCode, 101, &vector_diff(), &vector_config()).unwrap()));
-    variants.push(("head", build(&mission, MissionProvider::ClaudeCode, &HandoffDiff { head_revision: "d".repeat(40), ..vector_diff() })));
-    variants.push(("paths", build(&mission, MissionProvider::ClaudeCode, &HandoffDiff { changed_paths: vec!["src/main.rs".into()], ..vector_diff() })));
-    variants.push(("stat", build(&mission, MissionProvider::ClaudeCode, &HandoffDiff { stat: " src/lib.rs | 3 ++-".into(), ..vector_diff() })));
-    variants.push(("dirty", build(&mission, MissionProvider::ClaudeCode, &HandoffDiff { dirty: false, ..vector_diff() })));
+    let mut variants: Vec<(&str, MissionHandoffArtifactV1)> = vec![("target", build(&mission, MissionProvider::OpenCode, &vector_diff()))];
+    variants.push((
+        "generated_at",
+        build_handoff_artifact(&mission, MissionProvider::ClaudeCode, 101, &vector_diff(), &vector_config()).unwrap(),
+    ));
+    variants.push((
+        "head",
+        build(
+            &mission,
+            MissionProvider::ClaudeCode,
+            &HandoffDiff {
+                head_revision: "d".repeat(40),
+                ..vector_diff()
+            },
+        ),
+    ));
+    variants.push((
+        "paths",
+        build(
+            &mission,
+            MissionProvider::ClaudeCode,
+            &HandoffDiff {
+                changed_paths: vec!["src/main.rs".into()],
+                ..vector_diff()
+            },
+        ),
+    ));
+    variants.push((
+        "stat",
+        build(
+            &mission,
+            MissionProvider::ClaudeCode,
+            &HandoffDiff {
+                stat: " src/lib.rs | 3 ++-".into(),
+                ..vector_diff()
+            },
+        ),
+    ));
+    variants.push((
+        "dirty",
+        build(
+            &mission,
+            MissionProvider::ClaudeCode,
+            &HandoffDiff {
+                dirty: false,
+                ..vector_diff()
+            },
+        ),
+    ));
     let mut touched = mission.clone();
     touched.updated_at_millis += 1;
     variants.push(("updated_at", build(&touched, MissionProvider::ClaudeCode, &vector_diff())));
@@ -124,7 +219,9 @@ fn decisions_take_each_items_latest_attempt_in_id_order() {
         &MissionEvent::ResponseSettled {
             attention_id: "attention:b".into(),
             attempt: 1,
-            state: crate::mission::model::AttemptState::DefinitelyNotApplied { code: AttentionFailureCodeV1::Timeout },
+            state: crate::mission::model::AttemptState::DefinitelyNotApplied {
+                code: AttentionFailureCodeV1::Timeout,
+            },
             at_millis: 310,
         },
     );
@@ -133,12 +230,22 @@ fn decisions_take_each_items_latest_attempt_in_id_order() {
     let summary: Vec<(&str, AttentionDecisionV1, nagi_schema::handoff::MissionHandoffDecisionStateV1, u64)> = artifact
         .decisions
         .iter()
-        .map(|decision| (decision.attention_id.as_str(), decision.decision, decision.state, decision.updated_at_millis))
+        .map(|decision| {
+            (
+                decision.attention_id.as_str(),
+                decision.decision,
+                decision.state,
+                decision.updated_at_millis,
+            )
+        })
         .collect();
     use nagi_schema::handoff::MissionHandoffDecisionStateV1 as State;
     assert_eq!(
         summary,
-        [("attention:a", AttentionDecisionV1::ApproveForSession, State::Requested, 300), ("attention:b", AttentionDecisionV1::Deny, State::Failed, 310)]
+        [
+            ("attention:a", AttentionDecisionV1::ApproveForSession, State::Requested, 300),
+            ("attention:b", AttentionDecisionV1::Deny, State::Failed, 310)
+        ]
     );
 }
 
@@ -159,7 +266,12 @@ pub(crate) fn secret_mission() -> Mission {
         PLANTED_SECRETS[0], PLANTED_SECRETS[1], PLANTED_SECRETS[4], PLANTED_SECRETS[3], PLANTED_SECRETS[5]
     );
     mission.criteria[0].description = format!("Works with {} and Authorization: Bearer {}", PLANTED_SECRETS[2], PLANTED_SECRETS[6]);
-    with_decision(mission, "attention:1", AttentionDecisionV1::ApproveOnce, &format!("token={}", PLANTED_SECRETS[1]))
+    with_decision(
+        mission,
+        "attention:1",
+        AttentionDecisionV1::ApproveOnce,
+        &format!("token={}", PLANTED_SECRETS[1]),
+    )
 }
 
 pub(crate) fn secret_diff() -> HandoffDiff {
@@ -171,7 +283,7 @@ pub(crate) fn secret_diff() -> HandoffDiff {
         dirty: true,
         changed_paths: vec![format!("config/{}.env", PLANTED_SECRETS[2]), long_path, "src/lib.rs".into()],
         stat: format!(
-            " config/{}.env | 1 +\n .../shorten/in/the/stat/output/{}.txt | 2 +-\n .../{}.txt | 1 +\n src/lib.rs | 2 +-\n 3 files changed\npassword={}",
+            " config/{}.env | 1 +\n .../shorten/in/the/stat/output/{}.txt | 2 +-\n ...{}.txt | 1 +\n src/lib.rs | 2 +-\n 3 files changed\npassword={}",
             PLANTED_SECRETS[2],
             PLANTED_SECRETS[1],
             &PLANTED_SECRETS[1][20..],
@@ -190,9 +302,16 @@ fn planted_secrets_never_reach_the_artifact_or_the_prompt() {
         assert!(!prompt.contains(secret), "{secret} leaked into the prompt: {prompt}");
     }
     let shortened_fragment = &PLANTED_SECRETS[1][20..];
-    assert!(!serialised.contains(shortened_fragment), "a shortened stat name leaked a fragment: {}", artifact.diff.stat);
+    assert!(
+        !serialised.contains(shortened_fragment),
+        "a shortened stat name leaked a fragment: {}",
+        artifact.diff.stat
+    );
     assert!(artifact.objective.starts_with("Fix login with key [REDACTED]"));
-    assert!(artifact.diff.changed_paths.contains(&"src/lib.rs".to_string()), "normal paths are kept");
+    assert!(
+        artifact.diff.changed_paths.contains(&"src/lib.rs".to_string()),
+        "normal paths are kept"
+    );
     assert!(artifact.diff.stat.contains(" src/lib.rs | 2 +-"), "normal stat lines are kept");
     assert_eq!(artifact.decisions[0].actor_id, "token=[REDACTED]");
 }
@@ -201,7 +320,11 @@ fn planted_secrets_never_reach_the_artifact_or_the_prompt() {
 fn long_fields_are_cut_to_their_schema_limits() {
     let mut mission = vector_mission();
     mission.objective = "é".repeat(8192);
-    let diff = HandoffDiff { stat: "x".repeat(40_000), changed_paths: vec!["p".repeat(4096)], ..vector_diff() };
+    let diff = HandoffDiff {
+        stat: "x".repeat(40_000),
+        changed_paths: vec!["p".repeat(4096)],
+        ..vector_diff()
+    };
     let artifact = build(&mission, MissionProvider::ClaudeCode, &diff);
     assert_eq!(artifact.objective.chars().count(), 8192);
     assert_eq!(artifact.diff.stat.chars().count(), MAX_STAT_CHARS);
@@ -213,9 +336,22 @@ fn long_fields_are_cut_to_their_schema_limits() {
 fn the_default_warnings_are_three_short_advisories() {
     let warnings = default_warnings();
     assert_eq!(warnings.len(), 3);
-    assert!(warnings.iter().all(|warning| !warning.is_empty() && warning.chars().count() <= 1024));
-    let artifact = build_handoff_artifact(&vector_mission(), MissionProvider::ClaudeCode, 100, &vector_diff(), &HandoffArtifactConfig::default())
-        .unwrap();
+    assert!(
+        warnings
+            .iter()
+            .all(|warning| !warning.is_empty() && warning.chars().count() <= 1024)
+    );
+    let artifact = build_handoff_artifact(
+        &vector_mission(),
+        MissionProvider::ClaudeCode,
+        100,
+        &vector_diff(),
+        &HandoffArtifactConfig::default(),
+    )
+    .unwrap();
     assert_eq!(artifact.warnings, warnings);
-    assert_ne!(artifact.artifact_sha256, "e6198507e9979a931ecba061fa89f0daeb282d0851704f97407112841f55eb29");
+    assert_ne!(
+        artifact.artifact_sha256,
+        "e6198507e9979a931ecba061fa89f0daeb282d0851704f97407112841f55eb29"
+    );
 }

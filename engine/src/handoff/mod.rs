@@ -14,8 +14,7 @@ pub mod start;
 mod test_support;
 
 pub use artifact::{
-    HandoffArtifactConfig, build_handoff_artifact, check_handoff_preconditions, default_warnings, handoff_artifact_sha256,
-    provider_slug,
+    HandoffArtifactConfig, build_handoff_artifact, check_handoff_preconditions, default_warnings, handoff_artifact_sha256, provider_slug,
 };
 pub use error::HandoffError;
 pub use prompt::{handoff_prompt, mission_prompt};

@@ -50,7 +50,11 @@ pub fn handoff_prompt(artifact: &MissionHandoffArtifactV1) -> String {
     prompt.push_str("\nWorkspace at handoff:\n");
     let _ = writeln!(prompt, "- base revision: {}", artifact.base_revision);
     let _ = writeln!(prompt, "- head revision: {}", artifact.head_revision);
-    let _ = writeln!(prompt, "- uncommitted or committed changes since the base: {}", if artifact.diff.dirty { "yes" } else { "no" });
+    let _ = writeln!(
+        prompt,
+        "- uncommitted or committed changes since the base: {}",
+        if artifact.diff.dirty { "yes" } else { "no" }
+    );
     let _ = writeln!(prompt, "- workspace digest: {}", artifact.diff.workspace_digest);
     if artifact.diff.changed_paths.is_empty() {
         prompt.push_str("- changed paths: none\n");
@@ -86,7 +90,12 @@ pub fn handoff_prompt(artifact: &MissionHandoffArtifactV1) -> String {
                 MissionCheckKindV1::Manual => "manual",
             };
             let required = if check.required { "required" } else { "optional" };
-            let _ = writeln!(prompt, "- {} ({kind}, {required}): {}", check.check_id, check_status_words(check.status));
+            let _ = writeln!(
+                prompt,
+                "- {} ({kind}, {required}): {}",
+                check.check_id,
+                check_status_words(check.status)
+            );
         }
     }
 
@@ -141,7 +150,10 @@ mod tests {
     fn the_mission_prompt_has_the_objective_verbatim_and_numbered_criteria() {
         let mut mission = vector_mission();
         mission.objective = "Fix login\n  keep `redirect` intact".into();
-        mission.criteria.push(crate::mission::model::Criterion { criterion_id: "x".into(), description: "No regression".into() });
+        mission.criteria.push(crate::mission::model::Criterion {
+            criterion_id: "x".into(),
+            description: "No regression".into(),
+        });
         let prompt = mission_prompt(&mission);
         assert!(prompt.starts_with("Objective:\nFix login\n  keep `redirect` intact\n\nAcceptance criteria:\n"));
         assert!(prompt.contains("1. Redirect test passes\n2. No regression\n"));

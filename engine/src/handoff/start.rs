@@ -59,10 +59,15 @@ pub fn precheck_handoff_start(
     {
         return Ok(HandoffStartPrecheck::AlreadyStarted);
     }
-    let run = mission.run.as_ref().ok_or_else(|| HandoffError::NoRun { mission_id: mission.mission_id.clone() })?;
+    let run = mission.run.as_ref().ok_or_else(|| HandoffError::NoRun {
+        mission_id: mission.mission_id.clone(),
+    })?;
     if run.execute_project_recipe && authority == HandoffAuthority::PublicSocket {
         return Err(HandoffError::ConsentRequired {
-            detail: format!("run {} used the project recipe; continuing it needs consent in the local cockpit", run.run_id),
+            detail: format!(
+                "run {} used the project recipe; continuing it needs consent in the local cockpit",
+                run.run_id
+            ),
         });
     }
     Ok(HandoffStartPrecheck::Rebuild)
@@ -74,33 +79,44 @@ pub fn confirm_rebuilt_artifact(rebuilt: &MissionHandoffArtifactV1, supplied_art
         return Ok(());
     }
     Err(HandoffError::ArtifactChanged {
-        detail: format!("the inspected artifact was {supplied_artifact_sha256}, the mission and workspace now give {}", rebuilt.artifact_sha256),
+        detail: format!(
+            "the inspected artifact was {supplied_artifact_sha256}, the mission and workspace now give {}",
+            rebuilt.artifact_sha256
+        ),
     })
 }
 
 /// Step 10 against the mission as the write job reads it: the durable `RunContinued` that
 /// makes the artifact's suggested run the current run (§6.7).
-pub fn decide_run_continued(
-    mission: &Mission,
-    artifact: &MissionHandoffArtifactV1,
-    now_millis: u64,
-) -> Result<MissionEvent, HandoffError> {
+pub fn decide_run_continued(mission: &Mission, artifact: &MissionHandoffArtifactV1, now_millis: u64) -> Result<MissionEvent, HandoffError> {
     if artifact.mission_id != mission.mission_id {
-        return Err(HandoffError::ArtifactChanged { detail: format!("the artifact belongs to mission {}", artifact.mission_id) });
+        return Err(HandoffError::ArtifactChanged {
+            detail: format!("the artifact belongs to mission {}", artifact.mission_id),
+        });
     }
     if !run_can_follow(mission.status) {
-        return Err(HandoffError::InvalidState { mission_id: mission.mission_id.clone(), status: mission.status.as_str().to_string() });
+        return Err(HandoffError::InvalidState {
+            mission_id: mission.mission_id.clone(),
+            status: mission.status.as_str().to_string(),
+        });
     }
     let unresolved = mission.unresolved_attention_count();
     if unresolved > 0 {
         return Err(HandoffError::AttentionUnresolved { count: unresolved });
     }
-    let source = mission.run.as_ref().ok_or_else(|| HandoffError::NoRun { mission_id: mission.mission_id.clone() })?;
+    let source = mission.run.as_ref().ok_or_else(|| HandoffError::NoRun {
+        mission_id: mission.mission_id.clone(),
+    })?;
     if source.run_id != artifact.source_run_id {
-        return Err(HandoffError::RunMismatch { artifact_run_id: artifact.source_run_id.clone(), current_run_id: source.run_id.clone() });
+        return Err(HandoffError::RunMismatch {
+            artifact_run_id: artifact.source_run_id.clone(),
+            current_run_id: source.run_id.clone(),
+        });
     }
     if artifact.target_provider == source.provider {
-        return Err(HandoffError::SameProvider { provider: source.provider.as_str().to_string() });
+        return Err(HandoffError::SameProvider {
+            provider: source.provider.as_str().to_string(),
+        });
     }
     let run_id = &artifact.suggested_run_id;
     if *run_id == source.run_id || mission.run_history.iter().any(|earlier| earlier.run_id == *run_id) {
@@ -129,7 +145,11 @@ pub fn decide_run_continued(
         ended_at_millis: None,
         outcome: None,
     };
-    Ok(MissionEvent::RunContinued { source_run_id: source.run_id.clone(), run, at_millis: now_millis })
+    Ok(MissionEvent::RunContinued {
+        source_run_id: source.run_id.clone(),
+        run,
+        at_millis: now_millis,
+    })
 }
 
 #[cfg(test)]

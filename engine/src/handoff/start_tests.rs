@@ -23,10 +23,26 @@ fn a_successful_continuation_copies_the_source_run_as_the_contract_says() {
     let mut mission = vector_mission();
     mission.run.as_mut().unwrap().execute_declared_checks = true;
     let artifact = artifact(&mission, MissionProvider::ClaudeCode);
-    assert_eq!(precheck_handoff_start(&mission, MissionProvider::ClaudeCode, &artifact.artifact_sha256, HandoffAuthority::PublicSocket, &NoLiveRuns), Ok(HandoffStartPrecheck::Rebuild));
+    assert_eq!(
+        precheck_handoff_start(
+            &mission,
+            MissionProvider::ClaudeCode,
+            &artifact.artifact_sha256,
+            HandoffAuthority::PublicSocket,
+            &NoLiveRuns
+        ),
+        Ok(HandoffStartPrecheck::Rebuild)
+    );
     assert_eq!(confirm_rebuilt_artifact(&artifact, &artifact.artifact_sha256), Ok(()));
     let event = decide_run_continued(&mission, &artifact, 500).unwrap();
-    let MissionEvent::RunContinued { source_run_id, run, at_millis } = &event else { panic!("run continued") };
+    let MissionEvent::RunContinued {
+        source_run_id,
+        run,
+        at_millis,
+    } = &event
+    else {
+        panic!("run continued")
+    };
     assert_eq!((source_run_id.as_str(), *at_millis), ("run-codex", 500));
     assert_eq!(run.run_id, artifact.suggested_run_id);
     assert_eq!(run.provider, MissionProvider::ClaudeCode);
@@ -41,12 +57,27 @@ fn a_successful_continuation_copies_the_source_run_as_the_contract_says() {
     let continued = apply(Some(mission), &event);
     assert_eq!(continued.status, MissionStatus::Preparing);
     assert_eq!(continued.run_history.last().unwrap().run_id, "run-codex");
-    assert_eq!(continued.run_history.last().unwrap().provider_session_id.as_deref(), Some("thread-1"));
+    assert_eq!(
+        continued.run_history.last().unwrap().provider_session_id.as_deref(),
+        Some("thread-1")
+    );
 
     // The same request again while the continuation is live is an idempotent success.
-    let retry = precheck_handoff_start(&continued, MissionProvider::ClaudeCode, &artifact.artifact_sha256, HandoffAuthority::PublicSocket, &AllLive);
+    let retry = precheck_handoff_start(
+        &continued,
+        MissionProvider::ClaudeCode,
+        &artifact.artifact_sha256,
+        HandoffAuthority::PublicSocket,
+        &AllLive,
+    );
     assert_eq!(retry, Ok(HandoffStartPrecheck::AlreadyStarted));
-    let not_live = precheck_handoff_start(&continued, MissionProvider::ClaudeCode, &artifact.artifact_sha256, HandoffAuthority::PublicSocket, &NoLiveRuns);
+    let not_live = precheck_handoff_start(
+        &continued,
+        MissionProvider::ClaudeCode,
+        &artifact.artifact_sha256,
+        HandoffAuthority::PublicSocket,
+        &NoLiveRuns,
+    );
     assert_eq!(not_live, Ok(HandoffStartPrecheck::Rebuild));
 }
 
@@ -77,29 +108,50 @@ fn evidence_goes_stale_when_the_run_continues() {
         },
     );
     let artifact = artifact(&mission, MissionProvider::OpenCode);
-    let continued = apply(Some(mission), &decide_run_continued(&mission_for(&artifact), &artifact, 500).unwrap());
+    let event = decide_run_continued(&mission, &artifact, 500).unwrap();
+    let continued = apply(Some(mission), &event);
     assert_eq!(continued.evidence["redirect-test"].assessment, MissionEvidenceAssessmentV1::Stale);
-}
-
-/// The vector mission again, for decisions that must not depend on the evidence.
-fn mission_for(_artifact: &MissionHandoffArtifactV1) -> Mission {
-    vector_mission()
+    assert_eq!(continued.evidence_pack_digest, None);
 }
 
 #[test]
 fn consent_bearing_handoffs_are_refused_on_the_public_socket() {
     let mut mission = vector_mission();
-    let acp = precheck_handoff_start(&mission, MissionProvider::Acp, &"0".repeat(64), HandoffAuthority::PublicSocket, &NoLiveRuns);
+    let acp = precheck_handoff_start(
+        &mission,
+        MissionProvider::Acp,
+        &"0".repeat(64),
+        HandoffAuthority::PublicSocket,
+        &NoLiveRuns,
+    );
     assert!(matches!(acp, Err(HandoffError::ConsentRequired { .. })));
     assert_eq!(
-        precheck_handoff_start(&mission, MissionProvider::Acp, &"0".repeat(64), HandoffAuthority::LocalCockpit, &NoLiveRuns),
+        precheck_handoff_start(
+            &mission,
+            MissionProvider::Acp,
+            &"0".repeat(64),
+            HandoffAuthority::LocalCockpit,
+            &NoLiveRuns
+        ),
         Ok(HandoffStartPrecheck::Rebuild)
     );
     mission.run.as_mut().unwrap().execute_project_recipe = true;
-    let recipe = precheck_handoff_start(&mission, MissionProvider::ClaudeCode, &"0".repeat(64), HandoffAuthority::PublicSocket, &NoLiveRuns);
+    let recipe = precheck_handoff_start(
+        &mission,
+        MissionProvider::ClaudeCode,
+        &"0".repeat(64),
+        HandoffAuthority::PublicSocket,
+        &NoLiveRuns,
+    );
     assert!(matches!(recipe, Err(HandoffError::ConsentRequired { .. })));
     mission.run = None;
-    let no_run = precheck_handoff_start(&mission, MissionProvider::ClaudeCode, &"0".repeat(64), HandoffAuthority::LocalCockpit, &NoLiveRuns);
+    let no_run = precheck_handoff_start(
+        &mission,
+        MissionProvider::ClaudeCode,
+        &"0".repeat(64),
+        HandoffAuthority::LocalCockpit,
+        &NoLiveRuns,
+    );
     assert!(matches!(no_run, Err(HandoffError::NoRun { .. })));
 }
 
@@ -110,7 +162,10 @@ fn a_changed_artifact_is_refused() {
     let mut touched = mission.clone();
     touched.updated_at_millis += 1;
     let rebuilt = artifact(&touched, MissionProvider::ClaudeCode);
-    assert!(matches!(confirm_rebuilt_artifact(&rebuilt, &inspected.artifact_sha256), Err(HandoffError::ArtifactChanged { .. })));
+    assert!(matches!(
+        confirm_rebuilt_artifact(&rebuilt, &inspected.artifact_sha256),
+        Err(HandoffError::ArtifactChanged { .. })
+    ));
 }
 
 #[test]
@@ -120,28 +175,64 @@ fn step_ten_rechecks_state_attention_run_provider_and_run_ids() {
 
     let mut active = mission.clone();
     active.status = MissionStatus::Active;
-    assert!(matches!(decide_run_continued(&active, &artifact, 500), Err(HandoffError::InvalidState { .. })));
+    assert!(matches!(
+        decide_run_continued(&active, &artifact, 500),
+        Err(HandoffError::InvalidState { .. })
+    ));
 
     let waiting = crate::proof::test_support::open_attention(mission.clone(), "attention:1", "approve");
-    assert_eq!(decide_run_continued(&waiting, &artifact, 500), Err(HandoffError::AttentionUnresolved { count: 1 }));
+    assert_eq!(
+        decide_run_continued(&waiting, &artifact, 500),
+        Err(HandoffError::AttentionUnresolved { count: 1 })
+    );
 
     let mut moved_on = mission.clone();
     moved_on.run.as_mut().unwrap().run_id = "run-other".into();
-    assert!(matches!(decide_run_continued(&moved_on, &artifact, 500), Err(HandoffError::RunMismatch { .. })));
+    assert!(matches!(
+        decide_run_continued(&moved_on, &artifact, 500),
+        Err(HandoffError::RunMismatch { .. })
+    ));
 
-    let same_provider = MissionHandoffArtifactV1 { target_provider: MissionProvider::Codex, ..artifact.clone() };
-    assert!(matches!(decide_run_continued(&mission, &same_provider, 500), Err(HandoffError::SameProvider { .. })));
+    let same_provider = MissionHandoffArtifactV1 {
+        target_provider: MissionProvider::Codex,
+        ..artifact.clone()
+    };
+    assert!(matches!(
+        decide_run_continued(&mission, &same_provider, 500),
+        Err(HandoffError::SameProvider { .. })
+    ));
 
     let mut reused = mission.clone();
     let mut earlier = reused.run.clone().unwrap();
     earlier.run_id = artifact.suggested_run_id.clone();
     reused.run_history.push(earlier);
-    assert!(matches!(decide_run_continued(&reused, &artifact, 500), Err(HandoffError::RunConflict { .. })));
-    let own_id = MissionHandoffArtifactV1 { suggested_run_id: "run-codex".into(), ..artifact.clone() };
-    assert!(matches!(decide_run_continued(&mission, &own_id, 500), Err(HandoffError::RunConflict { .. })));
-    let blank = MissionHandoffArtifactV1 { suggested_run_id: String::new(), ..artifact.clone() };
-    assert!(matches!(decide_run_continued(&mission, &blank, 500), Err(HandoffError::InvalidRun { .. })));
+    assert!(matches!(
+        decide_run_continued(&reused, &artifact, 500),
+        Err(HandoffError::RunConflict { .. })
+    ));
+    let own_id = MissionHandoffArtifactV1 {
+        suggested_run_id: "run-codex".into(),
+        ..artifact.clone()
+    };
+    assert!(matches!(
+        decide_run_continued(&mission, &own_id, 500),
+        Err(HandoffError::RunConflict { .. })
+    ));
+    let blank = MissionHandoffArtifactV1 {
+        suggested_run_id: String::new(),
+        ..artifact.clone()
+    };
+    assert!(matches!(
+        decide_run_continued(&mission, &blank, 500),
+        Err(HandoffError::InvalidRun { .. })
+    ));
 
-    let foreign = MissionHandoffArtifactV1 { mission_id: "other".into(), ..artifact };
-    assert!(matches!(decide_run_continued(&mission, &foreign, 500), Err(HandoffError::ArtifactChanged { .. })));
+    let foreign = MissionHandoffArtifactV1 {
+        mission_id: "other".into(),
+        ..artifact
+    };
+    assert!(matches!(
+        decide_run_continued(&mission, &foreign, 500),
+        Err(HandoffError::ArtifactChanged { .. })
+    ));
 }

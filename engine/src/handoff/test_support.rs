@@ -1,6 +1,8 @@
 //! The mission and diff of the §6.4 test vector, built through the real decisions and fold.
 
-use nagi_schema::mission::{CommandCheck, MissionCheck, MissionCreateParams, MissionPathRule, MissionProvider, MissionProviderMode, MissionStatus};
+use nagi_schema::mission::{
+    CommandCheck, MissionCheck, MissionCreateParams, MissionPathRule, MissionProvider, MissionProviderMode, MissionStatus,
+};
 
 use crate::mission::apply::apply;
 use crate::mission::create::{ConfigureDecision, CreateDecision, decide_configure, decide_create};
@@ -17,7 +19,9 @@ pub fn vector_mission() -> Mission {
         objective: "Fix login".into(),
         acceptance_criteria: vec!["Redirect test passes".into()],
     };
-    let CreateDecision::Create(created) = decide_create(None, &params, "/repo", 10).unwrap() else { panic!("created") };
+    let CreateDecision::Create(created) = decide_create(None, &params, "/repo", 10).unwrap() else {
+        panic!("created")
+    };
     let mut mission = apply(None, &created);
     let checks = vec![MissionCheck::Command(CommandCheck {
         id: "redirect-test".into(),
@@ -30,10 +34,26 @@ pub fn vector_mission() -> Mission {
         required: true,
         covers: vec![0],
     })];
-    let ConfigureDecision::Configure(configured) = decide_configure(&mission, &checks, 11).unwrap() else { panic!("configured") };
+    let ConfigureDecision::Configure(configured) = decide_configure(&mission, &checks, 11).unwrap() else {
+        panic!("configured")
+    };
     mission = apply(Some(mission), &configured);
-    mission = apply(Some(mission), &MissionEvent::RunStarted { run: vector_run(), at_millis: 20 });
-    apply(Some(mission), &MissionEvent::StatusChanged { status: MissionStatus::ReviewRequired, reason: None, run_outcome: None, at_millis: 42 })
+    mission = apply(
+        Some(mission),
+        &MissionEvent::RunStarted {
+            run: vector_run(),
+            at_millis: 20,
+        },
+    );
+    apply(
+        Some(mission),
+        &MissionEvent::StatusChanged {
+            status: MissionStatus::ReviewRequired,
+            reason: None,
+            run_outcome: None,
+            at_millis: 42,
+        },
+    )
 }
 
 pub fn vector_run() -> Run {
@@ -70,5 +90,7 @@ pub fn vector_diff() -> HandoffDiff {
 }
 
 pub fn vector_config() -> crate::handoff::HandoffArtifactConfig {
-    crate::handoff::HandoffArtifactConfig { warnings: vec!["w1".into(), "w2".into(), "w3".into()] }
+    crate::handoff::HandoffArtifactConfig {
+        warnings: vec!["w1".into(), "w2".into(), "w3".into()],
+    }
 }

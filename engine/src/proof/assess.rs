@@ -40,7 +40,13 @@ impl CheckAssessment {
     }
 
     fn not_passed(declaration: &Declaration, status: MissionCheckStatusV1, reason: String) -> CheckAssessment {
-        CheckAssessment { check_id: declaration.check_id.clone(), required: declaration.required, status, reason, passed: None }
+        CheckAssessment {
+            check_id: declaration.check_id.clone(),
+            required: declaration.required,
+            status,
+            reason,
+            passed: None,
+        }
     }
 }
 
@@ -102,7 +108,10 @@ pub fn assess_plan(mission: &Mission, current_identity_digest: &str, workspace: 
         let evidence = mission.evidence.get(&declaration.check_id);
         checks.push(assess_check(declaration, evidence, current_identity_digest, workspace));
     }
-    PlanAssessment { checks, duplicate_check_ids }
+    PlanAssessment {
+        checks,
+        duplicate_check_ids,
+    }
 }
 
 /// Assesses one declaration's evidence (§5.6 steps 1–7).
@@ -114,7 +123,11 @@ pub fn assess_check(
 ) -> CheckAssessment {
     let Some(evidence) = evidence else {
         return if declaration.is_command() {
-            CheckAssessment::not_passed(declaration, MissionCheckStatusV1::Missing, "no evidence has been recorded yet".into())
+            CheckAssessment::not_passed(
+                declaration,
+                MissionCheckStatusV1::Missing,
+                "no evidence has been recorded yet".into(),
+            )
         } else {
             CheckAssessment::not_passed(
                 declaration,
@@ -132,13 +145,23 @@ pub fn assess_check(
     }
     let Some(record_digest) = &evidence.record_digest else {
         // A summary without a record: the command failed before a record could be made.
-        let why = evidence.detail.clone().unwrap_or_else(|| "the check failed without an evidence record".into());
+        let why = evidence
+            .detail
+            .clone()
+            .unwrap_or_else(|| "the check failed without an evidence record".into());
         return CheckAssessment::not_passed(declaration, MissionCheckStatusV1::Failed, why);
     };
     let source_kind_matches = matches!(
         (&declaration.kind, evidence.kind, &evidence.source),
-        (DeclarationKind::Command { .. }, MissionEvidenceKindV1::Command, Some(EvidenceSource::Command { .. }))
-            | (DeclarationKind::Manual { .. }, MissionEvidenceKindV1::Manual, Some(EvidenceSource::Manual { .. }))
+        (
+            DeclarationKind::Command { .. },
+            MissionEvidenceKindV1::Command,
+            Some(EvidenceSource::Command { .. })
+        ) | (
+            DeclarationKind::Manual { .. },
+            MissionEvidenceKindV1::Manual,
+            Some(EvidenceSource::Manual { .. })
+        )
     );
     if !source_kind_matches {
         return CheckAssessment::not_passed(
@@ -172,11 +195,33 @@ pub fn assess_check(
         );
     }
     match (&declaration.kind, &evidence.source) {
-        (DeclarationKind::Command { required_artifacts, include_ignored, .. }, Some(EvidenceSource::Command { exit_code, .. })) => {
-            assess_command(declaration, evidence, record_digest, required_artifacts, *include_ignored, *exit_code, workspace)
-        }
+        (
+            DeclarationKind::Command {
+                required_artifacts,
+                include_ignored,
+                ..
+            },
+            Some(EvidenceSource::Command { exit_code, .. }),
+        ) => assess_command(
+            declaration,
+            evidence,
+            record_digest,
+            required_artifacts,
+            *include_ignored,
+            *exit_code,
+            workspace,
+        ),
         (DeclarationKind::Manual { reviewers, allow_override }, Some(EvidenceSource::Manual { reviewer, is_override, .. })) => {
-            assess_manual(declaration, evidence, record_digest, reviewers, *allow_override, reviewer, *is_override, workspace)
+            assess_manual(
+                declaration,
+                evidence,
+                record_digest,
+                reviewers,
+                *allow_override,
+                reviewer,
+                *is_override,
+                workspace,
+            )
         }
         _ => unreachable!("source and declaration kinds were matched above"),
     }
@@ -229,7 +274,10 @@ fn assess_command(
             format!("required artifact {}", artifact_problems.join(", ")),
         );
     }
-    let why = evidence.detail.clone().unwrap_or_else(|| format!("the command exited with code {exit_code}"));
+    let why = evidence
+        .detail
+        .clone()
+        .unwrap_or_else(|| format!("the command exited with code {exit_code}"));
     CheckAssessment::not_passed(declaration, MissionCheckStatusV1::Failed, why)
 }
 
@@ -271,7 +319,11 @@ fn assess_manual(
 fn passed(declaration: &Declaration, evidence: &Evidence, record_digest: &str) -> CheckAssessment {
     let source = evidence.source.as_ref().expect("a record has a source");
     let reason = match source {
-        EvidenceSource::Manual { reviewer, is_override: true, .. } => format!("passed by an override of {reviewer}"),
+        EvidenceSource::Manual {
+            reviewer,
+            is_override: true,
+            ..
+        } => format!("passed by an override of {reviewer}"),
         EvidenceSource::Manual { reviewer, .. } => format!("passed: reviewed by {reviewer}"),
         EvidenceSource::Command { .. } => "passed".to_string(),
     };
@@ -300,8 +352,15 @@ pub(super) fn recorded_evidence_to_wire(declaration: &Declaration, evidence: &Ev
     let source = evidence.source.as_ref()?;
     let kinds_match = matches!(
         (&declaration.kind, evidence.kind, source),
-        (DeclarationKind::Command { .. }, MissionEvidenceKindV1::Command, EvidenceSource::Command { .. })
-            | (DeclarationKind::Manual { .. }, MissionEvidenceKindV1::Manual, EvidenceSource::Manual { .. })
+        (
+            DeclarationKind::Command { .. },
+            MissionEvidenceKindV1::Command,
+            EvidenceSource::Command { .. }
+        ) | (
+            DeclarationKind::Manual { .. },
+            MissionEvidenceKindV1::Manual,
+            EvidenceSource::Manual { .. }
+        )
     );
     if !kinds_match || evidence_record_digest(evidence).as_ref() != Some(record_digest) {
         return None;
@@ -319,17 +378,27 @@ pub(super) fn recorded_evidence_to_wire(declaration: &Declaration, evidence: &Ev
 
 fn source_to_wire(source: &EvidenceSource) -> ProofEvidenceSourceV1 {
     match source {
-        EvidenceSource::Command { program, args, cwd, exit_code, started_at_millis, finished_at_millis } => {
-            ProofEvidenceSourceV1::Command {
-                program: program.clone(),
-                args: args.clone(),
-                cwd: cwd.clone(),
-                exit_code: *exit_code,
-                started_at_millis: *started_at_millis,
-                finished_at_millis: *finished_at_millis,
-            }
-        }
-        EvidenceSource::Manual { reviewer, reason, is_override, recorded_at_millis } => ProofEvidenceSourceV1::Manual {
+        EvidenceSource::Command {
+            program,
+            args,
+            cwd,
+            exit_code,
+            started_at_millis,
+            finished_at_millis,
+        } => ProofEvidenceSourceV1::Command {
+            program: program.clone(),
+            args: args.clone(),
+            cwd: cwd.clone(),
+            exit_code: *exit_code,
+            started_at_millis: *started_at_millis,
+            finished_at_millis: *finished_at_millis,
+        },
+        EvidenceSource::Manual {
+            reviewer,
+            reason,
+            is_override,
+            recorded_at_millis,
+        } => ProofEvidenceSourceV1::Manual {
             reviewer: reviewer.clone(),
             reason: reason.clone(),
             is_override: *is_override,

@@ -33,7 +33,10 @@ fn fresh_evidence_passes_in_plan_order() {
     let wire = assessed.checks[0].passed_evidence().unwrap().to_wire();
     assert_eq!(wire.check_id, "unit");
     assert_eq!(wire.artifacts.len(), 1);
-    assert_eq!(Some(wire.evidence_digest.as_str()), mission.evidence["unit"].record_digest.as_deref());
+    assert_eq!(
+        Some(wire.evidence_digest.as_str()),
+        mission.evidence["unit"].record_digest.as_deref()
+    );
 }
 
 #[test]
@@ -46,11 +49,18 @@ fn checks_without_evidence_are_missing() {
 #[test]
 fn relevant_changes_make_command_evidence_stale() {
     let mission = mission_with_passing_evidence(base_entries());
-    let edited = with_replaced("src/lib.rs", Some(file("src/lib.rs", Disposition::Unstaged, "pub fn lib() { changed() }")));
+    let edited = with_replaced(
+        "src/lib.rs",
+        Some(file("src/lib.rs", Disposition::Unstaged, "pub fn lib() { changed() }")),
+    );
     let staged = with_replaced("src/lib.rs", Some(file("src/lib.rs", Disposition::Staged, "pub fn lib() {}")));
     let deleted = with_replaced(
         "src/lib.rs",
-        Some(WorkspaceEntry { path: "src/lib.rs".into(), disposition: Disposition::Unstaged, fingerprint: Fingerprint::Missing }),
+        Some(WorkspaceEntry {
+            path: "src/lib.rs".into(),
+            disposition: Disposition::Unstaged,
+            fingerprint: Fingerprint::Missing,
+        }),
     );
     let mode_changed = with_replaced(
         "src/lib.rs",
@@ -69,7 +79,13 @@ fn relevant_changes_make_command_evidence_stale() {
         entries.push(file("src/new.rs", Disposition::Untracked, "fn new() {}"));
         entries
     };
-    for (what, entries) in [("edited", edited), ("staged", staged), ("deleted", deleted), ("mode", mode_changed), ("added", added)] {
+    for (what, entries) in [
+        ("edited", edited),
+        ("staged", staged),
+        ("deleted", deleted),
+        ("mode", mode_changed),
+        ("added", added),
+    ] {
         let (status, reason) = status_of(&mission, entries, "unit");
         assert_eq!(status, MissionCheckStatusV1::Stale, "{what}");
         assert!(reason.contains("relevant"), "{reason}");
@@ -79,7 +95,10 @@ fn relevant_changes_make_command_evidence_stale() {
 #[test]
 fn irrelevant_changes_keep_command_evidence_fresh_but_manual_evidence_goes_stale() {
     let mission = mission_with_passing_evidence(base_entries());
-    let mut entries = with_replaced("docs/guide.md", Some(file("docs/guide.md", Disposition::Unstaged, "# Guide, edited")));
+    let mut entries = with_replaced(
+        "docs/guide.md",
+        Some(file("docs/guide.md", Disposition::Unstaged, "# Guide, edited")),
+    );
     entries.push(file("src2/lib.rs", Disposition::Untracked, "component-wise, not a prefix match"));
     assert_eq!(status_of(&mission, entries.clone(), "unit").0, MissionCheckStatusV1::Passed);
     let (status, reason) = status_of(&mission, entries, "review");
@@ -116,7 +135,10 @@ fn a_failed_command_stays_failed_with_its_detail() {
     )
     .unwrap();
     let mission = record(mission, evidence);
-    assert_eq!(status_of(&mission, base_entries(), "unit"), (MissionCheckStatusV1::Failed, "the command exited with code 101".into()));
+    assert_eq!(
+        status_of(&mission, base_entries(), "unit"),
+        (MissionCheckStatusV1::Failed, "the command exited with code 101".into())
+    );
 }
 
 #[test]
@@ -125,7 +147,10 @@ fn provider_claims_never_pass_even_with_a_well_formed_record() {
     let evidence = mission.evidence.get_mut("unit").unwrap();
     evidence.kind = MissionEvidenceKindV1::ProviderClaim;
     evidence.record_digest = crate::proof::evidence::evidence_record_digest(evidence);
-    assert_eq!(status_of(&mission, base_entries(), "unit").0, MissionCheckStatusV1::ProviderClaimOnly);
+    assert_eq!(
+        status_of(&mission, base_entries(), "unit").0,
+        MissionCheckStatusV1::ProviderClaimOnly
+    );
 }
 
 #[test]
@@ -136,7 +161,10 @@ fn evidence_of_another_declaration_run_or_content_does_not_count() {
     let evidence = other_declaration.evidence.get_mut("unit").unwrap();
     evidence.declaration_digest = "d".repeat(64);
     evidence.record_digest = crate::proof::evidence::evidence_record_digest(evidence);
-    assert_eq!(status_of(&other_declaration, base_entries(), "unit").0, MissionCheckStatusV1::DeclarationMismatch);
+    assert_eq!(
+        status_of(&other_declaration, base_entries(), "unit").0,
+        MissionCheckStatusV1::DeclarationMismatch
+    );
 
     let mut tampered = passing.clone();
     tampered.evidence.get_mut("unit").unwrap().exit_code = Some(7);
@@ -146,13 +174,28 @@ fn evidence_of_another_declaration_run_or_content_does_not_count() {
 
     let mut wrong_kind = passing.clone();
     let manual = wrong_kind.evidence["review"].clone();
-    wrong_kind.evidence.insert("unit".into(), crate::mission::model::Evidence { check_id: "unit".into(), ..manual });
-    assert_eq!(status_of(&wrong_kind, base_entries(), "unit").0, MissionCheckStatusV1::DeclarationMismatch);
+    wrong_kind.evidence.insert(
+        "unit".into(),
+        crate::mission::model::Evidence {
+            check_id: "unit".into(),
+            ..manual
+        },
+    );
+    assert_eq!(
+        status_of(&wrong_kind, base_entries(), "unit").0,
+        MissionCheckStatusV1::DeclarationMismatch
+    );
 
     let mut other_run = passing;
     other_run.run.as_mut().unwrap().run_id = "run-2".into();
-    assert_eq!(status_of(&other_run, base_entries(), "unit").0, MissionCheckStatusV1::IdentityMismatch);
-    assert_eq!(status_of(&other_run, base_entries(), "review").0, MissionCheckStatusV1::IdentityMismatch);
+    assert_eq!(
+        status_of(&other_run, base_entries(), "unit").0,
+        MissionCheckStatusV1::IdentityMismatch
+    );
+    assert_eq!(
+        status_of(&other_run, base_entries(), "review").0,
+        MissionCheckStatusV1::IdentityMismatch
+    );
 }
 
 #[test]
@@ -167,7 +210,11 @@ fn manual_evidence_of_an_unlisted_reviewer_or_a_forbidden_override_is_not_author
             recorded_at_millis: 210,
         });
         evidence.record_digest = crate::proof::evidence::evidence_record_digest(evidence);
-        assert_eq!(status_of(&mission, base_entries(), "review").0, MissionCheckStatusV1::ManualNotAuthorized, "{reviewer}");
+        assert_eq!(
+            status_of(&mission, base_entries(), "review").0,
+            MissionCheckStatusV1::ManualNotAuthorized,
+            "{reviewer}"
+        );
     }
 }
 

@@ -13,9 +13,14 @@ use crate::mission::model::Mission;
 /// mission's canonical repository path, the run's canonical worktree path and its base
 /// revision, which must be a full commit id.
 pub fn current_identity(mission: &Mission) -> Result<ProofIdentity, ProofError> {
-    let run = mission.run.as_ref().ok_or_else(|| ProofError::NoRun { mission_id: mission.mission_id.clone() })?;
+    let run = mission.run.as_ref().ok_or_else(|| ProofError::NoRun {
+        mission_id: mission.mission_id.clone(),
+    })?;
     if !is_full_commit_id(&run.base_revision) {
-        return Err(ProofError::InvalidBaseRevision { run_id: run.run_id.clone(), base_revision: run.base_revision.clone() });
+        return Err(ProofError::InvalidBaseRevision {
+            run_id: run.run_id.clone(),
+            base_revision: run.base_revision.clone(),
+        });
     }
     Ok(ProofIdentity {
         mission_id: mission.mission_id.clone(),
@@ -70,7 +75,10 @@ pub struct AuthorityHead {
 impl AuthorityHead {
     /// `authority_head_digest` of the receipt.
     pub fn digest(&self) -> String {
-        CanonicalHasher::new("mission-authority-head-v1").u64(self.sequence).string(&self.payload_digest).finish()
+        CanonicalHasher::new("mission-authority-head-v1")
+            .u64(self.sequence)
+            .string(&self.payload_digest)
+            .finish()
     }
 }
 
@@ -135,21 +143,61 @@ mod tests {
 
     #[test]
     fn head_and_lease_digests_change_with_every_part() {
-        let head = AuthorityHead { sequence: 7, payload_digest: "p".into() };
-        assert_ne!(head.digest(), AuthorityHead { sequence: 8, ..head.clone() }.digest());
-        assert_ne!(head.digest(), AuthorityHead { payload_digest: "q".into(), ..head.clone() }.digest());
-        let lease = WorktreeLease { mission_id: "m".into(), run_id: "r".into(), checkout_root: "/repo".into(), claim_nonce: "n1".into() };
-        assert_ne!(lease.digest(), WorktreeLease { claim_nonce: "n2".into(), ..lease.clone() }.digest());
+        let head = AuthorityHead {
+            sequence: 7,
+            payload_digest: "p".into(),
+        };
+        assert_ne!(
+            head.digest(),
+            AuthorityHead {
+                sequence: 8,
+                ..head.clone()
+            }
+            .digest()
+        );
+        assert_ne!(
+            head.digest(),
+            AuthorityHead {
+                payload_digest: "q".into(),
+                ..head.clone()
+            }
+            .digest()
+        );
+        let lease = WorktreeLease {
+            mission_id: "m".into(),
+            run_id: "r".into(),
+            checkout_root: "/repo".into(),
+            claim_nonce: "n1".into(),
+        };
+        assert_ne!(
+            lease.digest(),
+            WorktreeLease {
+                claim_nonce: "n2".into(),
+                ..lease.clone()
+            }
+            .digest()
+        );
         assert_eq!(lease.digest().len(), 64);
     }
 
     #[test]
     fn a_lease_must_cover_the_identity() {
-        let lease = WorktreeLease { mission_id: "m".into(), run_id: "r".into(), checkout_root: "/repo".into(), claim_nonce: "n".into() };
+        let lease = WorktreeLease {
+            mission_id: "m".into(),
+            run_id: "r".into(),
+            checkout_root: "/repo".into(),
+            claim_nonce: "n".into(),
+        };
         assert_eq!(lease.scope_problem(&identity()), None);
-        let other_run = WorktreeLease { run_id: "r2".into(), ..lease.clone() };
+        let other_run = WorktreeLease {
+            run_id: "r2".into(),
+            ..lease.clone()
+        };
         assert!(other_run.scope_problem(&identity()).unwrap().contains("run r2"));
-        let other_root = WorktreeLease { checkout_root: "/elsewhere".into(), ..lease };
+        let other_root = WorktreeLease {
+            checkout_root: "/elsewhere".into(),
+            ..lease
+        };
         assert!(other_root.scope_problem(&identity()).unwrap().contains("/elsewhere"));
     }
 

@@ -30,7 +30,11 @@ pub enum ProofError {
     InvalidManualEvidence { detail: String },
     /// `consent_forbidden`: only a reviewer the plan lists may pass a manual check.
     #[error("{reviewer} is not a reviewer of manual check {check_id} (allowed: {allowed})")]
-    ReviewerNotListed { check_id: String, reviewer: String, allowed: String },
+    ReviewerNotListed {
+        check_id: String,
+        reviewer: String,
+        allowed: String,
+    },
     /// `consent_forbidden`: the plan froze `allow_override: false` for this check.
     #[error("manual check {check_id} does not allow an override")]
     OverrideNotAllowed { check_id: String },

@@ -46,23 +46,39 @@ pub struct CommandEvidenceInput<'a> {
 /// error: §5.4 abandons the whole collection then, and no evidence is written.
 pub fn command_evidence(input: &CommandEvidenceInput<'_>, outcome: &CommandOutcome) -> Result<Evidence, ProofError> {
     let declaration = input.declaration;
-    let DeclarationKind::Command { program, args, cwd, required_artifacts, include_ignored, .. } = &declaration.kind else {
-        return Err(ProofError::NotACommandCheck { check_id: declaration.check_id.clone() });
+    let DeclarationKind::Command {
+        program,
+        args,
+        cwd,
+        required_artifacts,
+        include_ignored,
+        ..
+    } = &declaration.kind
+    else {
+        return Err(ProofError::NotACommandCheck {
+            check_id: declaration.check_id.clone(),
+        });
     };
     if *include_ignored && !input.after.include_ignored {
-        return Err(ProofError::IgnoredFilesNotScanned { check_id: declaration.check_id.clone() });
+        return Err(ProofError::IgnoredFilesNotScanned {
+            check_id: declaration.check_id.clone(),
+        });
     }
     if outcome.failure == Some(CommandFailure::Cancelled) {
-        return Err(ProofError::CollectionCancelled { check_id: declaration.check_id.clone() });
+        return Err(ProofError::CollectionCancelled {
+            check_id: declaration.check_id.clone(),
+        });
     }
     let worktree = Path::new(&input.identity.worktree_identity);
     let mut artifacts = Vec::new();
     let mut missing_artifacts = Vec::new();
     for path in required_artifacts {
         match artifact_content_digest(worktree, input.after, path)? {
-            Some(content_digest) => {
-                artifacts.push(EvidenceArtifact { path: path.clone(), content_digest, media_type: media_type_of(path).to_string() })
-            }
+            Some(content_digest) => artifacts.push(EvidenceArtifact {
+                path: path.clone(),
+                content_digest,
+                media_type: media_type_of(path).to_string(),
+            }),
             None => missing_artifacts.push(format!("`{path}`")),
         }
     }
@@ -74,11 +90,18 @@ pub fn command_evidence(input: &CommandEvidenceInput<'_>, outcome: &CommandOutco
         problems.push(exit_description(outcome));
     }
     if !missing_artifacts.is_empty() {
-        problems.push(format!("required artifact {} missing after the command ran", NameList(&missing_artifacts)));
+        problems.push(format!(
+            "required artifact {} missing after the command ran",
+            NameList(&missing_artifacts)
+        ));
     }
     // §5.4: a record exists only for a command that ran to its end with every artifact.
     let has_record = outcome.failure.is_none() && missing_artifacts.is_empty();
-    let assessment = if problems.is_empty() { MissionEvidenceAssessmentV1::Passed } else { MissionEvidenceAssessmentV1::Failed };
+    let assessment = if problems.is_empty() {
+        MissionEvidenceAssessmentV1::Passed
+    } else {
+        MissionEvidenceAssessmentV1::Failed
+    };
     let mut detail_parts = problems;
     if let Some(note) = workspace_change_note(input.before, input.after) {
         detail_parts.push(note);
@@ -108,7 +131,11 @@ pub fn command_evidence(input: &CommandEvidenceInput<'_>, outcome: &CommandOutco
         }),
         artifacts,
         record_digest: None,
-        detail: if detail_parts.is_empty() { None } else { Some(detail_parts.join("; ")) },
+        detail: if detail_parts.is_empty() {
+            None
+        } else {
+            Some(detail_parts.join("; "))
+        },
         output_tail: output_tail(&outcome.stdout, &outcome.stderr),
     };
     if has_record {
@@ -127,7 +154,9 @@ pub fn rejected_command_evidence(
     recorded_at_millis: u64,
 ) -> Result<Evidence, ProofError> {
     if !declaration.is_command() {
-        return Err(ProofError::NotACommandCheck { check_id: declaration.check_id.clone() });
+        return Err(ProofError::NotACommandCheck {
+            check_id: declaration.check_id.clone(),
+        });
     }
     Ok(Evidence {
         check_id: declaration.check_id.clone(),
@@ -162,7 +191,9 @@ pub fn manual_evidence(
     now_millis: u64,
 ) -> Result<Evidence, ProofError> {
     let DeclarationKind::Manual { reviewers, allow_override } = &declaration.kind else {
-        return Err(ProofError::NotAManualCheck { check_id: declaration.check_id.clone() });
+        return Err(ProofError::NotAManualCheck {
+            check_id: declaration.check_id.clone(),
+        });
     };
     if !id_is_valid(reviewer) {
         return Err(ProofError::InvalidManualEvidence {
@@ -178,7 +209,9 @@ pub fn manual_evidence(
         });
     }
     if is_override && !allow_override {
-        return Err(ProofError::OverrideNotAllowed { check_id: declaration.check_id.clone() });
+        return Err(ProofError::OverrideNotAllowed {
+            check_id: declaration.check_id.clone(),
+        });
     }
     let mut evidence = Evidence {
         check_id: declaration.check_id.clone(),
@@ -234,18 +267,41 @@ pub fn evidence_record_digest(evidence: &Evidence) -> Option<String> {
         None => hasher.u8(0),
     };
     match source {
-        EvidenceSource::Command { program, args, cwd, exit_code, started_at_millis, finished_at_millis } => {
-            hasher.u8(0).string(program).string_list(args).string(cwd).i32(*exit_code).u64(*started_at_millis).u64(*finished_at_millis)
-        }
-        EvidenceSource::Manual { reviewer, reason, is_override, recorded_at_millis } => {
-            hasher.u8(1).string(reviewer).string(reason).bool(*is_override).u64(*recorded_at_millis)
-        }
+        EvidenceSource::Command {
+            program,
+            args,
+            cwd,
+            exit_code,
+            started_at_millis,
+            finished_at_millis,
+        } => hasher
+            .u8(0)
+            .string(program)
+            .string_list(args)
+            .string(cwd)
+            .i32(*exit_code)
+            .u64(*started_at_millis)
+            .u64(*finished_at_millis),
+        EvidenceSource::Manual {
+            reviewer,
+            reason,
+            is_override,
+            recorded_at_millis,
+        } => hasher
+            .u8(1)
+            .string(reviewer)
+            .string(reason)
+            .bool(*is_override)
+            .u64(*recorded_at_millis),
     };
     let mut artifacts: Vec<&EvidenceArtifact> = evidence.artifacts.iter().collect();
     artifacts.sort_by(|left, right| left.path.cmp(&right.path));
     hasher.u64(artifacts.len() as u64);
     for artifact in artifacts {
-        hasher.string(&artifact.path).string(&artifact.content_digest).string(&artifact.media_type);
+        hasher
+            .string(&artifact.path)
+            .string(&artifact.content_digest)
+            .string(&artifact.media_type);
     }
     hasher.u64(evidence.recorded_at_millis);
     Some(hasher.finish())
@@ -295,7 +351,11 @@ fn output_tail(stdout: &OutputSummary, stderr: &OutputSummary) -> Option<String>
         }
         let cut = summary.total_bytes > summary.tail.len() as u64 || text.len() > STREAM_TAIL_BYTES;
         let end = last_bytes_on_a_line_start(text, STREAM_TAIL_BYTES);
-        sections.push(if cut { format!("[{label}, end]\n{end}") } else { format!("[{label}]\n{end}") });
+        sections.push(if cut {
+            format!("[{label}, end]\n{end}")
+        } else {
+            format!("[{label}]\n{end}")
+        });
     }
     if sections.is_empty() { None } else { Some(sections.join("\n")) }
 }
@@ -323,13 +383,24 @@ fn workspace_change_note(before: &WorkspaceSnapshot, after: &WorkspaceSnapshot) 
     let changed = changed_paths(before, after);
     let mut notes = Vec::new();
     if before.head_commit != after.head_commit {
-        notes.push(format!("the command moved HEAD from {} to {}", before.head_commit, after.head_commit));
+        notes.push(format!(
+            "the command moved HEAD from {} to {}",
+            before.head_commit, after.head_commit
+        ));
     }
     if !changed.is_empty() {
-        let named: Vec<String> = changed.iter().take(NAMED_CHANGED_PATHS).map(|path| redact(path).into_owned()).collect();
+        let named: Vec<String> = changed
+            .iter()
+            .take(NAMED_CHANGED_PATHS)
+            .map(|path| redact(path).into_owned())
+            .collect();
         let more = changed.len().saturating_sub(NAMED_CHANGED_PATHS);
         let suffix = if more > 0 { format!(" and {more} more") } else { String::new() };
-        notes.push(format!("the command changed {} workspace path(s): {}{suffix}", changed.len(), named.join(", ")));
+        notes.push(format!(
+            "the command changed {} workspace path(s): {}{suffix}",
+            changed.len(),
+            named.join(", ")
+        ));
     }
     if notes.is_empty() { None } else { Some(notes.join("; ")) }
 }

@@ -1,13 +1,24 @@
 use nagi_schema::mission::{MissionEvidenceAssessmentV1, MissionEvidenceKindV1};
 
 use super::*;
-use crate::proof::test_support::*;
 use crate::mission::model::Mission;
+use crate::proof::test_support::*;
 use crate::runner::{CommandFailure, RunnerError};
 use crate::workspace::Disposition;
 
-fn input<'a>(mission: &'a Mission, identity: &'a ProofIdentity, before: &'a WorkspaceSnapshot, after: &'a WorkspaceSnapshot) -> CommandEvidenceInput<'a> {
-    CommandEvidenceInput { declaration: declaration(mission, "unit"), identity, before, after, recorded_at_millis: 200 }
+fn input<'a>(
+    mission: &'a Mission,
+    identity: &'a ProofIdentity,
+    before: &'a WorkspaceSnapshot,
+    after: &'a WorkspaceSnapshot,
+) -> CommandEvidenceInput<'a> {
+    CommandEvidenceInput {
+        declaration: declaration(mission, "unit"),
+        identity,
+        before,
+        after,
+        recorded_at_millis: 200,
+    }
 }
 
 #[test]
@@ -59,7 +70,10 @@ fn timeouts_and_output_limits_fail_without_a_record() {
     let mission = mission();
     let identity = identity(&mission);
     let before = snapshot(base_entries());
-    for failure in [CommandFailure::TimedOut { timeout_millis: 600_000 }, CommandFailure::StdoutLimitExceeded { limit_bytes: 16 }] {
+    for failure in [
+        CommandFailure::TimedOut { timeout_millis: 600_000 },
+        CommandFailure::StdoutLimitExceeded { limit_bytes: 16 },
+    ] {
         let mut stopped = outcome(-1);
         stopped.signal = Some(9);
         stopped.failure = Some(failure.clone());
@@ -94,11 +108,19 @@ fn a_refused_command_fails_with_the_runner_reason() {
     let mission = mission();
     let identity = identity(&mission);
     let before = snapshot(base_entries());
-    let error = RunnerError::ProgramNotFound { program: "cargo".into(), searched: vec![] };
+    let error = RunnerError::ProgramNotFound {
+        program: "cargo".into(),
+        searched: vec![],
+    };
     let evidence = rejected_command_evidence(declaration(&mission, "unit"), &identity, &before, &error, 5).unwrap();
     assert_eq!(evidence.assessment, MissionEvidenceAssessmentV1::Failed);
     assert_eq!(evidence.record_digest, None);
-    assert!(evidence.detail.unwrap().starts_with("the command could not be started: program `cargo` was not found"));
+    assert!(
+        evidence
+            .detail
+            .unwrap()
+            .starts_with("the command could not be started: program `cargo` was not found")
+    );
     assert!(rejected_command_evidence(declaration(&mission, "review"), &identity, &before, &error, 5).is_err());
 }
 
@@ -113,7 +135,10 @@ fn changes_the_command_made_are_named_in_the_detail() {
     let evidence = command_evidence(&input(&mission, &identity, &before, &after), &outcome(0)).unwrap();
     assert_eq!(evidence.assessment, MissionEvidenceAssessmentV1::Passed);
     assert_eq!(evidence.workspace_digest, after.digest);
-    assert_eq!(evidence.detail.as_deref(), Some("the command changed 1 workspace path(s): src/generated.rs"));
+    assert_eq!(
+        evidence.detail.as_deref(),
+        Some("the command changed 1 workspace path(s): src/generated.rs")
+    );
 }
 
 #[test]
@@ -123,7 +148,11 @@ fn output_tails_are_redacted_and_bounded() {
     let before = snapshot(base_entries());
     let mut noisy = outcome(1);
     let long_stderr = format!("{}\nerror: token sk-proj-abcdefghijklmnopqrstuvwx rejected\n", "x".repeat(10_000));
-    noisy.stderr = crate::runner::OutputSummary { total_bytes: 20_000, sha256: "0".repeat(64), tail: long_stderr };
+    noisy.stderr = crate::runner::OutputSummary {
+        total_bytes: 20_000,
+        sha256: "0".repeat(64),
+        tail: long_stderr,
+    };
     let evidence = command_evidence(&input(&mission, &identity, &before, &before), &noisy).unwrap();
     let tail = evidence.output_tail.unwrap();
     assert!(!tail.contains("sk-proj-abcdefghijklmnopqrstuvwx"), "{tail}");
@@ -166,7 +195,16 @@ fn manual_evidence_needs_a_listed_reviewer_and_an_allowed_override() {
     let identity = identity(&mission);
     let current = snapshot(base_entries());
     let review = declaration(&mission, "review");
-    let evidence = manual_evidence(review, &identity, "alice", "Read the diff; the redirect is right.", false, &current, 300).unwrap();
+    let evidence = manual_evidence(
+        review,
+        &identity,
+        "alice",
+        "Read the diff; the redirect is right.",
+        false,
+        &current,
+        300,
+    )
+    .unwrap();
     assert_eq!(evidence.kind, MissionEvidenceKindV1::Manual);
     assert_eq!(evidence.assessment, MissionEvidenceAssessmentV1::Passed);
     assert_eq!(evidence.workspace_digest, current.digest);
@@ -175,7 +213,11 @@ fn manual_evidence_needs_a_listed_reviewer_and_an_allowed_override() {
     let stranger = manual_evidence(review, &identity, "mallory", "looks fine", false, &current, 300).unwrap_err();
     assert_eq!(
         stranger,
-        ProofError::ReviewerNotListed { check_id: "review".into(), reviewer: "mallory".into(), allowed: "alice".into() }
+        ProofError::ReviewerNotListed {
+            check_id: "review".into(),
+            reviewer: "mallory".into(),
+            allowed: "alice".into()
+        }
     );
     let override_refused = manual_evidence(review, &identity, "alice", "ship it", true, &current, 300).unwrap_err();
     assert_eq!(override_refused, ProofError::OverrideNotAllowed { check_id: "review".into() });
@@ -193,10 +235,26 @@ fn manual_evidence_needs_a_listed_reviewer_and_an_allowed_override() {
 fn an_override_is_accepted_where_the_plan_allows_it() {
     let mut mission = mission();
     let plan = mission.plan.as_mut().unwrap();
-    let review = plan.declarations.iter_mut().find(|declaration| declaration.check_id == "review").unwrap();
-    review.kind = crate::mission::model::DeclarationKind::Manual { reviewers: vec!["alice".into()], allow_override: true };
+    let review = plan
+        .declarations
+        .iter_mut()
+        .find(|declaration| declaration.check_id == "review")
+        .unwrap();
+    review.kind = crate::mission::model::DeclarationKind::Manual {
+        reviewers: vec!["alice".into()],
+        allow_override: true,
+    };
     let identity = identity(&mission);
     let current = snapshot(base_entries());
-    let evidence = manual_evidence(declaration(&mission, "review"), &identity, "alice", "known flaky, accepted", true, &current, 300).unwrap();
+    let evidence = manual_evidence(
+        declaration(&mission, "review"),
+        &identity,
+        "alice",
+        "known flaky, accepted",
+        true,
+        &current,
+        300,
+    )
+    .unwrap();
     assert_eq!(evidence.detail.as_deref(), Some("passed by an override of reviewer alice"));
 }

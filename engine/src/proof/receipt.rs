@@ -34,18 +34,26 @@ pub fn proof_receipt(mission: &Mission) -> Result<ProofReceiptV1, ProofError> {
             });
         }
     };
-    let not_ready = |what: &str| ProofError::ProofNotReady { detail: format!("mission {} has no {what}", mission.mission_id) };
+    let not_ready = |what: &str| ProofError::ProofNotReady {
+        detail: format!("mission {} has no {what}", mission.mission_id),
+    };
     let receipt = stored.ok_or_else(|| not_ready("sealed receipt"))?;
     if mission.run.is_none() {
         return Err(not_ready("run"));
     }
     let mismatch = |detail: String| ProofError::ProofBindingMismatch { detail };
     if receipt.decision != decision {
-        return Err(mismatch(format!("the receipt stored for a {} mission is not a {} receipt", mission.status.as_str(), mission.status.as_str())));
+        return Err(mismatch(format!(
+            "the receipt stored for a {} mission is not a {} receipt",
+            mission.status.as_str(),
+            mission.status.as_str()
+        )));
     }
     let identity = current_identity(mission).map_err(|error| mismatch(error.to_string()))?;
     if receipt.identity != identity_to_wire(&identity) {
-        return Err(mismatch("the receipt is bound to another run, repository, worktree or base revision".into()));
+        return Err(mismatch(
+            "the receipt is bound to another run, repository, worktree or base revision".into(),
+        ));
     }
     let identity_digest_hex = identity_digest(&identity);
     let plan = plan_binding(mission).map_err(|error| mismatch(error.to_string()))?;
@@ -57,17 +65,27 @@ pub fn proof_receipt(mission: &Mission) -> Result<ProofReceiptV1, ProofError> {
     }
     check_fresh_evidence(mission, receipt, &identity_digest_hex)?;
 
-    let records: Vec<(&str, &str)> =
-        receipt.fresh_evidence.iter().map(|entry| (entry.check_id.as_str(), entry.evidence_digest.as_str())).collect();
+    let records: Vec<(&str, &str)> = receipt
+        .fresh_evidence
+        .iter()
+        .map(|entry| (entry.check_id.as_str(), entry.evidence_digest.as_str()))
+        .collect();
     let evidence_digest = evidence_set_digest(&records);
     if receipt.evidence_digest != evidence_digest {
-        return Err(mismatch("the evidence-set digest does not re-derive from the fresh evidence".into()));
+        return Err(mismatch(
+            "the evidence-set digest does not re-derive from the fresh evidence".into(),
+        ));
     }
     let attention_digest = unresolved_attention_digest::<&str>(&[]);
     if receipt.attention_digest != attention_digest {
         return Err(mismatch("the receipt does not bind the empty unresolved-attention set".into()));
     }
-    let subject = subject_digest(&identity_digest_hex, &receipt.workspace_digest, &plan.checkset_digest, &plan.criteria_digest);
+    let subject = subject_digest(
+        &identity_digest_hex,
+        &receipt.workspace_digest,
+        &plan.checkset_digest,
+        &plan.criteria_digest,
+    );
     if receipt.subject_digest != subject {
         return Err(mismatch("the subject digest does not re-derive".into()));
     }
@@ -101,13 +119,21 @@ fn check_fresh_evidence(mission: &Mission, receipt: &ProofReceiptV1, identity_di
         return Err(mismatch("the receipt has no fresh evidence".into()));
     }
     if receipt.fresh_evidence.len() > MAX_FRESH_EVIDENCE {
-        return Err(mismatch(format!("the receipt lists more than {MAX_FRESH_EVIDENCE} pieces of evidence")));
+        return Err(mismatch(format!(
+            "the receipt lists more than {MAX_FRESH_EVIDENCE} pieces of evidence"
+        )));
     }
     let declarations = mission.plan.as_ref().map(|plan| plan.declarations.as_slice()).unwrap_or_default();
     let mut next_plan_index = 0;
     for entry in &receipt.fresh_evidence {
-        let Some(offset) = declarations[next_plan_index..].iter().position(|declaration| declaration.check_id == entry.check_id) else {
-            return Err(mismatch(format!("fresh evidence for {} is not a check of the plan, or is out of plan order", entry.check_id)));
+        let Some(offset) = declarations[next_plan_index..]
+            .iter()
+            .position(|declaration| declaration.check_id == entry.check_id)
+        else {
+            return Err(mismatch(format!(
+                "fresh evidence for {} is not a check of the plan, or is out of plan order",
+                entry.check_id
+            )));
         };
         let declaration = &declarations[next_plan_index + offset];
         next_plan_index += offset + 1;
@@ -116,20 +142,36 @@ fn check_fresh_evidence(mission: &Mission, receipt: &ProofReceiptV1, identity_di
             .get(&entry.check_id)
             .ok_or_else(|| mismatch(format!("no evidence is stored for check {}", entry.check_id)))?;
         if evidence.assessment != MissionEvidenceAssessmentV1::Passed {
-            return Err(mismatch(format!("the stored evidence of check {} is no longer passed", entry.check_id)));
+            return Err(mismatch(format!(
+                "the stored evidence of check {} is no longer passed",
+                entry.check_id
+            )));
         }
         if evidence.identity_digest.as_deref() != Some(identity_digest_hex) {
-            return Err(mismatch(format!("the stored evidence of check {} belongs to another run", entry.check_id)));
+            return Err(mismatch(format!(
+                "the stored evidence of check {} belongs to another run",
+                entry.check_id
+            )));
         }
-        let rebuilt = recorded_evidence_to_wire(declaration, evidence)
-            .ok_or_else(|| mismatch(format!("the stored evidence of check {} is not a command or manual record of it", entry.check_id)))?;
+        let rebuilt = recorded_evidence_to_wire(declaration, evidence).ok_or_else(|| {
+            mismatch(format!(
+                "the stored evidence of check {} is not a command or manual record of it",
+                entry.check_id
+            ))
+        })?;
         if &rebuilt != entry {
-            return Err(mismatch(format!("the stored evidence of check {} differs from the receipt's", entry.check_id)));
+            return Err(mismatch(format!(
+                "the stored evidence of check {} differs from the receipt's",
+                entry.check_id
+            )));
         }
     }
     for declaration in declarations.iter().filter(|declaration| declaration.required) {
         if !receipt.fresh_evidence.iter().any(|entry| entry.check_id == declaration.check_id) {
-            return Err(mismatch(format!("required check {} has no fresh evidence in the receipt", declaration.check_id)));
+            return Err(mismatch(format!(
+                "required check {} has no fresh evidence in the receipt",
+                declaration.check_id
+            )));
         }
     }
     Ok(())

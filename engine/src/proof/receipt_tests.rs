@@ -35,23 +35,54 @@ fn missions_without_a_sealed_proof_are_not_ready() {
 #[test]
 fn any_drift_between_receipt_and_stored_state_is_a_binding_mismatch() {
     let ready = ready_mission();
-    let cases: Vec<(&str, Box<dyn Fn(&mut Mission)>)> = vec![
-        ("evidence re-recorded", Box::new(|mission| mission.evidence.get_mut("unit").unwrap().recorded_at_millis += 1)),
-        ("evidence went stale", Box::new(|mission| {
-            mission.evidence.get_mut("review").unwrap().assessment = nagi_schema::mission::MissionEvidenceAssessmentV1::Stale
-        })),
-        ("evidence removed", Box::new(|mission| {
-            mission.evidence.remove("review");
-        })),
-        ("another run", Box::new(|mission| mission.run.as_mut().unwrap().run_id = "run-2".into())),
-        ("seal edited", Box::new(|mission| mission.ready_receipt.as_mut().unwrap().authority_sequence += 1)),
-        ("workspace edited", Box::new(|mission| mission.ready_receipt.as_mut().unwrap().workspace_digest = "0".repeat(64))),
-        ("evidence list emptied", Box::new(|mission| mission.ready_receipt.as_mut().unwrap().fresh_evidence.clear())),
-        ("evidence list reordered", Box::new(|mission| mission.ready_receipt.as_mut().unwrap().fresh_evidence.reverse())),
-        ("required evidence dropped", Box::new(|mission| {
-            mission.ready_receipt.as_mut().unwrap().fresh_evidence.pop();
-        })),
-        ("plan edited", Box::new(|mission| mission.plan.as_mut().unwrap().declarations[2].required = true)),
+    type Drift = Box<dyn Fn(&mut Mission)>;
+    let cases: Vec<(&str, Drift)> = vec![
+        (
+            "evidence re-recorded",
+            Box::new(|mission| mission.evidence.get_mut("unit").unwrap().recorded_at_millis += 1),
+        ),
+        (
+            "evidence went stale",
+            Box::new(|mission| {
+                mission.evidence.get_mut("review").unwrap().assessment = nagi_schema::mission::MissionEvidenceAssessmentV1::Stale
+            }),
+        ),
+        (
+            "evidence removed",
+            Box::new(|mission| {
+                mission.evidence.remove("review");
+            }),
+        ),
+        (
+            "another run",
+            Box::new(|mission| mission.run.as_mut().unwrap().run_id = "run-2".into()),
+        ),
+        (
+            "seal edited",
+            Box::new(|mission| mission.ready_receipt.as_mut().unwrap().authority_sequence += 1),
+        ),
+        (
+            "workspace edited",
+            Box::new(|mission| mission.ready_receipt.as_mut().unwrap().workspace_digest = "0".repeat(64)),
+        ),
+        (
+            "evidence list emptied",
+            Box::new(|mission| mission.ready_receipt.as_mut().unwrap().fresh_evidence.clear()),
+        ),
+        (
+            "evidence list reordered",
+            Box::new(|mission| mission.ready_receipt.as_mut().unwrap().fresh_evidence.reverse()),
+        ),
+        (
+            "required evidence dropped",
+            Box::new(|mission| {
+                mission.ready_receipt.as_mut().unwrap().fresh_evidence.pop();
+            }),
+        ),
+        (
+            "plan edited",
+            Box::new(|mission| mission.plan.as_mut().unwrap().declarations[2].required = true),
+        ),
     ];
     for (what, change) in cases {
         let mut drifted = ready.clone();

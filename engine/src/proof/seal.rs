@@ -26,13 +26,21 @@ pub fn seal_ready(
     now_millis: u64,
 ) -> Result<MissionEvent, ProofError> {
     if mission.status != MissionStatus::ReviewRequired {
-        return Err(ProofError::StatusNotSealable { mission_id: mission.mission_id.clone(), status: mission.status.as_str().into() });
+        return Err(ProofError::StatusNotSealable {
+            mission_id: mission.mission_id.clone(),
+            status: mission.status.as_str().into(),
+        });
     }
     if receipt.decision != ProofClosureDecisionV1::ReadyToClose {
-        return Err(ProofError::SealRefused { detail: "an archive receipt cannot seal readiness".into() });
+        return Err(ProofError::SealRefused {
+            detail: "an archive receipt cannot seal readiness".into(),
+        });
     }
     check_common(mission, receipt, current_head, now_millis)?;
-    Ok(MissionEvent::MissionSealed { receipt: receipt.clone(), at_millis: now_millis })
+    Ok(MissionEvent::MissionSealed {
+        receipt: receipt.clone(),
+        at_millis: now_millis,
+    })
 }
 
 /// `ready_to_close → archived`: additionally the ready receipt must exist, the archive proof
@@ -45,15 +53,19 @@ pub fn seal_archive(
     now_millis: u64,
 ) -> Result<MissionEvent, ProofError> {
     if mission.status != MissionStatus::ReadyToClose {
-        return Err(ProofError::StatusNotSealable { mission_id: mission.mission_id.clone(), status: mission.status.as_str().into() });
+        return Err(ProofError::StatusNotSealable {
+            mission_id: mission.mission_id.clone(),
+            status: mission.status.as_str().into(),
+        });
     }
     if receipt.decision != ProofClosureDecisionV1::Archived {
-        return Err(ProofError::SealRefused { detail: "a ready receipt cannot archive".into() });
+        return Err(ProofError::SealRefused {
+            detail: "a ready receipt cannot archive".into(),
+        });
     }
-    let ready = mission
-        .ready_receipt
-        .as_ref()
-        .ok_or_else(|| ProofError::SealRefused { detail: "the mission has no ready receipt to archive against".into() })?;
+    let ready = mission.ready_receipt.as_ref().ok_or_else(|| ProofError::SealRefused {
+        detail: "the mission has no ready receipt to archive against".into(),
+    })?;
     if receipt.subject_digest != ready.subject_digest {
         let detail = if receipt.workspace_digest != ready.workspace_digest {
             "the workspace changed since the mission became ready to close"
@@ -71,10 +83,15 @@ pub fn seal_archive(
         });
     }
     if receipt.verified_at_millis < ready.verified_at_millis {
-        return Err(ProofError::SealRefused { detail: "the archive proof was verified before the ready proof".into() });
+        return Err(ProofError::SealRefused {
+            detail: "the archive proof was verified before the ready proof".into(),
+        });
     }
     check_common(mission, receipt, current_head, now_millis)?;
-    Ok(MissionEvent::MissionSealed { receipt: receipt.clone(), at_millis: now_millis })
+    Ok(MissionEvent::MissionSealed {
+        receipt: receipt.clone(),
+        at_millis: now_millis,
+    })
 }
 
 /// Head currency, identity and time, shared by both seals.
@@ -89,11 +106,16 @@ fn check_common(mission: &Mission, receipt: &ProofReceiptV1, current_head: &Auth
     }
     let identity = current_identity(mission)?;
     if receipt.identity != identity_to_wire(&identity) {
-        return Err(ProofError::SealStale { detail: "the receipt is bound to another run than the mission's current run".into() });
+        return Err(ProofError::SealStale {
+            detail: "the receipt is bound to another run than the mission's current run".into(),
+        });
     }
     if receipt.verified_at_millis > now_millis {
         return Err(ProofError::SealRefused {
-            detail: format!("the proof claims to be verified at {} ms, after the seal time {now_millis} ms", receipt.verified_at_millis),
+            detail: format!(
+                "the proof claims to be verified at {} ms, after the seal time {now_millis} ms",
+                receipt.verified_at_millis
+            ),
         });
     }
     Ok(())
@@ -134,7 +156,9 @@ pub fn close_outcome(
             Err(ProofError::ArchiveSubjectChanged { detail }) => Ok(blocked(format!("close re-verification refused to archive: {detail}"))),
             Err(other) => Err(other),
         },
-        Verdict::ReviewRequired { reasons, evaluated_head, .. } => {
+        Verdict::ReviewRequired {
+            reasons, evaluated_head, ..
+        } => {
             if evaluated_head != current_head {
                 return Err(ProofError::SealStale {
                     detail: format!(

@@ -24,8 +24,14 @@ fn a_ready_seal_needs_the_head_it_was_evaluated_at() {
 
     let stale = readiness_outcome(&mission, &verdict, &head(10), 510).unwrap_err();
     assert!(matches!(stale, ProofError::SealStale { .. }), "{stale}");
-    let other_payload = crate::proof::AuthorityHead { sequence: 9, payload_digest: "other".into() };
-    assert!(matches!(readiness_outcome(&mission, &verdict, &other_payload, 510), Err(ProofError::SealStale { .. })));
+    let other_payload = crate::proof::AuthorityHead {
+        sequence: 9,
+        payload_digest: "other".into(),
+    };
+    assert!(matches!(
+        readiness_outcome(&mission, &verdict, &other_payload, 510),
+        Err(ProofError::SealStale { .. })
+    ));
     let future = readiness_outcome(&mission, &verdict, &head(9), 499).unwrap_err();
     assert!(matches!(future, ProofError::SealRefused { .. }), "{future}");
 }
@@ -51,15 +57,24 @@ fn an_archive_seal_needs_the_same_subject_and_a_later_sequence() {
     // Same sequence as the ready receipt, later clock: refused.
     let same_sequence = verified_receipt(verify_at(&ready, base_entries(), 9, 700));
     let refused = seal_archive(&ready, &same_sequence, &head(9), 710).unwrap_err();
-    assert!(matches!(refused, ProofError::SealRefused { ref detail } if detail.contains("does not advance")), "{refused}");
+    assert!(
+        matches!(refused, ProofError::SealRefused { ref detail } if detail.contains("does not advance")),
+        "{refused}"
+    );
 
     // Verified before the ready proof: refused.
     let earlier = verified_receipt(verify_at(&ready, base_entries(), 12, 400));
-    assert!(matches!(seal_archive(&ready, &earlier, &head(12), 710), Err(ProofError::SealRefused { .. })));
+    assert!(matches!(
+        seal_archive(&ready, &earlier, &head(12), 710),
+        Err(ProofError::SealRefused { .. })
+    ));
 
     // A ready receipt cannot archive.
     let ready_receipt = ready.ready_receipt.clone().unwrap();
-    assert!(matches!(seal_archive(&ready, &ready_receipt, &head(9), 710), Err(ProofError::SealRefused { .. })));
+    assert!(matches!(
+        seal_archive(&ready, &ready_receipt, &head(9), 710),
+        Err(ProofError::SealRefused { .. })
+    ));
 }
 
 #[test]
@@ -83,9 +98,14 @@ fn a_workspace_change_between_ready_and_close_blocks_instead_of_archiving() {
     let ready = record(ready, review);
     let verdict = verify_at(&ready, changed, 12, 600);
     let receipt = verified_receipt(verdict.clone());
-    assert!(matches!(seal_archive(&ready, &receipt, &head(12), 610), Err(ProofError::ArchiveSubjectChanged { .. })));
+    assert!(matches!(
+        seal_archive(&ready, &receipt, &head(12), 610),
+        Err(ProofError::ArchiveSubjectChanged { .. })
+    ));
     let event = close_outcome(&ready, &verdict, &head(12), 610).unwrap();
-    let MissionEvent::StatusChanged { status, reason, .. } = &event else { panic!("expected a status change, got {event:?}") };
+    let MissionEvent::StatusChanged { status, reason, .. } = &event else {
+        panic!("expected a status change, got {event:?}")
+    };
     assert_eq!(*status, MissionStatus::Blocked);
     assert!(reason.as_deref().unwrap().contains("the workspace changed"), "{reason:?}");
     assert_eq!(apply(Some(ready), &event).status, MissionStatus::Blocked);
@@ -96,7 +116,17 @@ fn a_close_proof_that_does_not_verify_blocks_unless_the_head_moved() {
     let ready = open_attention(ready_mission(), "attention:7", "approve a command");
     let verdict = verify_at(&ready, base_entries(), 12, 600);
     let event = close_outcome(&ready, &verdict, &head(12), 610).unwrap();
-    let MissionEvent::StatusChanged { status: MissionStatus::Blocked, reason: Some(reason), .. } = event else { panic!("blocked") };
+    let MissionEvent::StatusChanged {
+        status: MissionStatus::Blocked,
+        reason: Some(reason),
+        ..
+    } = event
+    else {
+        panic!("blocked")
+    };
     assert!(reason.contains("attention:7"), "{reason}");
-    assert!(matches!(close_outcome(&ready, &verdict, &head(13), 610), Err(ProofError::SealStale { .. })));
+    assert!(matches!(
+        close_outcome(&ready, &verdict, &head(13), 610),
+        Err(ProofError::SealStale { .. })
+    ));
 }

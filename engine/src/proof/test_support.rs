@@ -33,7 +33,9 @@ pub fn mission() -> Mission {
         objective: "Fix the login redirect".into(),
         acceptance_criteria: vec!["Redirect test passes".into(), "A person reviewed the change".into()],
     };
-    let CreateDecision::Create(created) = decide_create(None, &params, WORKTREE, 10).unwrap() else { panic!("created") };
+    let CreateDecision::Create(created) = decide_create(None, &params, WORKTREE, 10).unwrap() else {
+        panic!("created")
+    };
     let mut mission = apply(None, &created);
     let checks = vec![
         MissionCheck::Command(CommandCheck {
@@ -66,10 +68,26 @@ pub fn mission() -> Mission {
             covers: vec![0],
         }),
     ];
-    let ConfigureDecision::Configure(configured) = decide_configure(&mission, &checks, 11).unwrap() else { panic!("configured") };
+    let ConfigureDecision::Configure(configured) = decide_configure(&mission, &checks, 11).unwrap() else {
+        panic!("configured")
+    };
     mission = apply(Some(mission), &configured);
-    mission = apply(Some(mission), &MissionEvent::RunStarted { run: run("run-1", MissionProvider::Codex), at_millis: 12 });
-    apply(Some(mission), &MissionEvent::StatusChanged { status: MissionStatus::ReviewRequired, reason: None, run_outcome: None, at_millis: 13 })
+    mission = apply(
+        Some(mission),
+        &MissionEvent::RunStarted {
+            run: run("run-1", MissionProvider::Codex),
+            at_millis: 12,
+        },
+    );
+    apply(
+        Some(mission),
+        &MissionEvent::StatusChanged {
+            status: MissionStatus::ReviewRequired,
+            reason: None,
+            run_outcome: None,
+            at_millis: 13,
+        },
+    )
 }
 
 pub fn run(run_id: &str, provider: MissionProvider) -> Run {
@@ -113,7 +131,11 @@ pub fn file(path: &str, disposition: Disposition, content: &str) -> WorkspaceEnt
     WorkspaceEntry {
         path: path.into(),
         disposition,
-        fingerprint: Fingerprint::File { sha256: sha256_hex(content.as_bytes()), executable: false, size: content.len() as u64 },
+        fingerprint: Fingerprint::File {
+            sha256: sha256_hex(content.as_bytes()),
+            executable: false,
+            size: content.len() as u64,
+        },
     }
 }
 
@@ -133,7 +155,11 @@ pub fn base_entries() -> Vec<WorkspaceEntry> {
 }
 
 pub fn outcome(exit_code: i32) -> CommandOutcome {
-    let summary = |text: &str| OutputSummary { total_bytes: text.len() as u64, sha256: sha256_hex(text.as_bytes()), tail: text.into() };
+    let summary = |text: &str| OutputSummary {
+        total_bytes: text.len() as u64,
+        sha256: sha256_hex(text.as_bytes()),
+        tail: text.into(),
+    };
     CommandOutcome {
         exit_code,
         signal: None,
@@ -169,9 +195,16 @@ pub fn mission_with_passing_evidence(entries: Vec<WorkspaceEntry>) -> Mission {
         &outcome(0),
     )
     .unwrap();
-    let review =
-        crate::proof::evidence::manual_evidence(declaration(&mission, "review"), &identity, "alice", "reviewed", false, &current, 210)
-            .unwrap();
+    let review = crate::proof::evidence::manual_evidence(
+        declaration(&mission, "review"),
+        &identity,
+        "alice",
+        "reviewed",
+        false,
+        &current,
+        210,
+    )
+    .unwrap();
     record(record(mission, unit), review)
 }
 
@@ -201,7 +234,10 @@ pub fn open_attention(mission: Mission, attention_id: &str, requested_action: &s
 }
 
 pub fn head(sequence: u64) -> crate::proof::AuthorityHead {
-    crate::proof::AuthorityHead { sequence, payload_digest: sha256_hex(format!("event {sequence}").as_bytes()) }
+    crate::proof::AuthorityHead {
+        sequence,
+        payload_digest: sha256_hex(format!("event {sequence}").as_bytes()),
+    }
 }
 
 pub fn lease(mission: &Mission) -> crate::proof::WorktreeLease {

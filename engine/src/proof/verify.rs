@@ -42,10 +42,17 @@ pub struct VerificationInput<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
     /// Every condition holds; the receipt is ready to be sealed.
-    Verified { receipt: Box<ProofReceiptV1>, checks: Vec<CheckAssessment> },
+    Verified {
+        receipt: Box<ProofReceiptV1>,
+        checks: Vec<CheckAssessment>,
+    },
     /// At least one condition fails; no receipt is minted. `evaluated_head` is the head the
     /// evaluation read, so a decision taken on it can be refused once the head moved.
-    ReviewRequired { reasons: Vec<String>, checks: Vec<CheckAssessment>, evaluated_head: AuthorityHead },
+    ReviewRequired {
+        reasons: Vec<String>,
+        checks: Vec<CheckAssessment>,
+        evaluated_head: AuthorityHead,
+    },
 }
 
 impl Verdict {
@@ -69,7 +76,9 @@ pub struct PlanBinding {
 /// only of this mission's criteria, and every stored declaration digest re-derives from its
 /// content (so the checkset digest is the plan's own).
 pub fn plan_binding(mission: &Mission) -> Result<PlanBinding, ProofError> {
-    let plan = mission.plan.as_ref().ok_or_else(|| ProofError::NoClosurePlan { mission_id: mission.mission_id.clone() })?;
+    let plan = mission.plan.as_ref().ok_or_else(|| ProofError::NoClosurePlan {
+        mission_id: mission.mission_id.clone(),
+    })?;
     let criterion_ids: Vec<&str> = mission.criteria.iter().map(|criterion| criterion.criterion_id.as_str()).collect();
     let mut problems = Vec::new();
     if criterion_ids.is_empty() {
@@ -83,8 +92,15 @@ pub fn plan_binding(mission: &Mission) -> Result<PlanBinding, ProofError> {
         if !seen.insert(declaration.check_id.as_str()) {
             problems.push(format!("check id {} is declared more than once", declaration.check_id));
         }
-        if let Some(foreign) = declaration.covered_criterion_ids.iter().find(|id| !criterion_ids.contains(&id.as_str())) {
-            problems.push(format!("check {} covers {foreign}, which is not a criterion of this mission", declaration.check_id));
+        if let Some(foreign) = declaration
+            .covered_criterion_ids
+            .iter()
+            .find(|id| !criterion_ids.contains(&id.as_str()))
+        {
+            problems.push(format!(
+                "check {} covers {foreign}, which is not a criterion of this mission",
+                declaration.check_id
+            ));
         }
         if recomputed_declaration_digest(declaration) != declaration.digest {
             problems.push(format!("check {} no longer matches its declaration digest", declaration.check_id));
@@ -96,14 +112,22 @@ pub fn plan_binding(mission: &Mission) -> Result<PlanBinding, ProofError> {
             .iter()
             .any(|declaration| declaration.required && declaration.covered_criterion_ids.contains(&criterion.criterion_id));
         if !covered {
-            problems.push(format!("acceptance criterion {} ({:?}) is not covered by a required check", index + 1, criterion.description));
+            problems.push(format!(
+                "acceptance criterion {} ({:?}) is not covered by a required check",
+                index + 1,
+                criterion.description
+            ));
         }
     }
     let declaration_digests: Vec<&str> = plan.declarations.iter().map(|declaration| declaration.digest.as_str()).collect();
     if declaration_set_digest(&declaration_digests) != plan.declaration_set_digest {
         problems.push("the closure plan's declarations do not match the plan digest frozen at configuration".to_string());
     }
-    Ok(PlanBinding { criteria_digest: criteria_digest(&criterion_ids), checkset_digest: checkset_digest(&declaration_digests), problems })
+    Ok(PlanBinding {
+        criteria_digest: criteria_digest(&criterion_ids),
+        checkset_digest: checkset_digest(&declaration_digests),
+        problems,
+    })
 }
 
 /// Which sealed transition a verified proof of a mission in `status` would make.
@@ -111,7 +135,10 @@ pub fn decision_for_status(mission: &Mission) -> Result<ProofClosureDecisionV1, 
     match mission.status {
         MissionStatus::ReviewRequired => Ok(ProofClosureDecisionV1::ReadyToClose),
         MissionStatus::ReadyToClose => Ok(ProofClosureDecisionV1::Archived),
-        other => Err(ProofError::StatusNotSealable { mission_id: mission.mission_id.clone(), status: other.as_str().to_string() }),
+        other => Err(ProofError::StatusNotSealable {
+            mission_id: mission.mission_id.clone(),
+            status: other.as_str().to_string(),
+        }),
     }
 }
 
@@ -127,10 +154,19 @@ pub fn verify(input: &VerificationInput<'_>) -> Result<Verdict, ProofError> {
 
     let mut reasons = plan.problems.clone();
     for check in assessment.checks.iter().filter(|check| check.required && !check.is_passed()) {
-        reasons.push(format!("required check {} is {}: {}", check.check_id, status_words(check), check.reason));
+        reasons.push(format!(
+            "required check {} is {}: {}",
+            check.check_id,
+            status_words(check),
+            check.reason
+        ));
     }
     for item in mission.attention.values().filter(|item| item.is_unresolved()) {
-        reasons.push(format!("attention item {} is unresolved: {}", item.attention_id, shortened(&redact(&item.requested_action), 120)));
+        reasons.push(format!(
+            "attention item {} is unresolved: {}",
+            item.attention_id,
+            shortened(&redact(&item.requested_action), 120)
+        ));
     }
     if input.authority_head.sequence == 0 {
         reasons.push("no durable event has been recorded, so there is no authority head to bind to".to_string());
@@ -143,13 +179,23 @@ pub fn verify(input: &VerificationInput<'_>) -> Result<Verdict, ProofError> {
         reasons.push("no check has fresh passing evidence".to_string());
     }
     if passed.len() > MAX_FRESH_EVIDENCE {
-        reasons.push(format!("{} checks passed; a receipt holds at most {MAX_FRESH_EVIDENCE}", passed.len()));
+        reasons.push(format!(
+            "{} checks passed; a receipt holds at most {MAX_FRESH_EVIDENCE}",
+            passed.len()
+        ));
     }
     if !reasons.is_empty() {
-        return Ok(Verdict::ReviewRequired { reasons, checks: assessment.checks, evaluated_head: input.authority_head.clone() });
+        return Ok(Verdict::ReviewRequired {
+            reasons,
+            checks: assessment.checks,
+            evaluated_head: input.authority_head.clone(),
+        });
     }
 
-    let records: Vec<(&str, &str)> = passed.iter().map(|evidence| (evidence.check_id(), evidence.record_digest())).collect();
+    let records: Vec<(&str, &str)> = passed
+        .iter()
+        .map(|evidence| (evidence.check_id(), evidence.record_digest()))
+        .collect();
     let evidence_digest = evidence_set_digest(&records);
     let attention_digest = unresolved_attention_digest::<&str>(&[]);
     let workspace_digest = input.workspace.snapshot.digest.clone();
@@ -171,7 +217,12 @@ pub fn verify(input: &VerificationInput<'_>) -> Result<Verdict, ProofError> {
         schema_version: 1,
         identity: identity_to_wire(&identity),
         head_revision: input.workspace.snapshot.head_commit.clone(),
-        subject_digest: subject_digest(&identity_digest_hex, &workspace_digest, &plan.checkset_digest, &plan.criteria_digest),
+        subject_digest: subject_digest(
+            &identity_digest_hex,
+            &workspace_digest,
+            &plan.checkset_digest,
+            &plan.criteria_digest,
+        ),
         seal_digest: seal_digest(&seal),
         workspace_digest,
         criteria_digest: plan.criteria_digest,
@@ -185,7 +236,10 @@ pub fn verify(input: &VerificationInput<'_>) -> Result<Verdict, ProofError> {
         decision,
         fresh_evidence: passed.iter().map(|evidence| evidence.to_wire()).collect(),
     };
-    Ok(Verdict::Verified { receipt: Box::new(receipt), checks: assessment.checks })
+    Ok(Verdict::Verified {
+        receipt: Box::new(receipt),
+        checks: assessment.checks,
+    })
 }
 
 fn status_words(check: &CheckAssessment) -> &'static str {

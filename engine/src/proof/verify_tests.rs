@@ -13,11 +13,20 @@ fn passing_required_checks_mint_a_ready_receipt_with_contract_digests() {
     assert_eq!(receipt.identity.run_id, "run-1");
     assert_eq!(receipt.head_revision, "b".repeat(40));
     assert_eq!(receipt.workspace_digest, snapshot(base_entries()).digest);
-    assert_eq!(receipt.attention_digest, "3fee3088a6bac012817a1e32b01acbc8895f78c403506121151fbaca0c88dbab");
+    assert_eq!(
+        receipt.attention_digest,
+        "3fee3088a6bac012817a1e32b01acbc8895f78c403506121151fbaca0c88dbab"
+    );
     let criterion_ids: Vec<&str> = mission.criteria.iter().map(|criterion| criterion.criterion_id.as_str()).collect();
     assert_eq!(receipt.criteria_digest, crate::digest::criteria_digest(&criterion_ids));
-    let declaration_digests: Vec<&str> =
-        mission.plan.as_ref().unwrap().declarations.iter().map(|declaration| declaration.digest.as_str()).collect();
+    let declaration_digests: Vec<&str> = mission
+        .plan
+        .as_ref()
+        .unwrap()
+        .declarations
+        .iter()
+        .map(|declaration| declaration.digest.as_str())
+        .collect();
     assert_eq!(receipt.checkset_digest, crate::digest::checkset_digest(&declaration_digests));
     assert_eq!(receipt.authority_sequence, 9);
     assert_eq!(receipt.authority_head_digest, head(9).digest());
@@ -25,7 +34,10 @@ fn passing_required_checks_mint_a_ready_receipt_with_contract_digests() {
     assert_eq!(receipt.verified_at_millis, 500);
     let ids: Vec<&str> = receipt.fresh_evidence.iter().map(|entry| entry.check_id.as_str()).collect();
     assert_eq!(ids, ["unit", "review"], "plan order; the optional lint check has no evidence");
-    assert!(matches!(receipt.fresh_evidence[0].source, ProofEvidenceSourceV1::Command { exit_code: 0, .. }));
+    assert!(matches!(
+        receipt.fresh_evidence[0].source,
+        ProofEvidenceSourceV1::Command { exit_code: 0, .. }
+    ));
     assert!(matches!(&receipt.fresh_evidence[1].source, ProofEvidenceSourceV1::Manual { reviewer, .. } if reviewer == "alice"));
 
     let later = verified_receipt(verify_at(&mission, base_entries(), 10, 500));
@@ -37,7 +49,10 @@ fn passing_required_checks_mint_a_ready_receipt_with_contract_digests() {
 fn a_ready_to_close_mission_verifies_for_archival() {
     let mut mission = mission_with_passing_evidence(base_entries());
     mission.status = MissionStatus::ReadyToClose;
-    assert_eq!(verified_receipt(verify_at(&mission, base_entries(), 9, 500)).decision, ProofClosureDecisionV1::Archived);
+    assert_eq!(
+        verified_receipt(verify_at(&mission, base_entries(), 9, 500)).decision,
+        ProofClosureDecisionV1::Archived
+    );
     mission.status = MissionStatus::Active;
     let workspace = proof_workspace(&mission, snapshot(base_entries()));
     let error = verify(&VerificationInput {
@@ -60,8 +75,14 @@ fn a_failing_required_check_keeps_review_required_and_names_it() {
         file("report.json", crate::workspace::Disposition::Untracked, "{\"ok\":true}"),
     ];
     let reasons = review_reasons(verify_at(&mission, edited, 9, 500));
-    assert!(reasons.iter().any(|reason| reason.starts_with("required check unit is stale")), "{reasons:?}");
-    assert!(reasons.iter().any(|reason| reason.starts_with("required check review is stale")), "{reasons:?}");
+    assert!(
+        reasons.iter().any(|reason| reason.starts_with("required check unit is stale")),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons.iter().any(|reason| reason.starts_with("required check review is stale")),
+        "{reasons:?}"
+    );
 }
 
 #[test]
@@ -75,9 +96,16 @@ fn optional_checks_never_block_and_missing_required_ones_do() {
 
 #[test]
 fn unresolved_attention_blocks_verification() {
-    let mission = open_attention(mission_with_passing_evidence(base_entries()), "attention:1", "run `rm -rf target`\nin the worktree");
+    let mission = open_attention(
+        mission_with_passing_evidence(base_entries()),
+        "attention:1",
+        "run `rm -rf target`\nin the worktree",
+    );
     let reasons = review_reasons(verify_at(&mission, base_entries(), 9, 500));
-    assert_eq!(reasons, ["attention item attention:1 is unresolved: run `rm -rf target` in the worktree"]);
+    assert_eq!(
+        reasons,
+        ["attention item attention:1 is unresolved: run `rm -rf target` in the worktree"]
+    );
 }
 
 #[test]
@@ -87,7 +115,10 @@ fn the_authority_and_lease_must_bind_the_run() {
     assert!(reasons[0].contains("no authority head"), "{reasons:?}");
 
     let workspace = proof_workspace(&mission, snapshot(base_entries()));
-    let foreign = crate::proof::WorktreeLease { run_id: "run-0".into(), ..lease(&mission) };
+    let foreign = crate::proof::WorktreeLease {
+        run_id: "run-0".into(),
+        ..lease(&mission)
+    };
     let verdict = verify(&VerificationInput {
         mission: &mission,
         workspace: &workspace,
@@ -107,7 +138,12 @@ fn an_altered_plan_never_verifies() {
         *program = "true".into();
     }
     let reasons = review_reasons(verify_at(&mission, base_entries(), 9, 500));
-    assert!(reasons.iter().any(|reason| reason.contains("check unit no longer matches its declaration digest")), "{reasons:?}");
+    assert!(
+        reasons
+            .iter()
+            .any(|reason| reason.contains("check unit no longer matches its declaration digest")),
+        "{reasons:?}"
+    );
 
     let mut uncovered = mission_with_passing_evidence(base_entries());
     uncovered.plan.as_mut().unwrap().declarations[1].required = false;

@@ -36,7 +36,9 @@ impl ProofWorkspace {
     pub fn observe(worktree_root: &Path, snapshot: WorkspaceSnapshot, plan: &ClosurePlan) -> Result<ProofWorkspace, ProofError> {
         let mut artifact_digests = BTreeMap::new();
         for declaration in &plan.declarations {
-            let DeclarationKind::Command { required_artifacts, .. } = &declaration.kind else { continue };
+            let DeclarationKind::Command { required_artifacts, .. } = &declaration.kind else {
+                continue;
+            };
             for path in required_artifacts {
                 if artifact_digests.contains_key(path) {
                     continue;
@@ -46,7 +48,10 @@ impl ProofWorkspace {
                 }
             }
         }
-        Ok(ProofWorkspace { snapshot, artifact_digests })
+        Ok(ProofWorkspace {
+            snapshot,
+            artifact_digests,
+        })
     }
 
     pub fn artifact_digest(&self, path: &str) -> Option<&str> {
@@ -68,14 +73,19 @@ pub fn artifact_content_digest(worktree_root: &Path, snapshot: &WorkspaceSnapsho
 }
 
 fn read_content_digest(full_path: &Path, path: &str, symlink: bool) -> Result<String, ProofError> {
-    let unreadable = |detail: String| ProofError::ArtifactUnreadable { path: path.to_string(), detail };
+    let unreadable = |detail: String| ProofError::ArtifactUnreadable {
+        path: path.to_string(),
+        detail,
+    };
     if symlink {
         let target = std::fs::read_link(full_path).map_err(|error| unreadable(error.to_string()))?;
         return Ok(hex::encode(Sha256::digest(target.as_os_str().as_bytes())));
     }
     let metadata = std::fs::symlink_metadata(full_path).map_err(|error| unreadable(error.to_string()))?;
     if !metadata.file_type().is_file() {
-        return Err(unreadable("it is no longer a regular file; the workspace changed after the scan".to_string()));
+        return Err(unreadable(
+            "it is no longer a regular file; the workspace changed after the scan".to_string(),
+        ));
     }
     let mut file = std::fs::File::open(full_path).map_err(|error| unreadable(error.to_string()))?;
     let mut hasher = Sha256::new();
