@@ -3,7 +3,9 @@
 use nagi_schema::codes::ErrorCode;
 use nagi_store::{StoreError, StoreErrorKind};
 
+use crate::handoff::HandoffError;
 use crate::mission::MissionError;
+use crate::proof::ProofError;
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum EngineError {
@@ -11,6 +13,10 @@ pub enum EngineError {
     Mission(#[from] MissionError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Proof(#[from] ProofError),
+    #[error(transparent)]
+    Handoff(#[from] HandoffError),
     #[error("invalid request: {0}")]
     InvalidRequest(String),
     #[error("request line exceeds {0} bytes; the connection will be closed")]
@@ -32,6 +38,8 @@ pub fn wire_error(error: &EngineError) -> (ErrorCode, String) {
     let code = match error {
         EngineError::Mission(mission) => mission_code(mission),
         EngineError::Store(store) => store_code(store),
+        EngineError::Proof(proof) => proof_code(proof),
+        EngineError::Handoff(handoff) => handoff_code(handoff),
         EngineError::InvalidRequest(_) => ErrorCode::InvalidRequest,
         EngineError::RequestTooLarge(_) => ErrorCode::RequestTooLarge,
         EngineError::InvalidParams(_) => ErrorCode::InvalidParams,
@@ -50,6 +58,39 @@ fn store_code(error: &StoreError) -> ErrorCode {
         StoreErrorKind::ReadOnly | StoreErrorKind::Io | StoreErrorKind::Corrupt | StoreErrorKind::NewerSchema | StoreErrorKind::Other => {
             ErrorCode::StorageFailed
         }
+    }
+}
+
+fn proof_code(error: &ProofError) -> ErrorCode {
+    match error {
+        ProofError::NoClosurePlan { .. } => ErrorCode::InvalidClosure,
+        ProofError::NotAManualCheck { .. } | ProofError::InvalidManualEvidence { .. } => ErrorCode::InvalidParams,
+        ProofError::ReviewerNotListed { .. } | ProofError::OverrideNotAllowed { .. } => ErrorCode::ConsentForbidden,
+        ProofError::ArtifactUnreadable { .. } | ProofError::CollectionCancelled { .. } => ErrorCode::ProofWorkerFailed,
+        ProofError::ProofNotReady { .. } => ErrorCode::ProofNotReady,
+        ProofError::ProofBindingMismatch { .. } => ErrorCode::ProofBindingMismatch,
+        ProofError::NoRun { .. }
+        | ProofError::InvalidBaseRevision { .. }
+        | ProofError::NotACommandCheck { .. }
+        | ProofError::IgnoredFilesNotScanned { .. }
+        | ProofError::StatusNotSealable { .. }
+        | ProofError::SealStale { .. }
+        | ProofError::ArchiveSubjectChanged { .. }
+        | ProofError::SealRefused { .. } => ErrorCode::MissionRuntimeError,
+    }
+}
+
+fn handoff_code(error: &HandoffError) -> ErrorCode {
+    match error {
+        HandoffError::InvalidState { .. } | HandoffError::NoRun { .. } => ErrorCode::InvalidHandoffState,
+        HandoffError::SameProvider { .. } => ErrorCode::InvalidHandoffProvider,
+        HandoffError::ConsentRequired { .. } => ErrorCode::InteractiveConsentRequired,
+        HandoffError::ArtifactChanged { .. } => ErrorCode::HandoffArtifactChanged,
+        HandoffError::AttentionUnresolved { .. } => ErrorCode::HandoffAttentionUnresolved,
+        HandoffError::RunMismatch { .. } => ErrorCode::RunMismatch,
+        HandoffError::RunConflict { .. } => ErrorCode::RunConflict,
+        HandoffError::InvalidRun { .. } => ErrorCode::InvalidRun,
+        HandoffError::Serialization { .. } => ErrorCode::MissionRuntimeError,
     }
 }
 

@@ -5,7 +5,7 @@
 use nagi_schema::mission::{MissionEvidenceAssessmentV1, MissionStatus};
 use nagi_schema::proof::ProofClosureDecisionV1;
 
-use super::canonical::criterion_id;
+use crate::digest::criterion_id;
 use super::event::MissionEvent;
 use super::model::*;
 

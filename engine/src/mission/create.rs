@@ -3,7 +3,7 @@
 
 use nagi_schema::mission::{MissionCheck, MissionCreateParams, MissionPathRule, MissionStatus};
 
-use super::canonical::{declaration_digest, sorted_set_digest};
+use super::canonical::declaration_digest;
 use super::error::MissionError;
 use super::event::MissionEvent;
 use super::model::{Declaration, DeclarationKind, Mission};
@@ -223,7 +223,7 @@ pub fn decide_configure(mission: &Mission, checks: &[MissionCheck], now_millis: 
     }
     let candidates: Vec<Candidate> = checks.iter().map(|check| build_candidate(mission, check)).collect();
     let digests: Vec<String> = candidates.iter().map(|candidate| candidate.declaration.digest.clone()).collect();
-    let set_digest = sorted_set_digest("mission-check-declaration-set-v1", &digests);
+    let set_digest = crate::digest::declaration_set_digest(&digests);
     if let Some(plan) = &mission.plan {
         return if plan.declaration_set_digest == set_digest {
             Ok(ConfigureDecision::Unchanged)

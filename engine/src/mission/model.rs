@@ -267,6 +267,14 @@ pub struct Evidence {
     pub declaration_digest: String,
     /// The run the evidence belongs to.
     pub run_id: String,
+    /// Proof-identity digest (mission, run, repository, worktree, base revision) the
+    /// evidence was recorded under; the proof evaluator compares it with the current
+    /// identity (§5.6 `identity_mismatch`). Absent on evidence no evaluator can trust.
+    #[serde(default)]
+    pub identity_digest: Option<String>,
+    /// Digest of the command's stdout and stderr (their SHA-256 and sizes), when it ran.
+    #[serde(default)]
+    pub output_digest: Option<String>,
     pub recorded_at_millis: u64,
     #[serde(default)]
     pub duration_millis: Option<u64>,
