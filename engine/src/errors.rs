@@ -66,7 +66,9 @@ fn proof_code(error: &ProofError) -> ErrorCode {
         ProofError::NoClosurePlan { .. } => ErrorCode::InvalidClosure,
         ProofError::NotAManualCheck { .. } | ProofError::InvalidManualEvidence { .. } => ErrorCode::InvalidParams,
         ProofError::ReviewerNotListed { .. } | ProofError::OverrideNotAllowed { .. } => ErrorCode::ConsentForbidden,
-        ProofError::ArtifactUnreadable { .. } | ProofError::CollectionCancelled { .. } => ErrorCode::ProofWorkerFailed,
+        ProofError::ArtifactUnreadable { .. } | ProofError::CollectionCancelled { .. } | ProofError::WorkspaceUnavailable { .. } => {
+            ErrorCode::ProofWorkerFailed
+        }
         ProofError::ProofNotReady { .. } => ErrorCode::ProofNotReady,
         ProofError::ProofBindingMismatch { .. } => ErrorCode::ProofBindingMismatch,
         ProofError::NoRun { .. }

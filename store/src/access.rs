@@ -97,6 +97,14 @@ impl<'a> Reader<'a> {
         Ok(seq.unwrap_or(0) as u64)
     }
 
+    /// The last committed event, if any.
+    pub fn last_event(&self) -> Result<Option<EventRow>, StoreError> {
+        let mut statement = self.connection.prepare_cached(
+            "SELECT seq, event_id, mission_id, kind, payload, at_millis FROM events ORDER BY seq DESC LIMIT 1",
+        )?;
+        Ok(statement.query_row([], event_row).optional()?)
+    }
+
     /// Events with `seq > after`, oldest first, at most `limit`.
     pub fn events_after(&self, after: u64, limit: u64) -> Result<Vec<EventRow>, StoreError> {
         let mut statement = self.connection.prepare_cached(

@@ -145,8 +145,13 @@ fn apply_to_existing(mission: &mut Mission, event: &MissionEvent) {
             mission.checks_in_flight =
                 Some(ChecksInFlight { run_id: run_id.clone(), purpose: purpose.clone(), started_at_millis: *at_millis });
         }
-        MissionEvent::ChecksFinished { .. } => {
+        MissionEvent::ChecksFinished { outcome, .. } => {
             mission.checks_in_flight = None;
+            if let Some(outcome) = outcome
+                && mission.status == MissionStatus::ReviewRequired
+            {
+                mission.status_reason = Some(outcome.clone());
+            }
         }
         MissionEvent::EvidenceRecorded { evidence, .. } => {
             mission.evidence.insert(evidence.check_id.clone(), evidence.clone());

@@ -87,6 +87,9 @@ pub enum MissionEvent {
     },
     ChecksFinished {
         run_id: String,
+        /// What the checks showed, in words (why the proof is not ready, or that it is).
+        #[serde(default)]
+        outcome: Option<String>,
         at_millis: u64,
     },
     EvidenceRecorded {

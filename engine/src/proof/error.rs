@@ -43,6 +43,9 @@ pub enum ProofError {
     #[error("check {check_id} includes ignored files, but the workspace was scanned without them")]
     IgnoredFilesNotScanned { check_id: String },
     /// `proof_worker_failed`: a required artifact could not be read to hash it.
+    #[error("the workspace cannot be scanned: {detail}")]
+    WorkspaceUnavailable { detail: String },
+
     #[error("required artifact `{path}` cannot be read: {detail}")]
     ArtifactUnreadable { path: String, detail: String },
     /// `proof_worker_failed`: the check was cancelled; §5.4 aborts the whole collection.

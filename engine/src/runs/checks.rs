@@ -1,199 +1,328 @@
-//! Running the declared command checks (MISSIONS.md §5.4): after a completed turn with
-//! `execute_declared_checks`, on `mission.verify`, and on `mission.close`. Each check runs
-//! in the run's worktree through the trusted runner (cleared environment, own process
-//! group, timeout, output caps), its output streams into the run's transcript pane, and its
-//! evidence is committed.
+//! The proof worker (MISSIONS.md §5.4–§5.8): it runs the declared command checks — after a
+//! completed turn with `execute_declared_checks`, on `mission.verify`, and on
+//! `mission.close` — records their evidence, evaluates the proof on the final scan, and
+//! seals `ready_to_close` or `archived` (or blocks a close) in the same transaction that
+//! ends the check run. Each check runs in the run's worktree through the trusted runner
+//! (cleared environment, own process group, timeout, output caps), and its output streams
+//! into the run's transcript pane.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use nagi_schema::mission::{MissionEvidenceAssessmentV1, MissionEvidenceKindV1, MissionPathRule};
+use sha2::{Digest, Sha256};
 
 use super::transcript::Transcript;
 use crate::clock::now_millis;
-use crate::digest::PathRule;
+use crate::digest::ProofIdentity;
 use crate::engine::Engine;
 use crate::errors::EngineError;
-use crate::mission::model::{Declaration, DeclarationKind, Evidence, EvidenceSource};
+use crate::mission::model::{Declaration, DeclarationKind, Mission};
 use crate::mission::{MissionError, MissionEvent};
+use crate::missions::persist_events;
+use crate::proof::{
+    AuthorityHead, CommandEvidenceInput, ProofError, ProofWorkspace, Verdict, VerificationInput, WorktreeLease,
+    close_outcome, command_evidence, current_identity, readiness_outcome, rejected_command_evidence, verify,
+};
 use crate::runner::{CommandCheckRequest, OutputStream, RunnerConfig, run_command_check};
-use crate::workspace::{ScanConfig, WorkspaceSnapshot, relevant_files_digest, scan_workspace};
+use crate::workspace::{ScanConfig, WorkspaceSnapshot, scan_workspace};
 
-pub fn path_rules(rules: &[MissionPathRule]) -> Vec<PathRule> {
-    if rules.is_empty() {
-        return vec![PathRule::All];
+/// Why the checks run; it decides what a verified proof seals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    TurnCompleted,
+    Verify,
+    Close,
+}
+
+impl Purpose {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Purpose::TurnCompleted => "turn_completed",
+            Purpose::Verify => "verify",
+            Purpose::Close => "close",
+        }
     }
-    rules
-        .iter()
-        .map(|rule| match rule {
-            MissionPathRule::All => PathRule::All,
-            MissionPathRule::Exact { path } => PathRule::Exact { path: path.clone() },
-            MissionPathRule::Prefix { prefix } => PathRule::Prefix { prefix: prefix.clone() },
-        })
-        .collect()
+
+    pub fn from_str(text: &str) -> Purpose {
+        match text {
+            "close" => Purpose::Close,
+            "verify" => Purpose::Verify,
+            _ => Purpose::TurnCompleted,
+        }
+    }
 }
 
-fn scan(worktree: &std::path::Path, include_ignored: bool) -> Result<WorkspaceSnapshot, String> {
+fn scan(worktree: &Path, include_ignored: bool) -> Result<WorkspaceSnapshot, ProofError> {
     let config = ScanConfig { include_ignored, ..ScanConfig::default() };
-    scan_workspace(worktree, &config).map_err(|error| error.to_string())
+    scan_workspace(worktree, &config).map_err(|error| ProofError::WorkspaceUnavailable { detail: error.to_string() })
 }
 
-/// Runs one command declaration and builds its evidence.
+/// Runs one command check between two scans and builds its evidence.
 fn run_one(
     declaration: &Declaration,
-    worktree: &std::path::Path,
-    run_id: &str,
+    identity: &ProofIdentity,
     include_ignored: bool,
     transcript: Option<&Transcript>,
     markers: &[(std::ffi::OsString, std::ffi::OsString)],
-) -> Evidence {
-    let DeclarationKind::Command { program, args, cwd, relevant_paths, required_artifacts, include_ignored: own_ignored } = &declaration.kind else {
-        unreachable!("only command checks run")
+) -> Result<crate::mission::model::Evidence, ProofError> {
+    let DeclarationKind::Command { program, args, cwd, .. } = &declaration.kind else {
+        return Err(ProofError::NotACommandCheck { check_id: declaration.check_id.clone() });
     };
-    let request = CommandCheckRequest { worktree: worktree.to_path_buf(), cwd: cwd.clone(), program: program.clone(), args: args.clone() };
-    let mut sink = |stream: OutputStream, bytes: &[u8]| {
+    let worktree = PathBuf::from(&identity.worktree_identity);
+    let before = scan(&worktree, include_ignored)?;
+    let request = CommandCheckRequest { worktree: worktree.clone(), cwd: cwd.clone(), program: program.clone(), args: args.clone() };
+    let mut sink = |_stream: OutputStream, bytes: &[u8]| {
         if let Some(transcript) = transcript {
-            let _ = stream;
             transcript.check_output(bytes);
         }
     };
     let config = RunnerConfig { marker_environment: markers.to_vec(), ..RunnerConfig::default() };
-    let outcome = run_command_check(&request, &config, &mut sink);
-    let now = now_millis();
-    let after = scan(worktree, include_ignored || *own_ignored);
-    let rules = path_rules(relevant_paths);
-    let (workspace_digest, relevant_digest) = match &after {
-        Ok(snapshot) => (snapshot.digest.clone(), Some(relevant_files_digest(snapshot, &rules, *own_ignored))),
-        Err(_) => ("0".repeat(64), None),
-    };
-    let mut evidence = Evidence {
-        check_id: declaration.check_id.clone(),
-        kind: MissionEvidenceKindV1::Command,
-        assessment: MissionEvidenceAssessmentV1::Failed,
-        workspace_digest,
-        relevant_digest,
-        declaration_digest: declaration.digest.clone(),
-        run_id: run_id.to_string(),
-        recorded_at_millis: now,
-        duration_millis: None,
-        exit_code: None,
-        source: None,
-        artifacts: Vec::new(),
-        record_digest: None,
-        detail: None,
-        output_tail: None,
-    };
-    match outcome {
-        Err(rejected) => evidence.detail = Some(format!("the command could not run: {rejected}")),
+    match run_command_check(&request, &config, &mut sink) {
+        Err(rejected) => rejected_command_evidence(declaration, identity, &before, &rejected, now_millis()),
         Ok(outcome) => {
-            evidence.duration_millis = Some(outcome.duration_millis);
-            evidence.exit_code = Some(outcome.exit_code);
-            let tail = format!("{}{}", outcome.stdout.tail, outcome.stderr.tail);
-            let tail_start = tail.len().saturating_sub(2048);
-            let mut start = tail_start;
-            while !tail.is_char_boundary(start) {
-                start += 1;
-            }
-            evidence.output_tail = Some(tail[start..].to_string()).filter(|text| !text.is_empty());
-            evidence.source = Some(EvidenceSource::Command {
-                program: program.clone(),
-                args: args.clone(),
-                cwd: cwd.clone(),
-                exit_code: outcome.exit_code,
-                started_at_millis: outcome.started_at_millis,
-                finished_at_millis: outcome.finished_at_millis,
-            });
-            let missing: Vec<&String> = match &after {
-                Ok(snapshot) => required_artifacts.iter().filter(|artifact| snapshot.entry(artifact).is_none()).collect(),
-                Err(_) => required_artifacts.iter().collect(),
-            };
-            if let Some(failure) = &outcome.failure {
-                evidence.detail = Some(failure.to_string());
-            } else if outcome.exit_code != 0 {
-                evidence.detail = Some(format!("exited with code {}", outcome.exit_code));
-            } else if let Err(error) = &after {
-                evidence.detail = Some(format!("the workspace could not be scanned after the check: {error}"));
-            } else if !missing.is_empty() {
-                evidence.detail = Some(format!("required artifact(s) missing: {}", missing.iter().map(|path| path.as_str()).collect::<Vec<_>>().join(", ")));
-            } else {
-                evidence.assessment = MissionEvidenceAssessmentV1::Passed;
-            }
+            let after = scan(&worktree, include_ignored)?;
+            command_evidence(
+                &CommandEvidenceInput { declaration, identity, before: &before, after: &after, recorded_at_millis: now_millis() },
+                &outcome,
+            )
         }
     }
-    evidence
 }
 
-/// Runs every command check of the mission's plan for `run_id`, committing their evidence.
-/// Manual checks are never executed.
-pub async fn run_declared_checks(
+fn head_of(row: Option<nagi_store::EventRow>) -> AuthorityHead {
+    match row {
+        Some(row) => AuthorityHead { sequence: row.seq, payload_digest: hex::encode(Sha256::digest(row.payload.as_bytes())) },
+        None => AuthorityHead { sequence: 0, payload_digest: hex::encode(Sha256::digest(b"")) },
+    }
+}
+
+fn load(reader: &nagi_store::Reader<'_>, mission_id: &str) -> Result<Mission, EngineError> {
+    let doc = reader.mission_doc(mission_id)?.ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
+    serde_json::from_str(&doc).map_err(|error| MissionError::Runtime(format!("the stored mission cannot be read: {error}")).into())
+}
+
+/// Runs every command check of the plan for the mission's current run, then evaluates and
+/// seals. The caller holds the checkout claim `claim_key` while this runs.
+pub async fn run_proof_worker(
     engine: &Arc<Engine>,
     mission_id: &str,
     run_id: &str,
-    purpose: &str,
+    purpose: Purpose,
+    claim_key: &str,
     transcript: Option<Arc<Transcript>>,
 ) -> Result<(), EngineError> {
-    let mission = engine.missions.get(mission_id)?.ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
-    let run = mission.run.clone().filter(|run| run.run_id == run_id).ok_or_else(|| MissionError::RunMismatch(format!("run {run_id} is not the current run")))?;
-    let plan = mission.plan.clone().ok_or_else(|| MissionError::InvalidClosure("the mission has no closure plan".into()))?;
-    let commands: Vec<Declaration> = plan.declarations.into_iter().filter(Declaration::is_command).collect();
     if !engine.runs.begin_checks(run_id, mission_id) {
         return Err(MissionError::Busy(format!("checks are already running for run {run_id}")).into());
     }
-    let include_ignored = commands.iter().any(|declaration| matches!(declaration.kind, DeclarationKind::Command { include_ignored: true, .. }));
-    let outcome = async {
-        let started = MissionEvent::ChecksStarted {
-            run_id: run_id.to_string(),
-            purpose: purpose.to_string(),
-            check_count: commands.len() as u32,
-            at_millis: now_millis(),
-        };
-        engine.missions.mutate(mission_id, move |_| Ok((vec![started], ()))).await?;
-        for declaration in commands {
-            if let Some(transcript) = &transcript {
-                transcript.check(&format!("{}: {}", declaration.check_id, describe(&declaration)));
-            }
-            let worktree = std::path::PathBuf::from(&run.worktree_path);
-            let run_for_check = run_id.to_string();
-            let transcript_for_check = transcript.clone();
-            let markers = vec![
-                (super::leftovers::SESSION_MARKER.into(), engine.config.paths.data_dir.clone().into_os_string()),
-                (super::leftovers::RUN_MARKER.into(), run_id.into()),
-            ];
-            let evidence = tokio::task::spawn_blocking(move || {
-                run_one(&declaration, &worktree, &run_for_check, include_ignored, transcript_for_check.as_deref(), &markers)
-            })
-            .await
-            .map_err(|error| MissionError::Runtime(format!("a check panicked: {error}")))?;
-            if let Some(transcript) = &transcript {
-                transcript.check(&format!("{}: {:?}{}", evidence.check_id, evidence.assessment, evidence.detail.as_deref().map(|detail| format!(" ({detail})")).unwrap_or_default()));
-            }
-            let at = now_millis();
-            engine.missions.mutate(mission_id, move |_| Ok((vec![MissionEvent::EvidenceRecorded { evidence, at_millis: at }], ()))).await?;
-        }
-        Ok::<(), EngineError>(())
-    }
-    .await;
-    let finished = MissionEvent::ChecksFinished { run_id: run_id.to_string(), at_millis: now_millis() };
-    let closing = engine.missions.mutate(mission_id, move |_| Ok((vec![finished], ()))).await;
+    let outcome = collect_and_seal(engine, mission_id, run_id, purpose, claim_key, transcript.clone()).await;
     engine.runs.end_checks(run_id);
-    outcome?;
-    closing.map(|_| ())
+    if let Err(error) = &outcome {
+        // The check run ends either way; it never stays in flight.
+        let reason = format!("the checks could not complete: {error}");
+        if let Some(transcript) = &transcript {
+            transcript.nagi(&reason);
+        }
+        let finished = MissionEvent::ChecksFinished { run_id: run_id.to_string(), outcome: Some(reason), at_millis: now_millis() };
+        let _ = engine
+            .missions
+            .mutate(mission_id, move |mission| {
+                let still_in_flight = mission.is_some_and(|mission| mission.checks_in_flight.is_some());
+                Ok((if still_in_flight { vec![finished] } else { Vec::new() }, ()))
+            })
+            .await;
+    }
+    outcome
 }
 
-/// Runs a mission's checks again after a restart interrupted them, holding the checkout
-/// claim while they run.
-pub async fn rerun_after_restart(engine: &Arc<Engine>, mission_id: &str, run_id: &str, purpose: &str) -> Result<(), EngineError> {
+async fn collect_and_seal(
+    engine: &Arc<Engine>,
+    mission_id: &str,
+    run_id: &str,
+    purpose: Purpose,
+    claim_key: &str,
+    transcript: Option<Arc<Transcript>>,
+) -> Result<(), EngineError> {
     let mission = engine.missions.get(mission_id)?.ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
-    let run = mission.run.clone().ok_or_else(|| MissionError::RunMismatch("the mission has no run".into()))?;
+    if mission.run.as_ref().map(|run| run.run_id.as_str()) != Some(run_id) {
+        return Err(MissionError::RunMismatch(format!("run {run_id} is not the mission's current run")).into());
+    }
+    let identity = current_identity(&mission)?;
+    let plan = mission.plan.clone().ok_or_else(|| ProofError::NoClosurePlan { mission_id: mission.mission_id.clone() })?;
+    let commands: Vec<Declaration> = plan.declarations.iter().filter(|declaration| declaration.is_command()).cloned().collect();
+    let include_ignored =
+        commands.iter().any(|declaration| matches!(declaration.kind, DeclarationKind::Command { include_ignored: true, .. }));
+    let started = MissionEvent::ChecksStarted {
+        run_id: run_id.to_string(),
+        purpose: purpose.as_str().to_string(),
+        check_count: commands.len() as u32,
+        at_millis: now_millis(),
+    };
+    engine.missions.mutate(mission_id, move |_| Ok((vec![started], ()))).await?;
+    let markers = vec![
+        (super::leftovers::SESSION_MARKER.into(), engine.config.paths.data_dir.clone().into_os_string()),
+        (super::leftovers::RUN_MARKER.into(), run_id.into()),
+    ];
+    for declaration in commands {
+        if let Some(transcript) = &transcript {
+            transcript.check(&format!("{}: {}", declaration.check_id, describe(&declaration)));
+        }
+        let (identity, transcript_for_check, markers) = (identity.clone(), transcript.clone(), markers.clone());
+        let evidence = tokio::task::spawn_blocking(move || {
+            run_one(&declaration, &identity, include_ignored, transcript_for_check.as_deref(), &markers)
+        })
+        .await
+        .map_err(|error| MissionError::Runtime(format!("a check panicked: {error}")))??;
+        if let Some(transcript) = &transcript {
+            let detail = evidence.detail.as_deref().map(|detail| format!(" — {detail}")).unwrap_or_default();
+            transcript.check(&format!("{}: {:?}{detail}", evidence.check_id, evidence.assessment));
+        }
+        let at = now_millis();
+        engine.missions.mutate(mission_id, move |_| Ok((vec![MissionEvent::EvidenceRecorded { evidence, at_millis: at }], ()))).await?;
+    }
+    let worktree = PathBuf::from(&identity.worktree_identity);
+    let plan_for_scan = plan.clone();
+    let workspace = tokio::task::spawn_blocking(move || {
+        let snapshot = scan(&worktree, include_ignored)?;
+        ProofWorkspace::observe(&worktree, snapshot, &plan_for_scan)
+    })
+    .await
+    .map_err(|error| MissionError::Runtime(format!("the final scan panicked: {error}")))??;
+    for _attempt in 0..5 {
+        match evaluate_and_seal(engine, mission_id, run_id, purpose, claim_key, &workspace).await {
+            Ok(summary) => {
+                if let Some(transcript) = &transcript {
+                    transcript.nagi(&summary);
+                }
+                return Ok(());
+            }
+            // Another event landed between evaluation and seal: evaluate again.
+            Err(EngineError::Proof(ProofError::SealStale { .. })) => continue,
+            Err(other) => return Err(other),
+        }
+    }
+    Err(MissionError::Runtime("the proof could not be sealed: the mission kept changing during evaluation".into()).into())
+}
+
+/// Evaluates the proof at the current head and commits the outcome with the end of the
+/// check run. Returns a one-line summary.
+async fn evaluate_and_seal(
+    engine: &Arc<Engine>,
+    mission_id: &str,
+    run_id: &str,
+    purpose: Purpose,
+    claim_key: &str,
+    workspace: &ProofWorkspace,
+) -> Result<String, EngineError> {
+    let (mission, head, claim) = engine.missions.read(|reader| {
+        let doc = reader.mission_doc(mission_id)?;
+        Ok((doc, head_of(reader.last_event()?), reader.claim(claim_key)?))
+    })?;
+    let mission: Mission = serde_json::from_str(&mission.ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?)
+        .map_err(|error| MissionError::Runtime(error.to_string()))?;
+    let claim = claim.ok_or_else(|| MissionError::Runtime("the checkout claim was lost while the checks ran".into()))?;
+    let lease = WorktreeLease {
+        mission_id: claim.mission_id.clone(),
+        run_id: claim.run_id.clone(),
+        checkout_root: claim.checkout_root.clone(),
+        claim_nonce: claim.nonce.clone(),
+    };
+    let verdict = verify(&VerificationInput { mission: &mission, workspace, authority_head: &head, lease: &lease, verified_at_millis: now_millis() })?;
+    let summary = match &verdict {
+        Verdict::Verified { .. } => match purpose {
+            Purpose::Close => "the fresh proof verified".to_string(),
+            _ => "the proof verified: the mission is ready to close".to_string(),
+        },
+        Verdict::ReviewRequired { reasons, .. } => format!("the proof does not verify yet: {}", reasons.join("; ")),
+    };
+    let (mission_id, run_id, summary_for_job) = (mission_id.to_string(), run_id.to_string(), summary.clone());
+    engine
+        .missions
+        .transact(move |writer| {
+            let reader = writer.reader();
+            let mission = load(&reader, &mission_id)?;
+            let current_head = head_of(reader.last_event()?);
+            let now = now_millis();
+            let mut events = Vec::new();
+            match purpose {
+                Purpose::Close => events.push(close_outcome(&mission, &verdict, &current_head, now)?),
+                Purpose::TurnCompleted | Purpose::Verify => {
+                    if let Some(event) = readiness_outcome(&mission, &verdict, &current_head, now)? {
+                        events.push(event);
+                    }
+                }
+            }
+            let outcome = match &verdict {
+                Verdict::Verified { .. } => None,
+                Verdict::ReviewRequired { .. } => Some(summary_for_job),
+            };
+            events.push(MissionEvent::ChecksFinished { run_id: run_id.clone(), outcome, at_millis: now });
+            persist_events(writer, Some(mission), events)?;
+            Ok(())
+        })
+        .await?;
+    Ok(summary)
+}
+
+/// Holds the checkout for a verification that no run holds (`mission.verify`,
+/// `mission.close`, checks re-run after a restart): the OS lock and a claim row with a
+/// fresh nonce. Returns the claim key.
+pub async fn claim_for_checks(engine: &Arc<Engine>, mission: &Mission, request_id: &str) -> Result<String, EngineError> {
+    let run = mission.run.clone().ok_or_else(|| MissionError::Runtime("the mission has no run".into()))?;
     let checkout = engine.checkouts.canonical_checkout(&run.worktree_path).map_err(MissionError::InvalidRepository)?;
     let key = checkout.claim_key();
-    engine.claim_locks.acquire(&key).map_err(|error| MissionError::CheckoutClaimed(error.to_string()))?;
-    let transcript = super::transcript::Transcript::open(&super::start::transcript_path(engine, mission_id, run_id)).ok().map(Arc::new);
-    if let Some(transcript) = &transcript {
-        transcript.nagi("the server restarted while checks were running; running them again");
+    engine.claim_locks.acquire(&key).map_err(|error| {
+        MissionError::CheckoutClaimed(format!("the checkout {} is claimed by another live run: {error}", checkout.root.display()))
+    })?;
+    let claim = nagi_store::ClaimRow {
+        checkout_key: key.clone(),
+        checkout_root: run.worktree_path.clone(),
+        mission_id: mission.mission_id.clone(),
+        run_id: run.run_id.clone(),
+        request_id: request_id.to_string(),
+        nonce: super::start::random_nonce(),
+        claimed_at_millis: now_millis(),
+    };
+    let claimed = engine
+        .missions
+        .transact(move |writer| match writer.claim_checkout(&claim)? {
+            nagi_store::ClaimOutcome::Claimed | nagi_store::ClaimOutcome::AlreadyHeld(_) => Ok(()),
+            nagi_store::ClaimOutcome::HeldByOther(holder) => Err(MissionError::CheckoutClaimed(format!(
+                "the checkout {} is claimed by mission {} run {}",
+                holder.checkout_root, holder.mission_id, holder.run_id
+            ))
+            .into()),
+        })
+        .await;
+    if let Err(error) = claimed {
+        engine.claim_locks.release(&key);
+        return Err(error);
     }
-    let outcome = run_declared_checks(engine, mission_id, run_id, purpose, transcript).await;
-    engine.claim_locks.release(&key);
-    outcome
+    Ok(key)
+}
+
+/// Runs the proof worker in the background with its own claim, releasing it at the end.
+pub fn spawn_claimed_worker(engine: &Arc<Engine>, mission_id: String, run_id: String, purpose: Purpose, claim_key: String) {
+    let engine = engine.clone();
+    tokio::spawn(async move {
+        let transcript =
+            Transcript::open(&super::start::transcript_path(&engine, &mission_id, &run_id)).ok().map(Arc::new);
+        if let Some(transcript) = &transcript {
+            transcript.nagi(&format!("running the declared checks ({})", purpose.as_str()));
+        }
+        if let Err(error) = run_proof_worker(&engine, &mission_id, &run_id, purpose, &claim_key, transcript).await {
+            tracing::warn!(%mission_id, %error, "the proof worker failed");
+        }
+        let _ = super::claims::release_claim(&engine, &mission_id, &run_id, &claim_key).await;
+    });
+}
+
+/// Runs a mission's checks again after a restart interrupted them.
+pub async fn rerun_after_restart(engine: &Arc<Engine>, mission_id: &str, purpose: &str) -> Result<(), EngineError> {
+    let mission = engine.missions.get(mission_id)?.ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
+    let run_id = mission.run.as_ref().map(|run| run.run_id.clone()).ok_or_else(|| MissionError::Runtime("no run".into()))?;
+    let key = claim_for_checks(engine, &mission, &format!("recovery:{run_id}")).await?;
+    spawn_claimed_worker(engine, mission.mission_id.clone(), run_id, Purpose::from_str(purpose), key);
+    Ok(())
 }
 
 fn describe(declaration: &Declaration) -> String {
@@ -201,16 +330,18 @@ fn describe(declaration: &Declaration) -> String {
         DeclarationKind::Command { program, args, cwd, .. } => {
             let mut words = vec![program.clone()];
             words.extend(args.iter().cloned());
-            format!("{} (in {cwd})", shlex_join(&words))
+            let quoted: Vec<String> = words
+                .iter()
+                .map(|word| {
+                    if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:".contains(c)) {
+                        word.clone()
+                    } else {
+                        format!("'{}'", word.replace('\'', "'\\''"))
+                    }
+                })
+                .collect();
+            format!("{} (in {cwd})", quoted.join(" "))
         }
         DeclarationKind::Manual { .. } => "manual".into(),
     }
-}
-
-fn shlex_join(words: &[String]) -> String {
-    words
-        .iter()
-        .map(|word| if word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:".contains(c)) { word.clone() } else { format!("'{}'", word.replace('\'', "'\\''")) })
-        .collect::<Vec<_>>()
-        .join(" ")
 }

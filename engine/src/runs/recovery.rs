@@ -115,6 +115,7 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
     let missions = engine.missions.missions_with_live_runs()?;
     let mut actions = Vec::new();
     let mut launches = Vec::new();
+    let mut reruns = Vec::new();
     for mission in missions {
         let plan = plan_for(&mission);
         let mission_id = mission.mission_id.clone();
@@ -129,19 +130,19 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
             "rerun_checks" => {
                 let run_id = mission.run.as_ref().map(|run| run.run_id.clone()).unwrap_or_default();
                 let purpose = mission.checks_in_flight.as_ref().map(|checks| checks.purpose.clone()).unwrap_or_default();
-                let finished = MissionEvent::ChecksFinished { run_id: run_id.clone(), at_millis: now };
+                let finished = MissionEvent::ChecksFinished {
+                    run_id: run_id.clone(),
+                    outcome: Some("the server restarted while the checks were running; they run again".into()),
+                    at_millis: now,
+                };
                 commit(engine, &mission_id, move |_| {
                     let mut events = attention_events;
                     events.push(finished);
                     events
                 })
                 .await?;
-                let engine = engine.clone();
-                tokio::spawn(async move {
-                    if let Err(error) = super::checks::rerun_after_restart(&engine, &mission_id, &run_id, &purpose).await {
-                        tracing::warn!(%mission_id, %error, "re-running interrupted checks failed");
-                    }
-                });
+                let _ = run_id;
+                reruns.push((mission_id, purpose));
             }
             "block" => {
                 let reason = plan.reason.clone();
@@ -159,6 +160,16 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
     release_stale_claims(engine, &launches.iter().map(|(_, run)| run.run_id.clone()).collect::<Vec<_>>()).await?;
     for (mission_id, run) in launches {
         resume(engine, &mission_id, run).await;
+    }
+    for (mission_id, purpose) in reruns {
+        if let Err(error) = super::checks::rerun_after_restart(engine, &mission_id, &purpose).await {
+            tracing::warn!(%mission_id, %error, "re-running interrupted checks failed");
+            let reason = format!("the checks interrupted by the restart could not run again: {error}");
+            let _ = commit(engine, &mission_id, move |mission| {
+                status_change(mission, MissionStatus::Blocked, reason, None, now_millis())
+            })
+            .await;
+        }
     }
     Ok(actions)
 }

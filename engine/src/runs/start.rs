@@ -194,7 +194,7 @@ async fn prepare_and_commit(
         .await
 }
 
-fn random_nonce() -> String {
+pub fn random_nonce() -> String {
     use rand::RngCore;
     let mut bytes = [0u8; 16];
     rand::rng().fill_bytes(&mut bytes);

@@ -234,7 +234,10 @@ pub async fn finish_run(engine: &Arc<Engine>, context: &RunContext, end: TurnEnd
     let status = engine.missions.get(&mission_id)?.map(|mission| mission.status);
     if end == TurnEnd::Completed && context.execute_declared_checks && status == Some(MissionStatus::ReviewRequired) {
         context.transcript.nagi("running the declared checks");
-        if let Err(error) = super::checks::run_declared_checks(engine, &mission_id, &run_id, "turn_completed", Some(context.transcript.clone())).await {
+        let purpose = super::checks::Purpose::TurnCompleted;
+        if let Err(error) =
+            super::checks::run_proof_worker(engine, &mission_id, &run_id, purpose, &context.claim_key, Some(context.transcript.clone())).await
+        {
             context.transcript.nagi(&format!("the checks could not run: {error}"));
         }
     }

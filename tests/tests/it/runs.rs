@@ -71,8 +71,8 @@ fn each_provider_runs_a_turn_to_review_required_with_evidence() {
         assert_eq!(mission["run"]["worktree_path"], runs.repo.path_text());
         assert!(mission["run"]["pane_id"].as_str().unwrap().starts_with('w'), "{mission}");
         assert!(mission["run"]["enforcement"].as_str().unwrap().starts_with("provider_sandbox"));
-        let done = wait_for_mission(&runs.env, "m1", "review_required with evidence", |mission| {
-            mission["status"] == "review_required" && mission["checks"][0]["status"] == "passed"
+        let done = wait_for_mission(&runs.env, "m1", "ready_to_close with evidence", |mission| {
+            mission["status"] == "ready_to_close" && mission["checks"][0]["status"] == "passed"
         });
         assert!(done.get("run").unwrap().get("provider_session_id").is_none(), "the native session id never leaves the server");
         let evidence = &done["evidence"][0];
@@ -105,7 +105,7 @@ fn poll_pane_text(env: &TestEnv, pane: &str, needle: &str) -> String {
 fn the_session_binds_before_the_turn_completes_and_events_show_the_path() {
     let runs = runs_with(json!([{"text": "hi"}]), &[]);
     runs.env.ok("mission.start", start_params("codex", "r1"));
-    wait_for_mission(&runs.env, "m1", "review_required", status_is("review_required"));
+    wait_for_mission(&runs.env, "m1", "ready_to_close", status_is("ready_to_close"));
     let waited = runs.env.ok(
         "events.wait",
         json!({"match_event": {"event": "mission", "mission_id": "m1", "kind": "mission_session_bound", "after_seq": 0}, "timeout_ms": 5000}),
@@ -122,7 +122,7 @@ fn the_session_binds_before_the_turn_completes_and_events_show_the_path() {
         .collect();
     let mut path: Vec<String> = statuses.clone();
     path.dedup();
-    assert_eq!(path, vec!["draft", "preparing", "active", "review_required"], "{statuses:?}");
+    assert_eq!(path, vec!["draft", "preparing", "active", "review_required", "ready_to_close"], "{statuses:?}");
 }
 
 #[test]
@@ -207,7 +207,9 @@ fn a_read_only_run_cannot_change_the_workspace() {
     let runs = runs_with(json!([{"write_file": {"path": "src/lib.rs", "content": "pub fn answer() -> u32 { 0 }\n"}}, {"text": "tried"}]), &[]);
     let before = std::fs::read(runs.repo.path.join("src/lib.rs")).unwrap();
     runs.env.ok("mission.start", start_params("codex", "r1"));
-    let mission = wait_for_mission(&runs.env, "m1", "review_required", status_is("review_required"));
+    let mission = wait_for_mission(&runs.env, "m1", "the end of its checks", |mission| {
+        mission["checks"][0]["status"] != "missing" && (mission["status"] == "review_required" || mission["status"] == "ready_to_close")
+    });
     let after = std::fs::read(runs.repo.path.join("src/lib.rs")).unwrap();
     let enforcement = mission["run"]["enforcement"].as_str().unwrap();
     if enforcement.contains("landlock") {
