@@ -149,6 +149,66 @@ pub fn attention_item(item: &Value) -> String {
     out
 }
 
+pub fn receipt(receipt: &Value) -> String {
+    let identity = receipt.get("identity").cloned().unwrap_or(Value::Null);
+    let mut out = format!(
+        "proof of mission {} ({})\n  run         {}\n  worktree    {}\n  base        {}\n  head        {}\n",
+        text(&identity, "mission_id"),
+        text(receipt, "decision"),
+        text(&identity, "run_id"),
+        text(&identity, "worktree_identity"),
+        text(&identity, "base_revision"),
+        text(receipt, "head_revision"),
+    );
+    out.push_str(&format!("  workspace   {}\n  subject     {}\n  seal        {}\n", text(receipt, "workspace_digest"), text(receipt, "subject_digest"), text(receipt, "seal_digest")));
+    if let Some(verified) = receipt.get("verified_at_millis").and_then(Value::as_u64) {
+        out.push_str(&format!("  verified    {} (event #{})\n", format_time(verified), receipt.get("authority_sequence").and_then(Value::as_u64).unwrap_or(0)));
+    }
+    out.push_str("  evidence\n");
+    for evidence in receipt.get("fresh_evidence").and_then(Value::as_array).into_iter().flatten() {
+        let source = evidence.get("source").cloned().unwrap_or(Value::Null);
+        let how = match text(&source, "kind").as_str() {
+            "command" => format!("{} {} → exit {}", text(&source, "program"), source.get("args").and_then(Value::as_array).map(|args| args.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" ")).unwrap_or_default(), source.get("exit_code").and_then(Value::as_i64).unwrap_or(0)),
+            "manual" => format!("reviewed by {}", text(&source, "reviewer")),
+            other => other.to_string(),
+        };
+        out.push_str(&format!("    {:<20} {}\n", text(evidence, "check_id"), how));
+    }
+    out
+}
+
+pub fn handoff_artifact(artifact: &Value) -> String {
+    let diff = artifact.get("diff").cloned().unwrap_or(Value::Null);
+    let mut out = format!(
+        "handoff of mission {} from {} ({}) to {}\n  new run     {}\n  worktree    {}\n  base → head {} → {}\n  dirty       {}\n",
+        text(artifact, "mission_id"),
+        text(artifact, "source_run_id"),
+        text(artifact, "source_provider"),
+        text(artifact, "target_provider"),
+        text(artifact, "suggested_run_id"),
+        text(artifact, "worktree_path"),
+        text(artifact, "base_revision"),
+        text(artifact, "head_revision"),
+        diff.get("dirty").and_then(Value::as_bool).unwrap_or(false),
+    );
+    for path in diff.get("changed_paths").and_then(Value::as_array).into_iter().flatten().take(20) {
+        out.push_str(&format!("    {}\n", path.as_str().unwrap_or("")));
+    }
+    for warning in artifact.get("warnings").and_then(Value::as_array).into_iter().flatten() {
+        out.push_str(&format!("  note: {}\n", warning.as_str().unwrap_or("")));
+    }
+    out.push_str(&format!(
+        "\n  artifact_sha256      {}\n  generated_at_millis  {}\n\nStart it with:\n  nagi mission handoff start {} --to {} --digest {} --generated-at {}\n",
+        text(artifact, "artifact_sha256"),
+        artifact.get("generated_at_millis").and_then(Value::as_u64).unwrap_or(0),
+        text(artifact, "mission_id"),
+        text(artifact, "target_provider"),
+        text(artifact, "artifact_sha256"),
+        artifact.get("generated_at_millis").and_then(Value::as_u64).unwrap_or(0),
+    ));
+    out
+}
+
 pub fn event_line(event: &Value) -> String {
     let data = event.get("data").cloned().unwrap_or(Value::Null);
     let seq = data.get("seq").and_then(Value::as_u64).map(|seq| format!("#{seq} ")).unwrap_or_default();

@@ -27,6 +27,18 @@ pub enum MissionCommand {
     Respond(RespondArgs),
     /// Re-verify a ready mission and archive it.
     Close { mission_id: String },
+    /// The proof receipt of a ready or archived mission.
+    Proof { mission_id: String },
+    /// Run the declared command checks now and record their evidence.
+    Verify {
+        mission_id: String,
+        /// Consent to run the declared commands with your OS permissions (required).
+        #[arg(long = "execute-checks")]
+        execute_checks: bool,
+    },
+    /// Hand the mission to another provider through a digest-bound artifact.
+    #[command(subcommand)]
+    Handoff(HandoffCommand),
     /// Restart recovery: with --dry-run, show what the next server start would do with every
     /// run the store says was live (needs no server).
     Recover {
@@ -70,6 +82,28 @@ pub struct ConfigureArgs {
     /// A TOML or JSON file with [[checks]] tables.
     #[arg(long, value_name = "FILE")]
     pub file: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HandoffCommand {
+    /// Build the redacted continuation artifact and print its digest.
+    Preview {
+        mission_id: String,
+        #[arg(long)]
+        to: String,
+    },
+    /// Start the continuation from an inspected preview.
+    Start {
+        mission_id: String,
+        #[arg(long)]
+        to: String,
+        /// The artifact_sha256 printed by the preview.
+        #[arg(long)]
+        digest: String,
+        /// The generated_at_millis printed by the preview.
+        #[arg(long = "generated-at")]
+        generated_at: u64,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -158,6 +192,25 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
         MissionCommand::Configure(args) => configure(context, args),
         MissionCommand::Respond(args) => respond(context, args),
         MissionCommand::Recover { dry_run } => recover(context, dry_run),
+        MissionCommand::Proof { mission_id } => {
+            let result = context.request("mission.proof.get", json!({"mission_id": mission_id}))?;
+            context.print(&result, |result| output::receipt(result.get("receipt").unwrap_or(&Value::Null)))
+        }
+        MissionCommand::Verify { mission_id, execute_checks } => {
+            let result = context.request("mission.verify", json!({"mission_id": mission_id, "execute_declared_checks": execute_checks}))?;
+            context.print(&result, |result| format!("verification started; the checks run now\n{}", mission_view_text(result)))
+        }
+        MissionCommand::Handoff(HandoffCommand::Preview { mission_id, to }) => {
+            let result = context.request("mission.handoff.preview", json!({"mission_id": mission_id, "to": to}))?;
+            context.print(&result, |result| output::handoff_artifact(result.get("artifact").unwrap_or(&Value::Null)))
+        }
+        MissionCommand::Handoff(HandoffCommand::Start { mission_id, to, digest, generated_at }) => {
+            let result = context.request(
+                "mission.handoff.start",
+                json!({"mission_id": mission_id, "to": to, "artifact_sha256": digest, "generated_at_millis": generated_at}),
+            )?;
+            context.print(&result, |result| format!("continuation started\n{}", mission_view_text(result)))
+        }
         MissionCommand::Close { mission_id } => {
             let result = context.request("mission.close", json!({"mission_id": mission_id}))?;
             context.print(&result, |result| format!("close accepted; re-verifying\n{}", mission_view_text(result)))

@@ -131,23 +131,3 @@ pub async fn respond(_engine: &Arc<Engine>, _params: MissionRespondParams) -> Re
     )
     .into())
 }
-
-pub async fn close(engine: &Arc<Engine>, params: MissionTarget) -> Result<ResponseResult, EngineError> {
-    let mission = engine
-        .missions
-        .get(&params.mission_id)?
-        .ok_or_else(|| MissionError::NotFound(format!("no mission {:?}", params.mission_id)))?;
-    match mission.status {
-        MissionStatus::Archived => Ok(ResponseResult::MissionCloseAccepted { mission: view(engine, &mission) }),
-        MissionStatus::ReadyToClose => Err(MissionError::Runtime(
-            "closing needs a fresh verification of the proof, which this server cannot run yet".into(),
-        )
-        .into()),
-        status => Err(MissionError::NotReady(format!(
-            "mission {} is {}; only a ready_to_close mission can be closed",
-            mission.mission_id,
-            status.as_str()
-        ))
-        .into()),
-    }
-}

@@ -4,6 +4,7 @@
 pub mod attention;
 pub mod events;
 pub mod missions;
+pub mod proof;
 
 use std::sync::Arc;
 
@@ -127,7 +128,13 @@ pub async fn dispatch(engine: &Arc<Engine>, method: &str, params: &RawValue, pee
         "mission.configure" => missions::configure(engine, decode(params)?).await?,
         "mission.start" => missions::start(engine, decode(params)?).await?,
         "mission.respond" => missions::respond(engine, decode(params)?).await?,
-        "mission.close" => missions::close(engine, decode(params)?).await?,
+        "mission.close" => proof::close(engine, decode(params)?).await?,
+        "mission.verify" => proof::verify(engine, decode(params)?).await?,
+        "mission.proof.get" => proof::proof_get(engine, decode(params)?)?,
+        "mission.handoff.preview" => crate::runs::handoff::preview(engine, decode(params)?).await?,
+        "mission.handoff.start" => {
+            crate::runs::handoff::start(engine, decode(params)?, crate::handoff::HandoffAuthority::PublicSocket).await?
+        }
         "attention.list" => attention::list(engine, decode(params)?)?,
         "attention.get" => attention::get(engine, decode(params)?)?,
         "events.subscribe" => return Ok(Reply::Subscribe(decode(params)?)),

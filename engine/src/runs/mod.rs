@@ -3,6 +3,7 @@
 
 pub mod checks;
 pub mod claims;
+pub mod handoff;
 pub mod launch;
 pub mod leftovers;
 pub mod recovery;

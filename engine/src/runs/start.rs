@@ -32,18 +32,7 @@ pub enum StartAuthority {
     Cockpit { consent_id: String, sandbox: SandboxGrant },
 }
 
-/// The mission prompt: the objective verbatim, then the criteria as a numbered list.
-pub fn mission_prompt(mission: &Mission) -> String {
-    let mut prompt = format!("Objective\n\n{}\n\nAcceptance criteria\n\n", mission.objective);
-    for (index, criterion) in mission.criteria.iter().enumerate() {
-        prompt.push_str(&format!("{}. {}\n", index + 1, criterion.description));
-    }
-    prompt.push_str(
-        "\nWork in this repository to meet every criterion. The declared checks will be run by nagi to prove them; \
-         your own statement that they pass is not evidence.\n",
-    );
-    prompt
-}
+pub use crate::handoff::mission_prompt;
 
 fn checkout_of(engine: &Engine, raw: &str) -> Result<Checkout, EngineError> {
     engine.checkouts.canonical_checkout(raw).map_err(|error| MissionError::InvalidRepository(error).into())

@@ -4,6 +4,7 @@
 mod durability;
 mod events;
 mod missions;
+mod proof;
 mod recovery;
 mod runs;
 mod schema;
