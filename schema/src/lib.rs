@@ -5,6 +5,7 @@
 
 pub mod attention;
 pub mod client;
+pub mod cockpit;
 pub mod codes;
 pub mod document;
 pub mod envelope;

@@ -86,6 +86,9 @@ pub static ENGINE_METHODS: &[MethodSpec] = &[
     method!("mission.close", MissionTarget, Ignored, "Re-verify and archive a ready mission."),
     method!("attention.list", AttentionListParams, Ignored, "Attention items, by mission and id."),
     method!("attention.get", AttentionTarget, Ignored, "One attention item."),
+    method!("cockpit.hello", crate::cockpit::CockpitHelloParams, Rejected, "Whether this peer may grant consent (cockpit channel)."),
+    method!("cockpit.preview", crate::cockpit::CockpitPreviewParams, Rejected, "Exactly what a consent would authorise, with its digest (cockpit channel)."),
+    method!("cockpit.decide", crate::cockpit::CockpitDecideParams, Rejected, "Grant or refuse a previewed consent (cockpit channel)."),
     method!("events.subscribe", EventsSubscribeParams, Ignored, "Stream events; mission events resume from a sequence."),
     method!("events.wait", EventsWaitParams, Ignored, "Wait for one event."),
 ];

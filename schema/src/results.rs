@@ -44,6 +44,16 @@ pub enum ResponseResult {
     /// nagi extension: `mission.verify` accepted; the checks run in the background.
     MissionVerifyAccepted { mission: MissionViewV1 },
     AttentionList { items: Vec<AttentionItemV1> },
+    /// `cockpit.hello` (nagi extension): whether this peer may grant consent, and why not.
+    CockpitHello {
+        consent_allowed: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// `cockpit.preview` (nagi extension).
+    CockpitPreview { preview: crate::cockpit::CockpitPreview },
+    /// `cockpit.decide` (nagi extension).
+    CockpitDecided { outcome: crate::cockpit::CockpitOutcome },
     AttentionInfo { item: AttentionItemV1 },
 }
 
