@@ -3,7 +3,9 @@
 
 mod durability;
 mod events;
+mod attach;
 mod missions;
+mod panes;
 mod schema;
 mod server;
 mod transport;
