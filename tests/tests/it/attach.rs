@@ -9,7 +9,7 @@ use base64::Engine as _;
 use nagi_tests::*;
 use serde_json::{Value, json};
 
-use crate::panes::{PATIENCE, Tmux, eventually, has_line, ok_valid, pane_id, start_pane, wait_for_read};
+use crate::panes::{PATIENCE, Tmux, eventually, has_line, ok_valid, pane_id, start_pane, start_shell, wait_for_read};
 use crate::schema::{assert_pane_response_valid, assert_session_message_valid};
 
 /// One attach connection speaking the session protocol.
@@ -162,7 +162,7 @@ fn viewport(env: &TestEnv, pane_id: &str) -> u64 {
 fn one_controller_at_a_time_and_observers_can_neither_type_nor_resize() {
     let mut env = TestEnv::new();
     env.start_server();
-    let pane = start_pane(&env, &["sh"]);
+    let pane = start_shell(&env);
     let id = pane_id(&pane);
     let session = terminal_id(&pane);
     let rows_before = viewport(&env, &id);
@@ -318,7 +318,7 @@ fn nagi_pane_attach_in_tmux_types_detaches_and_restores_the_terminal() {
     let Some(tmux) = Tmux::start(&env.root()) else { return };
     let nagi = nagi_binary();
     let root = env.root();
-    let pane = start_pane(&env, &["sh"]);
+    let pane = start_shell(&env);
     let id = pane_id(&pane);
     ok_valid(&env, "pane.send_input", json!({"pane_id": id, "text": "echo pane-marker-$((2+3))", "keys": ["enter"]}));
     wait_for_read(&env, &id, "visible", None, |text| has_line(text, "pane-marker-5"));
@@ -360,7 +360,7 @@ fn nagi_pane_attach_in_tmux_types_detaches_and_restores_the_terminal() {
     assert_eq!(stty_state(&after_exit), stty_state(&before));
 
     // A signal ends the attach too, and the terminal is restored.
-    let other = start_pane(&env, &["sh"]);
+    let other = start_shell(&env);
     let other_id = pane_id(&other);
     let pid_file = root.join("attach.pid");
     let command = format!("clear; sh -c 'echo $$ > {}; exec {} pane attach {other_id}'", pid_file.display(), nagi.display());

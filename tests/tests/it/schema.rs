@@ -33,6 +33,30 @@ pub fn validate(document: &Value, name: &str, instance: &Value) -> Result<(), St
     if errors.is_empty() { Ok(()) } else { Err(errors.join("\n")) }
 }
 
+/// Like [`validate`] for the documents that live for the whole test run, with each
+/// compiled validator kept: compiling the reference document takes long, and the pane
+/// tests validate thousands of lines.
+fn validate_cached(document: &'static Value, name: &'static str, instance: &Value) -> Result<(), String> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    type Key = (usize, &'static str);
+    static VALIDATORS: OnceLock<Mutex<HashMap<Key, Arc<jsonschema::Validator>>>> = OnceLock::new();
+    let key = (document as *const Value as usize, name);
+    let cached = VALIDATORS.get_or_init(Default::default).lock().unwrap().get(&key).cloned();
+    let validator = match cached {
+        Some(validator) => validator,
+        None => {
+            let mut root = document.clone();
+            root["$ref"] = json!(format!("#/schemas/{name}"));
+            let validator = Arc::new(jsonschema::validator_for(&root).map_err(|error| format!("schema does not compile: {error}"))?);
+            VALIDATORS.get_or_init(Default::default).lock().unwrap().insert(key, validator.clone());
+            validator
+        }
+    };
+    let errors: Vec<String> = validator.iter_errors(instance).map(|error| format!("{} at {}", error, error.instance_path())).collect();
+    if errors.is_empty() { Ok(()) } else { Err(errors.join("\n")) }
+}
+
 /// Validates a whole response line against both schemas.
 pub fn assert_response_valid(response: &Value) {
     let name = if response.get("error").is_some() { "error_response" } else { "success_response" };
@@ -126,9 +150,16 @@ fn reference_api_schema() -> &'static Value {
 /// against the reference `nagi-api.schema.json`. Our additions (`command`, `pid`,
 /// `exit_status`, …) pass the reference because its objects allow more properties.
 pub fn assert_pane_response_valid(response: &Value) {
-    assert_response_valid(response);
     let name = if response.get("error").is_some() { "error_response" } else { "success_response" };
-    if let Err(errors) = validate(reference_api_schema(), name, response) {
+    if let Err(errors) = validate_cached(own_schema(), name, response) {
+        panic!("against nagi api schema --json:\n{errors}\n{}", serde_json::to_string_pretty(response).unwrap());
+    }
+    if name == "error_response"
+        && let Err(errors) = validate_cached(reference_schema(), name, response)
+    {
+        panic!("against the reference schema:\n{errors}\n{}", serde_json::to_string_pretty(response).unwrap());
+    }
+    if let Err(errors) = validate_cached(reference_api_schema(), name, response) {
         panic!("against the reference nagi-api schema:\n{errors}\n{}", serde_json::to_string_pretty(response).unwrap());
     }
 }
@@ -136,7 +167,7 @@ pub fn assert_pane_response_valid(response: &Value) {
 /// Validates a pushed event line against our own `event` schema and, for the reference's
 /// own event kinds, against its `event` (lifecycle) or `subscription_event` schema.
 pub fn assert_event_valid(event: &Value) {
-    if let Err(errors) = validate(own_schema(), "event", event) {
+    if let Err(errors) = validate_cached(own_schema(), "event", event) {
         panic!("event against nagi api schema --json:\n{errors}\n{}", serde_json::to_string_pretty(event).unwrap());
     }
     let kind = event["event"].as_str().unwrap_or_default();
@@ -148,7 +179,7 @@ pub fn assert_event_valid(event: &Value) {
         None
     };
     if let Some(name) = reference
-        && let Err(errors) = validate(reference_api_schema(), name, event)
+        && let Err(errors) = validate_cached(reference_api_schema(), name, event)
     {
         panic!("event against the reference {name}:\n{errors}\n{}", serde_json::to_string_pretty(event).unwrap());
     }
@@ -156,7 +187,7 @@ pub fn assert_event_valid(event: &Value) {
 
 /// Validates a line of the attach protocol against our own `session_server_message`.
 pub fn assert_session_message_valid(message: &Value) {
-    if let Err(errors) = validate(own_schema(), "session_server_message", message) {
+    if let Err(errors) = validate_cached(own_schema(), "session_server_message", message) {
         panic!("session message against nagi api schema --json:\n{errors}\n{}", serde_json::to_string_pretty(message).unwrap());
     }
 }
