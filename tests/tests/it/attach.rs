@@ -301,10 +301,13 @@ fn a_stalled_observer_does_not_slow_the_pane_and_is_evicted_with_an_error_frame(
     }
 }
 
-/// Runs a shell command line in the tmux pane and waits for `marker` on its own line.
+/// Runs a shell command line in the tmux pane and waits for its output `marker`. The
+/// output may follow a prompt printed after the command was typed, so it ends a line
+/// rather than filling one; the typed line itself never ends with the marker (markers are
+/// computed by the shell).
 fn tmux_run(tmux: &Tmux, command: &str, marker: &str) -> String {
     tmux.run(&["send-keys", "-t", "t", command, "Enter"]);
-    tmux.wait_for("t", marker, |screen| screen.lines().any(|line| line.trim_end() == marker))
+    tmux.wait_for("t", marker, |screen| screen.lines().any(|line| line.trim_end().ends_with(marker)))
 }
 
 fn stty_state(path: &std::path::Path) -> String {

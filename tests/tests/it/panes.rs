@@ -48,12 +48,15 @@ pub fn start_pane(env: &TestEnv, argv: &[&str]) -> Value {
     result["root_pane"].clone()
 }
 
-/// A new workspace whose root pane runs `sh`, once the shell has printed its prompt: input
-/// typed earlier would be echoed before the prompt and its output would share the prompt's
-/// line.
+/// The prompt of test shells ends the line, so that a command's output always starts a
+/// line of its own, even when the command was typed (and echoed) before the prompt.
+pub const SHELL_PROMPT: &str = "sh$ \n";
+
+/// A new workspace whose root pane runs `sh`, once the shell has printed its prompt.
 pub fn start_shell(env: &TestEnv) -> Value {
-    let pane = start_pane(env, &["sh"]);
-    wait_for_read(env, &pane_id(&pane), "visible", None, |text| !text.trim().is_empty());
+    let result = ok_valid(env, "workspace.create", json!({"command": ["sh"], "env": {"PS1": SHELL_PROMPT}}));
+    let pane = result["root_pane"].clone();
+    wait_for_read(env, &pane_id(&pane), "visible", None, |text| text.contains("sh$"));
     pane
 }
 
@@ -125,11 +128,15 @@ fn workspaces_tabs_and_panes_answer_over_the_socket_and_validate_against_both_sc
     let mut env = TestEnv::new();
     env.start_server();
     let root = env.root();
-    let created = ok_valid(&env, "workspace.create", json!({"label": "api", "cwd": root, "command": ["sh"], "focus": true}));
+    let created = ok_valid(
+        &env,
+        "workspace.create",
+        json!({"label": "api", "cwd": root, "command": ["sh"], "focus": true, "env": {"PS1": SHELL_PROMPT}}),
+    );
     assert_eq!(created["type"], "workspace_created");
     let workspace_id = created["workspace"]["workspace_id"].as_str().unwrap().to_string();
     let root_pane = pane_id(&created["root_pane"]);
-    wait_for_read(&env, &root_pane, "visible", None, |text| !text.trim().is_empty());
+    wait_for_read(&env, &root_pane, "visible", None, |text| text.contains("sh$"));
     assert_eq!(workspace_id, "w1");
     assert_eq!(root_pane, "w1:p1");
     assert_eq!(created["tab"]["tab_id"], "w1:t1");
@@ -141,7 +148,11 @@ fn workspaces_tabs_and_panes_answer_over_the_socket_and_validate_against_both_sc
     assert_eq!(renamed["workspace"]["label"], "backend");
     assert_eq!(ok_valid(&env, "workspace.get", json!({"workspace_id": workspace_id}))["workspace"]["label"], "backend");
 
-    let tab = ok_valid(&env, "tab.create", json!({"workspace_id": workspace_id, "label": "logs", "command": ["sh"]}));
+    let tab = ok_valid(
+        &env,
+        "tab.create",
+        json!({"workspace_id": workspace_id, "label": "logs", "command": ["sh"], "env": {"PS1": SHELL_PROMPT}}),
+    );
     assert_eq!(tab["type"], "tab_created");
     let tab_id = tab["tab"]["tab_id"].as_str().unwrap().to_string();
     let tab_pane = pane_id(&tab["root_pane"]);
