@@ -321,6 +321,8 @@ fn tmux_run(tmux: &Tmux, command: &str, marker: &str) -> String {
     tmux.wait_for("t", marker, |screen| screen.lines().any(|line| line.trim_end().ends_with(marker)))
 }
 
+/// The terminal's settings as `stty -g` saved them (every termios flag and control
+/// character; not the window size, which an attach may legitimately change).
 fn stty_state(path: &std::path::Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
@@ -344,7 +346,7 @@ fn nagi_pane_attach_in_tmux_types_detaches_and_restores_the_terminal() {
     tmux.run(&["new-session", "-d", "-s", "t", "-x", "100", "-y", "30", &shell]);
     tmux.wait_for("t", "the tmux shell's prompt", |screen| screen.contains("tmux$"));
     let before = root.join("stty-before.txt");
-    tmux_run(&tmux, &format!("stty -a > {}; echo saved-$((1+1))", before.display()), "saved-2");
+    tmux_run(&tmux, &format!("stty -g > {}; echo saved-$((1+1))", before.display()), "saved-2");
 
     // Attach: the pane's screen replaces the shell's, and typing reaches the pane.
     tmux.run(&["send-keys", "-t", "t", &format!("{} pane attach {id}", nagi.display()), "Enter"]);
@@ -354,13 +356,16 @@ fn nagi_pane_attach_in_tmux_types_detaches_and_restores_the_terminal() {
     let attached = tmux.wait_for("t", "the echo of typed input", |screen| screen.lines().any(|line| line.trim_end() == "typed-9"));
     assert!(attached.contains("echo typed-$((3*3))"), "the pane echoes what was typed:\n{attached}");
     wait_for_read(&env, &id, "visible", None, |text| has_line(text, "typed-9"));
+    // Resizing the terminal (SIGWINCH) resizes the pane.
+    tmux.run(&["resize-window", "-t", "t", "-x", "90", "-y", "25"]);
+    eventually("the pane follows the terminal's new size", || viewport(&env, &id) == 25);
 
     // Detach with Ctrl-\: the shell's screen and terminal settings come back.
     tmux.run(&["send-keys", "-t", "t", "-H", "1c"]);
     let detached = tmux.wait_for("t", "the detach message", |screen| screen.contains(&format!("nagi: detached from {id}")));
     assert!(detached.contains("saved-2"), "the shell's screen is back:\n{detached}");
     let after = root.join("stty-after.txt");
-    tmux_run(&tmux, &format!("stty -a > {}; echo back-$((40+2))", after.display()), "back-42");
+    tmux_run(&tmux, &format!("stty -g > {}; echo back-$((40+2))", after.display()), "back-42");
     assert_eq!(stty_state(&after), stty_state(&before), "the terminal settings are restored");
     assert!(!stty_state(&before).is_empty());
 
@@ -370,7 +375,7 @@ fn nagi_pane_attach_in_tmux_types_detaches_and_restores_the_terminal() {
     tmux.run(&["send-keys", "-t", "t", "exit 3", "Enter"]);
     tmux.wait_for("t", "the exit message", |screen| screen.contains(&format!("nagi: the process of {id} exited with code 3")));
     let after_exit = root.join("stty-after-exit.txt");
-    tmux_run(&tmux, &format!("stty -a > {}; echo exit-seen-$((1+6))", after_exit.display()), "exit-seen-7");
+    tmux_run(&tmux, &format!("stty -g > {}; echo exit-seen-$((1+6))", after_exit.display()), "exit-seen-7");
     assert_eq!(stty_state(&after_exit), stty_state(&before));
 
     // A signal ends the attach too, and the terminal is restored.
@@ -379,7 +384,7 @@ fn nagi_pane_attach_in_tmux_types_detaches_and_restores_the_terminal() {
     let pid_file = root.join("attach.pid");
     let command = format!("clear; sh -c 'echo $$ > {}; exec {} pane attach {other_id}'", pid_file.display(), nagi.display());
     tmux.run(&["send-keys", "-t", "t", &command, "Enter"]);
-    eventually("the attach is running", || viewport(&env, &other_id) == 30);
+    eventually("the attach is running", || viewport(&env, &other_id) == 25);
     let attach_pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
     // SAFETY: signalling the attach process this test started (through tmux).
     unsafe {
@@ -387,6 +392,16 @@ fn nagi_pane_attach_in_tmux_types_detaches_and_restores_the_terminal() {
     }
     tmux.wait_for("t", "the signal message", |screen| screen.contains("ended by signal 15"));
     let after_signal = root.join("stty-after-signal.txt");
-    tmux_run(&tmux, &format!("stty -a > {}; echo signal-seen-$((2+6))", after_signal.display()), "signal-seen-8");
+    tmux_run(&tmux, &format!("stty -g > {}; echo signal-seen-$((2+6))", after_signal.display()), "signal-seen-8");
     assert_eq!(stty_state(&after_signal), stty_state(&before));
+
+    // The server going away ends the attach and restores the terminal.
+    ok_valid(&env, "pane.send_input", json!({"pane_id": other_id, "text": "echo other-$((5+5))", "keys": ["enter"]}));
+    tmux.run(&["send-keys", "-t", "t", &format!("clear; {} pane attach {other_id}", nagi.display()), "Enter"]);
+    tmux.wait_for("t", "the attached pane", |screen| screen.contains("other-10") && !screen.contains("signal-seen-8"));
+    env.signal_server(libc::SIGTERM);
+    tmux.wait_for("t", "the server-gone message", |screen| screen.contains("the nagi server closed the attach connection"));
+    let after_server = root.join("stty-after-server.txt");
+    tmux_run(&tmux, &format!("stty -g > {}; echo server-seen-$((3+6))", after_server.display()), "server-seen-9");
+    assert_eq!(stty_state(&after_server), stty_state(&before));
 }
