@@ -99,34 +99,3 @@ pub static ENGINE_METHODS: &[MethodSpec] = &[
 pub fn find_engine_method(name: &str) -> Option<&'static MethodSpec> {
     ENGINE_METHODS.iter().find(|spec| spec.name == name)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::pane_events::{PaneEventMatch, PaneSubscription};
-
-    #[test]
-    fn subscriptions_decode_mission_and_pane_kinds() {
-        let params: EventsSubscribeParams = serde_json::from_value(serde_json::json!({"subscriptions": [
-            {"type": "mission", "mission_id": "m1"},
-            {"type": "pane.exited"},
-            {"type": "pane.output_matched", "pane_id": "w1:p1", "source": "recent", "match": {"type": "regex", "value": "a+"}},
-        ]}))
-        .unwrap();
-        assert!(matches!(&params.subscriptions[0], Subscription::Mission(mission) if mission.mission_id.as_deref() == Some("m1")));
-        assert_eq!(params.subscriptions[1], Subscription::Pane(PaneSubscription::PaneExited));
-        assert!(matches!(&params.subscriptions[2], Subscription::Pane(PaneSubscription::PaneOutputMatched(_))));
-        assert_eq!(serde_json::to_value(&params.subscriptions[1]).unwrap(), serde_json::json!({"type": "pane.exited"}));
-        assert!(serde_json::from_value::<Subscription>(serde_json::json!({"type": "pane.nonsense"})).is_err());
-    }
-
-    #[test]
-    fn wait_matches_decode_mission_and_pane_kinds() {
-        let params: EventsWaitParams =
-            serde_json::from_value(serde_json::json!({"match_event": {"event": "pane_exited", "pane_id": "w1:p1"}})).unwrap();
-        assert_eq!(params.match_event, EventMatch::Pane(PaneEventMatch::PaneExited { pane_id: "w1:p1".into() }));
-        let params: EventsWaitParams =
-            serde_json::from_value(serde_json::json!({"match_event": {"event": "mission", "mission_id": "m1"}})).unwrap();
-        assert!(matches!(params.match_event, EventMatch::Mission(_)));
-    }
-}
