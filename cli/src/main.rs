@@ -1,5 +1,6 @@
 //! `nagi`: a thin command-line client of the nagi server (and the server itself).
 
+mod attach;
 mod commands;
 mod connect;
 mod exit;
@@ -41,6 +42,15 @@ pub enum Command {
     /// The API's JSON Schema.
     #[command(subcommand)]
     Api(commands::api::ApiCommand),
+    /// List and create workspaces of managed panes.
+    #[command(subcommand)]
+    Workspace(commands::workspace::WorkspaceCommand),
+    /// Read, type into, close and attach to managed panes.
+    #[command(subcommand)]
+    Pane(commands::pane::PaneCommand),
+    /// Wait for a pane's output.
+    #[command(subcommand)]
+    Wait(commands::wait::WaitCommand),
 }
 
 fn main() {

@@ -153,6 +153,11 @@ error_codes! {
     Timeout => "timeout",
     /// No session (terminal) with that id.
     SessionNotFound => "session_not_found",
+    /// nagi extension: the pane's process has ended, so input cannot be delivered and a
+    /// wait for output can never match.
+    PaneExited => "pane_exited",
+    /// nagi extension: writing to or resizing the pane's terminal failed.
+    PaneIoFailed => "pane_io_failed",
 }
 
 impl std::fmt::Display for ErrorCode {

@@ -14,6 +14,7 @@ pub mod handoff;
 pub mod methods;
 pub mod mission;
 pub mod pane;
+pub mod pane_document;
 pub mod pane_events;
 pub mod proof;
 pub mod results;

@@ -52,6 +52,9 @@ pub enum Subscription {
     /// Durable mission events (nagi extension).
     #[serde(rename = "mission")]
     Mission(MissionSubscription),
+    /// Live workspace, tab and pane events (`pane.created`, `pane.output_matched`, …).
+    #[serde(untagged)]
+    Pane(crate::pane_events::PaneSubscription),
 }
 
 /// `events.wait` params.
@@ -68,6 +71,9 @@ pub enum EventMatch {
     /// A durable mission event (nagi extension).
     #[serde(rename = "mission")]
     Mission(MissionEventMatch),
+    /// A live workspace, tab or pane event (`pane_exited`, …).
+    #[serde(untagged)]
+    Pane(crate::pane_events::PaneEventMatch),
 }
 
 pub static ENGINE_METHODS: &[MethodSpec] = &[

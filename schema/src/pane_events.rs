@@ -244,6 +244,25 @@ impl PaneEventEnvelope {
     }
 }
 
+/// What a subscriber missed when it fell behind the live event bus.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct EventsLagged {
+    /// How many live events were dropped for this subscriber.
+    pub missed: u64,
+    pub message: String,
+}
+
+/// nagi extension: a notice line on an `events.subscribe` stream, e.g.
+/// `{"event": "events.lagged", "data": {"missed": 12, "message": "..."}}`. Live events
+/// are not durable: a subscriber that falls behind loses some and is told so, and can
+/// resynchronise with `session.snapshot`. Durable mission events are never dropped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "event", content = "data")]
+pub enum SubscriptionNotice {
+    #[serde(rename = "events.lagged")]
+    Lagged(EventsLagged),
+}
+
 /// The pane, tab and workspace subscriptions of `events.subscribe`, tagged by `type`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type")]

@@ -4,7 +4,10 @@ pub mod api;
 pub mod attention;
 pub mod events;
 pub mod mission;
+pub mod pane;
 pub mod server;
+pub mod wait;
+pub mod workspace;
 
 use nagi_schema::client::Client;
 use serde_json::Value;
@@ -59,5 +62,8 @@ pub fn run(cli: Cli) -> CommandResult {
         Command::Attention(command) => attention::run(&context, command),
         Command::Events(command) => events::run(&context, command),
         Command::Api(command) => api::run(&context, command),
+        Command::Workspace(command) => workspace::run(&context, command),
+        Command::Pane(command) => pane::run(&context, command),
+        Command::Wait(command) => wait::run(&context, command),
     }
 }

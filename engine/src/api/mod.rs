@@ -5,6 +5,7 @@ pub mod attention;
 pub mod events;
 pub mod missions;
 pub mod proof;
+pub mod panes;
 
 use std::sync::Arc;
 
@@ -33,6 +34,9 @@ pub enum Reply {
     Wait(EventsWaitParams),
     /// Answer `ok`, then stop the server.
     StopServer,
+    /// A result object of the pane host (workspace, tab, pane and session methods), its
+    /// `type` included.
+    Value(serde_json::Value),
 }
 
 /// Decodes params. A shape error is `invalid_request` (MISSIONS.md §1.2): limits are
@@ -139,6 +143,7 @@ pub async fn dispatch(engine: &Arc<Engine>, method: &str, params: &RawValue, pee
         "attention.get" => attention::get(engine, decode(params)?)?,
         "events.subscribe" => return Ok(Reply::Subscribe(decode(params)?)),
         "events.wait" => return Ok(Reply::Wait(decode(params)?)),
+        other if panes::is_pane_method(other) => return panes::dispatch(engine, other, params).await.map(Reply::Value),
         other if UNAVAILABLE_METHODS.contains(&other) => {
             return Err(EngineError::FeatureUnavailable(format!("{other} is not offered by this nagi server")));
         }
@@ -149,5 +154,5 @@ pub async fn dispatch(engine: &Arc<Engine>, method: &str, params: &RawValue, pee
 
 /// Schema parts of the method families beyond the engine's own (panes, sessions).
 pub fn schema_extensions() -> Vec<nagi_schema::document::SchemaExtension> {
-    Vec::new()
+    vec![nagi_schema::pane_document::pane_schema_extension()]
 }

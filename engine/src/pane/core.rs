@@ -230,7 +230,12 @@ impl PaneCore {
             .resize(PtySize { rows, cols, pixel_width: 0, pixel_height: 0 })
             .map_err(|error| PaneError::PaneIo { pane_id: self.identity.pane_id.clone(), message: error.to_string() })?;
         terminal.resize(rows, cols);
-        lock(&self.session).record_resize(cols, rows);
+        // A keyframe right after the resize lets every attached client repaint the screen
+        // exactly at the new size, whatever its own terminal makes of the size change.
+        let mut session = lock(&self.session);
+        session.record_resize(cols, rows);
+        session.record_keyframe(KeyframeSource { data: terminal.keyframe(), cols, rows });
+        drop(session);
         drop(terminal);
         self.bump_revision();
         Ok(())

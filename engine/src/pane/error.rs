@@ -3,7 +3,7 @@
 
 /// An error of a pane, tab, workspace or session operation. Nothing was changed when one
 /// is returned, except where a variant says otherwise.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum PaneError {
     /// `invalid_params`: the params of `method` did not decode.
     #[error("invalid params for {method}: {message}")]

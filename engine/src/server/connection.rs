@@ -1,5 +1,7 @@
 //! One client connection: framing, decoding, dispatch, and the replies in request order.
-//! A subscription or an `events.wait` keeps the connection for itself until it ends.
+//! A subscription or an `events.wait` keeps the connection for itself until it ends, and
+//! a session-protocol line (`type`, no `method`) turns it into an attach connection
+//! (`session.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,6 +9,7 @@ use std::time::Duration;
 use nagi_schema::codes::ErrorCode;
 use nagi_schema::envelope::{ErrorResponse, IdOnly, RawRequest, SuccessResponse};
 use nagi_schema::methods::{EventMatch, EventsSubscribeParams, EventsWaitParams, Subscription};
+use nagi_schema::pane_events::PaneEventMatch;
 use nagi_schema::results::ResponseResult;
 use nagi_schema::MAX_REQUEST_LINE_BYTES;
 use tokio::io::{AsyncWriteExt, BufReader, BufWriter};
@@ -14,21 +17,28 @@ use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use super::framing::{Frame, LineReader};
+use super::live_events::{self, LiveEvents};
 use crate::api::{self, Peer, Reply};
 use crate::engine::Engine;
 use crate::errors::{EngineError, wire_error};
 
-type Lines = LineReader<BufReader<OwnedReadHalf>>;
-type Output = BufWriter<OwnedWriteHalf>;
+pub(super) type Lines = LineReader<BufReader<OwnedReadHalf>>;
+pub(super) type Output = BufWriter<OwnedWriteHalf>;
 
 async fn write_line(output: &mut Output, line: &str) -> std::io::Result<()> {
     output.write_all(line.as_bytes()).await?;
     output.write_all(b"\n").await
 }
 
-fn error_line(id: &str, error: &EngineError) -> String {
+pub(super) fn error_line(id: &str, error: &EngineError) -> String {
     let (code, message) = wire_error(error);
     ErrorResponse::new(id, code, message).to_line()
+}
+
+fn value_line(id: &str, result: &serde_json::Value) -> String {
+    serde_json::to_string(&SuccessResponse { id: id.to_string(), result }).unwrap_or_else(|error| {
+        ErrorResponse::new(id, ErrorCode::SerializationFailed, format!("response encoding failed: {error}")).to_line()
+    })
 }
 
 fn result_line(id: &str, result: &ResponseResult) -> String {
@@ -108,6 +118,11 @@ async fn handle_line(engine: &Arc<Engine>, bytes: &[u8], peer: Peer, lines: &mut
     };
     let request: RawRequest<'_> = match serde_json::from_str(text) {
         Ok(request) => request,
+        Err(_) if super::session::is_session_message(text) => {
+            let client_id = super::session::new_client_id(peer);
+            super::session::serve_session(engine, &client_id, bytes.to_vec(), lines, output).await;
+            return false;
+        }
         Err(decode_error) => {
             let error = EngineError::InvalidRequest(decode_error.to_string());
             return write_line(output, &error_line(&IdOnly::salvage(text), &error)).await.is_ok();
@@ -117,16 +132,14 @@ async fn handle_line(engine: &Arc<Engine>, bytes: &[u8], peer: Peer, lines: &mut
     let reply = api::dispatch(engine, &request.method, request.params, peer).await;
     match reply {
         Ok(Reply::Result(result)) => write_line(output, &result_line(&id, &result)).await.is_ok(),
+        Ok(Reply::Value(result)) => write_line(output, &value_line(&id, &result)).await.is_ok(),
         Ok(Reply::StopServer) => {
             let _ = write_line(output, &result_line(&id, &ResponseResult::Ok)).await;
             let _ = output.flush().await;
             engine.shutdown.trigger();
             false
         }
-        Ok(Reply::Subscribe(params)) => {
-            stream_subscription(engine, &id, params, lines, output).await;
-            false
-        }
+        Ok(Reply::Subscribe(params)) => stream_subscription(engine, &id, params, lines, output).await,
         Ok(Reply::Wait(params)) => {
             let line = match wait(engine, params).await {
                 Ok(result) => result_line(&id, &result),
@@ -140,7 +153,10 @@ async fn handle_line(engine: &Arc<Engine>, bytes: &[u8], peer: Peer, lines: &mut
 
 async fn wait(engine: &Arc<Engine>, params: EventsWaitParams) -> Result<ResponseResult, EngineError> {
     let timeout = Duration::from_millis(params.timeout_ms.unwrap_or(30_000));
-    let EventMatch::Mission(matcher) = params.match_event;
+    let matcher = match params.match_event {
+        EventMatch::Mission(matcher) => matcher,
+        EventMatch::Pane(matcher) => return wait_for_pane_event(engine, &matcher, timeout).await,
+    };
     let waited = tokio::select! {
         found = tokio::time::timeout(timeout, api::events::wait_for_mission_event(engine, &matcher)) => found,
         _ = engine.shutdown.wait() => return Err(EngineError::ServerUnavailable("the server is shutting down".into())),
@@ -155,53 +171,95 @@ async fn wait(engine: &Arc<Engine>, params: EventsWaitParams) -> Result<Response
     }
 }
 
+async fn wait_for_pane_event(engine: &Arc<Engine>, matcher: &PaneEventMatch, timeout: Duration) -> Result<ResponseResult, EngineError> {
+    let waited = tokio::select! {
+        found = tokio::time::timeout(timeout, live_events::wait_for_pane_event(&engine.panes, matcher)) => found,
+        _ = engine.shutdown.wait() => return Err(EngineError::ServerUnavailable("the server is shutting down".into())),
+    };
+    match waited {
+        Ok(Ok(event)) => Ok(ResponseResult::WaitMatched { event: serde_json::to_value(event).unwrap_or_default() }),
+        Ok(Err(error)) => Err(error),
+        Err(_) => Err(EngineError::Timeout(format!("no matching event within {} ms", timeout.as_millis()))),
+    }
+}
+
+/// The next line of the live part of a subscription; never resolves when there is none.
+async fn next_live_line(live: &mut Option<LiveEvents>) -> Option<String> {
+    match live {
+        Some(live) => live.next_line().await,
+        None => std::future::pending().await,
+    }
+}
+
 /// Acknowledges a subscription, replays logged mission events after `after_seq`, then
-/// streams new ones until the peer goes away or the server stops.
-async fn stream_subscription(engine: &Arc<Engine>, id: &str, params: EventsSubscribeParams, lines: &mut Lines, output: &mut Output) {
-    let mission_filters: Vec<_> = params
-        .subscriptions
-        .iter()
-        .map(|subscription| match subscription {
-            Subscription::Mission(mission) => mission.clone(),
-        })
-        .collect();
+/// streams new mission events and live pane events until the peer goes away or the server
+/// stops. An invalid pane subscription is answered with an error and nothing is started;
+/// only then does the connection stay open (the return value).
+async fn stream_subscription(engine: &Arc<Engine>, id: &str, params: EventsSubscribeParams, lines: &mut Lines, output: &mut Output) -> bool {
+    let mut mission_filters = Vec::new();
+    let mut pane_filters = Vec::new();
+    for subscription in params.subscriptions {
+        match subscription {
+            Subscription::Mission(mission) => mission_filters.push(mission),
+            Subscription::Pane(pane) => pane_filters.push(pane),
+        }
+    }
+    let mut live = None;
+    if !pane_filters.is_empty() {
+        match LiveEvents::start(&engine.panes, pane_filters) {
+            Ok(started) => live = Some(started),
+            Err(error) => return write_line(output, &error_line(id, &error)).await.is_ok(),
+        }
+    }
     let mut head = engine.missions.head();
     let head_seq = *head.borrow_and_update();
     let mut cursor = params.after_seq.unwrap_or(head_seq);
     let ack = ResponseResult::SubscriptionStarted { head_seq: Some(head_seq) };
     if write_line(output, &result_line(id, &ack)).await.is_err() || output.flush().await.is_err() {
-        return;
+        return false;
     }
+    let wants_missions = !mission_filters.is_empty();
+    let mut missions_pending = wants_missions;
     loop {
-        let (events, next, more) = match api::events::read_after(engine, cursor) {
-            Ok(batch) => batch,
-            Err(error) => {
-                tracing::warn!(%error, "subscription read failed");
-                return;
-            }
-        };
-        cursor = next;
-        for event in events {
-            if mission_filters.iter().any(|filter| filter.matches(&event))
-                && write_line(output, &api::events::envelope_line(event)).await.is_err()
-            {
-                return;
+        if missions_pending {
+            let (events, next, more) = match api::events::read_after(engine, cursor) {
+                Ok(batch) => batch,
+                Err(error) => {
+                    tracing::warn!(%error, "subscription read failed");
+                    return false;
+                }
+            };
+            cursor = next;
+            missions_pending = more;
+            for event in events {
+                if mission_filters.iter().any(|filter| filter.matches(&event))
+                    && write_line(output, &api::events::envelope_line(event)).await.is_err()
+                {
+                    return false;
+                }
             }
         }
         if output.flush().await.is_err() {
-            return;
+            return false;
         }
-        if more {
+        if missions_pending {
             continue;
         }
         tokio::select! {
-            changed = head.changed() => if changed.is_err() { return },
+            changed = head.changed(), if wants_missions => match changed {
+                Ok(()) => missions_pending = true,
+                Err(_) => return false,
+            },
+            line = next_live_line(&mut live) => match line {
+                Some(line) => if write_line(output, &line).await.is_err() { return false },
+                None => return false,
+            },
             frame = lines.next_frame() => match frame {
                 // Further lines on a subscription are ignored; the end of input ends it.
                 Ok(Frame::Line(_)) | Ok(Frame::TooLong) => {}
-                Ok(Frame::End) | Err(_) => return,
+                Ok(Frame::End) | Err(_) => return false,
             },
-            _ = engine.shutdown.wait() => return,
+            _ = engine.shutdown.wait() => return false,
         }
     }
 }

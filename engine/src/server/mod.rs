@@ -3,7 +3,9 @@
 
 pub mod connection;
 pub mod framing;
+pub mod live_events;
 pub mod peer;
+pub mod session;
 
 use std::sync::Arc;
 use std::time::Duration;

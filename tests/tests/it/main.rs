@@ -3,10 +3,12 @@
 
 mod durability;
 mod events;
+mod attach;
 mod missions;
 mod proof;
 mod recovery;
 mod runs;
+mod panes;
 mod schema;
 mod server;
 mod transport;

@@ -33,6 +33,30 @@ pub fn validate(document: &Value, name: &str, instance: &Value) -> Result<(), St
     if errors.is_empty() { Ok(()) } else { Err(errors.join("\n")) }
 }
 
+/// Like [`validate`] for the documents that live for the whole test run, with each
+/// compiled validator kept: compiling the reference document takes long, and the pane
+/// tests validate thousands of lines.
+fn validate_cached(document: &'static Value, name: &'static str, instance: &Value) -> Result<(), String> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    type Key = (usize, &'static str);
+    static VALIDATORS: OnceLock<Mutex<HashMap<Key, Arc<jsonschema::Validator>>>> = OnceLock::new();
+    let key = (document as *const Value as usize, name);
+    let cached = VALIDATORS.get_or_init(Default::default).lock().unwrap().get(&key).cloned();
+    let validator = match cached {
+        Some(validator) => validator,
+        None => {
+            let mut root = document.clone();
+            root["$ref"] = json!(format!("#/schemas/{name}"));
+            let validator = Arc::new(jsonschema::validator_for(&root).map_err(|error| format!("schema does not compile: {error}"))?);
+            VALIDATORS.get_or_init(Default::default).lock().unwrap().insert(key, validator.clone());
+            validator
+        }
+    };
+    let errors: Vec<String> = validator.iter_errors(instance).map(|error| format!("{} at {}", error, error.instance_path())).collect();
+    if errors.is_empty() { Ok(()) } else { Err(errors.join("\n")) }
+}
+
 /// Validates a whole response line against both schemas.
 pub fn assert_response_valid(response: &Value) {
     let name = if response.get("error").is_some() { "error_response" } else { "success_response" };
@@ -110,4 +134,60 @@ fn the_summary_and_output_file_work_without_a_server() {
     let written: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(&written, own_schema());
     assert!(!env.socket.exists(), "no server was started");
+}
+
+/// The reference socket API schema (workspaces, tabs, panes, events), copied from the
+/// contract.
+fn reference_api_schema() -> &'static Value {
+    static SCHEMA: OnceLock<Value> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/contract/nagi-api.schema.json");
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    })
+}
+
+/// Validates a workspace, tab, pane or session response line against our own schema and
+/// against the reference `nagi-api.schema.json`. Our additions (`command`, `pid`,
+/// `exit_status`, …) pass the reference because its objects allow more properties.
+pub fn assert_pane_response_valid(response: &Value) {
+    let name = if response.get("error").is_some() { "error_response" } else { "success_response" };
+    if let Err(errors) = validate_cached(own_schema(), name, response) {
+        panic!("against nagi api schema --json:\n{errors}\n{}", serde_json::to_string_pretty(response).unwrap());
+    }
+    if name == "error_response"
+        && let Err(errors) = validate_cached(reference_schema(), name, response)
+    {
+        panic!("against the reference schema:\n{errors}\n{}", serde_json::to_string_pretty(response).unwrap());
+    }
+    if let Err(errors) = validate_cached(reference_api_schema(), name, response) {
+        panic!("against the reference nagi-api schema:\n{errors}\n{}", serde_json::to_string_pretty(response).unwrap());
+    }
+}
+
+/// Validates a pushed event line against our own `event` schema and, for the reference's
+/// own event kinds, against its `event` (lifecycle) or `subscription_event` schema.
+pub fn assert_event_valid(event: &Value) {
+    if let Err(errors) = validate_cached(own_schema(), "event", event) {
+        panic!("event against nagi api schema --json:\n{errors}\n{}", serde_json::to_string_pretty(event).unwrap());
+    }
+    let kind = event["event"].as_str().unwrap_or_default();
+    let reference = if kind.starts_with("pane.") {
+        Some("subscription_event")
+    } else if ["pane_", "tab_", "workspace_"].iter().any(|prefix| kind.starts_with(prefix)) {
+        Some("event")
+    } else {
+        None
+    };
+    if let Some(name) = reference
+        && let Err(errors) = validate_cached(reference_api_schema(), name, event)
+    {
+        panic!("event against the reference {name}:\n{errors}\n{}", serde_json::to_string_pretty(event).unwrap());
+    }
+}
+
+/// Validates a line of the attach protocol against our own `session_server_message`.
+pub fn assert_session_message_valid(message: &Value) {
+    if let Err(errors) = validate_cached(own_schema(), "session_server_message", message) {
+        panic!("session message against nagi api schema --json:\n{errors}\n{}", serde_json::to_string_pretty(message).unwrap());
+    }
 }

@@ -1,0 +1,254 @@
+//! `nagi pane attach`: mirrors a pane in the user's terminal over the session protocol
+//! (`join_session` on the server's socket), and types into it as the controller.
+//!
+//! The terminal goes into raw mode and the alternate screen; the pane's keyframe and
+//! output frames are written to it as they come. Resizes of the terminal (SIGWINCH) are
+//! passed on while this client controls the pane. A client evicted for falling behind
+//! joins again with `replay_from`, so the mirror resumes where it stopped. The terminal is
+//! restored on every way out (see `terminal.rs`).
+
+mod input;
+mod terminal;
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use base64::Engine as _;
+use nagi_schema::session_protocol::{
+    MIN_SESSION_COLS, MIN_SESSION_ROWS, SessionClientMessage, SessionFrame, SessionFramePayload, SessionRole, SessionServerMessage,
+};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc;
+
+use crate::CommandResult;
+use crate::commands::Context;
+use crate::connect::session_paths;
+use crate::exit::{CliError, EXIT_OK};
+use input::InputDecoder;
+use terminal::RawTerminal;
+
+pub const ATTACH_LONG_HELP: &str = "Mirror a pane live in this terminal and type into it.
+
+The terminal is switched to raw mode: every key goes to the pane (Ctrl-C and Ctrl-Z too), and \
+resizing the terminal resizes the pane. Only one client controls a pane at a time; when another \
+client already does, or with --observe, this one watches without typing or resizing.";
+
+pub const DETACH_HELP: &str = "Detach: press Ctrl-\\ (Ctrl and backslash). The pane keeps running; attach again at any time.
+The terminal is restored when you detach, when the pane's process ends, when the server goes away, and on SIGTERM, SIGHUP or SIGINT.";
+
+/// How an attach ended.
+enum Outcome {
+    Detached,
+    PaneExited(Option<i32>),
+    ServerGone,
+    Signal(i32),
+    Refused { code: String, message: String },
+}
+
+struct Attach {
+    session_id: String,
+    requested: SessionRole,
+    role: SessionRole,
+    last_seq: u64,
+    writer: OwnedWriteHalf,
+}
+
+fn to_line(message: &SessionClientMessage) -> String {
+    let mut line = serde_json::to_string(message).expect("session messages always serialize");
+    line.push('\n');
+    line
+}
+
+impl Attach {
+    async fn send(&mut self, message: &SessionClientMessage) -> std::io::Result<()> {
+        self.writer.write_all(to_line(message).as_bytes()).await
+    }
+
+    async fn join(&mut self, replay_from: Option<u64>) -> std::io::Result<()> {
+        let message = SessionClientMessage::JoinSession { session_id: self.session_id.clone(), role: self.requested, replay_from };
+        self.send(&message).await
+    }
+
+    /// Passes the terminal's size on, when this client controls the pane and the size is
+    /// one the pane accepts.
+    async fn send_size(&mut self) -> std::io::Result<()> {
+        if self.role != SessionRole::Controller {
+            return Ok(());
+        }
+        match RawTerminal::size() {
+            Some((cols, rows)) if cols >= MIN_SESSION_COLS && rows >= MIN_SESSION_ROWS => {
+                self.send(&SessionClientMessage::SessionResize { session_id: self.session_id.clone(), cols, rows }).await
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Handles one frame; `Some` when the attach ends with it.
+    async fn frame(&mut self, frame: SessionFrame) -> std::io::Result<Option<Outcome>> {
+        self.last_seq = self.last_seq.max(frame.seq);
+        match frame.payload {
+            SessionFramePayload::Output { data, .. } | SessionFramePayload::Keyframe { data, .. } => {
+                let bytes = base64::engine::general_purpose::STANDARD.decode(data).unwrap_or_default();
+                let mut stdout = std::io::stdout().lock();
+                stdout.write_all(&bytes)?;
+                stdout.flush()?;
+            }
+            SessionFramePayload::RoleAssigned { role } => {
+                let gained_control = role == SessionRole::Controller && self.role != SessionRole::Controller;
+                self.role = role;
+                if gained_control {
+                    self.send_size().await?;
+                }
+            }
+            SessionFramePayload::Closed { exit_code } => return Ok(Some(Outcome::PaneExited(exit_code))),
+            // We fell behind and were removed: resume right after the last frame we saw.
+            SessionFramePayload::Error { .. } => self.join(Some(self.last_seq + 1)).await?,
+            SessionFramePayload::Resize { .. } | SessionFramePayload::MembershipChanged { .. } => {}
+        }
+        Ok(None)
+    }
+}
+
+/// Reads the keyboard in a thread of its own (a blocking read that is simply abandoned at
+/// exit), handing the bytes to the attach loop.
+fn spawn_keyboard_reader() -> mpsc::Receiver<Vec<u8>> {
+    let (sender, receiver) = mpsc::channel(64);
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut buffer = [0u8; 4096];
+        loop {
+            match stdin.read(&mut buffer) {
+                Ok(0) | Err(_) => return,
+                Ok(count) => {
+                    if sender.blocking_send(buffer[..count].to_vec()).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    receiver
+}
+
+async fn read_message(lines: &mut tokio::io::Lines<BufReader<OwnedReadHalf>>) -> Option<SessionServerMessage> {
+    loop {
+        let line = lines.next_line().await.ok()??;
+        if line.trim().is_empty() {
+            continue;
+        }
+        return serde_json::from_str(&line).ok();
+    }
+}
+
+async fn attach_loop(attach: &mut Attach, lines: &mut tokio::io::Lines<BufReader<OwnedReadHalf>>) -> std::io::Result<Outcome> {
+    let mut keyboard = spawn_keyboard_reader();
+    let mut decoder = InputDecoder::default();
+    let mut resized = signal(SignalKind::window_change())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut hangup = signal(SignalKind::hangup())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    attach.send_size().await?;
+    loop {
+        tokio::select! {
+            message = read_message(lines) => match message {
+                None => return Ok(Outcome::ServerGone),
+                Some(SessionServerMessage::SessionFrame(frame)) => {
+                    if let Some(outcome) = attach.frame(frame).await? {
+                        return Ok(outcome);
+                    }
+                }
+                Some(SessionServerMessage::SessionJoined(joined)) => attach.role = joined.role,
+                Some(SessionServerMessage::SessionLeft(_)) => return Ok(Outcome::Detached),
+                // A refused rejoin means the pane is gone; refused input or resizes are not fatal.
+                Some(SessionServerMessage::Error { code, message, .. }) if code == "session_not_found" => {
+                    return Ok(Outcome::Refused { code, message });
+                }
+                Some(SessionServerMessage::Error { .. }) => {}
+            },
+            bytes = keyboard.recv() => {
+                let Some(bytes) = bytes else { return Ok(Outcome::Detached) };
+                let chunk = decoder.feed(&bytes);
+                if attach.role == SessionRole::Controller && !chunk.input.is_empty() {
+                    let message = SessionClientMessage::SessionInput { session_id: attach.session_id.clone(), data: chunk.input };
+                    attach.send(&message).await?;
+                }
+                if chunk.detach {
+                    let _ = attach.send(&SessionClientMessage::LeaveSession { session_id: attach.session_id.clone() }).await;
+                    return Ok(Outcome::Detached);
+                }
+            }
+            _ = resized.recv() => attach.send_size().await?,
+            _ = terminate.recv() => return Ok(Outcome::Signal(libc::SIGTERM)),
+            _ = hangup.recv() => return Ok(Outcome::Signal(libc::SIGHUP)),
+            _ = interrupt.recv() => return Ok(Outcome::Signal(libc::SIGINT)),
+        }
+    }
+}
+
+async fn attach_to(socket: &std::path::Path, pane_id: &str, session_id: String, observe: bool) -> Result<Outcome, CliError> {
+    let unreachable = |error: std::io::Error| CliError::Unreachable(format!("the attach connection failed: {error}"));
+    let stream = UnixStream::connect(socket).await.map_err(unreachable)?;
+    let (read_half, writer) = stream.into_split();
+    let mut lines = BufReader::new(read_half).lines();
+    let requested = if observe { SessionRole::Observer } else { SessionRole::Controller };
+    let mut attach = Attach { session_id, requested, role: requested, last_seq: 0, writer };
+    attach.join(None).await.map_err(unreachable)?;
+    let joined = match read_message(&mut lines).await {
+        Some(SessionServerMessage::SessionJoined(joined)) => joined,
+        Some(SessionServerMessage::Error { code, message, .. }) => return Err(CliError::Remote { code, message }),
+        Some(other) => return Err(CliError::Unreachable(format!("unexpected reply to join_session: {other:?}"))),
+        None => return Ok(Outcome::ServerGone),
+    };
+    attach.role = joined.role;
+    if requested == SessionRole::Controller && joined.role == SessionRole::Observer {
+        eprintln!("nagi: another client controls {pane_id}; watching only (Ctrl-\\ detaches)");
+        tokio::time::sleep(Duration::from_millis(800)).await;
+    }
+    let terminal = RawTerminal::enter().map_err(|error| CliError::Usage(format!("cannot switch the terminal to raw mode: {error}")))?;
+    let outcome = attach_loop(&mut attach, &mut lines).await;
+    drop(terminal);
+    outcome.map_err(|error| CliError::Unreachable(format!("the attach connection failed: {error}")))
+}
+
+/// Runs `nagi pane attach PANE [--observe]`.
+pub fn run(context: &Context, pane_id: &str, observe: bool) -> CommandResult {
+    if !terminal::is_interactive() {
+        return Err(CliError::Usage("nagi pane attach needs a terminal on stdin and stdout".into()));
+    }
+    let result = context.request("pane.get", json!({"pane_id": pane_id}))?;
+    let pane = result.get("pane").cloned().unwrap_or(Value::Null);
+    let Some(session_id) = pane.get("terminal_id").and_then(Value::as_str).map(str::to_string) else {
+        return Err(CliError::Unreachable(format!("the server's pane.get answer has no terminal_id: {result}")));
+    };
+    let paths = session_paths(context.session.as_deref())?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| CliError::Unreachable(format!("cannot start the attach runtime: {error}")))?;
+    let outcome = runtime.block_on(attach_to(&paths.socket_path, pane_id, session_id, observe))?;
+    // The keyboard thread may still sit in a read; it is abandoned with the process.
+    runtime.shutdown_background();
+    match outcome {
+        Outcome::Detached => {
+            eprintln!("nagi: detached from {pane_id}");
+            Ok(EXIT_OK)
+        }
+        Outcome::PaneExited(exit_code) => {
+            match exit_code {
+                Some(code) => eprintln!("nagi: the process of {pane_id} exited with code {code}"),
+                None => eprintln!("nagi: the process of {pane_id} ended"),
+            }
+            Ok(EXIT_OK)
+        }
+        Outcome::ServerGone => Err(CliError::Unreachable("the nagi server closed the attach connection".into())),
+        Outcome::Signal(number) => {
+            eprintln!("nagi: attach to {pane_id} ended by signal {number}");
+            Ok(128 + number)
+        }
+        Outcome::Refused { code, message } => Err(CliError::Remote { code, message }),
+    }
+}
