@@ -270,9 +270,27 @@ pub async fn claim_for_checks(engine: &Arc<Engine>, mission: &Mission, request_i
     let run = mission.run.clone().ok_or_else(|| MissionError::Runtime("the mission has no run".into()))?;
     let checkout = engine.checkouts.canonical_checkout(&run.worktree_path).map_err(MissionError::InvalidRepository)?;
     let key = checkout.claim_key();
-    engine.claim_locks.acquire(&key).map_err(|error| {
-        MissionError::CheckoutClaimed(format!("the checkout {} is claimed by another live run: {error}", checkout.root.display()))
-    })?;
+    // The mission's own run may be releasing this claim right now (its proof was sealed a
+    // moment ago); give it a few seconds before calling the checkout taken.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match engine.claim_locks.acquire(&key) {
+            Ok(()) => break,
+            Err(crate::runs::claims::ClaimLockError::HeldHere)
+                if tokio::time::Instant::now() < deadline
+                    && engine.missions.read(|reader| reader.claim(&key))?.is_some_and(|claim| claim.mission_id == mission.mission_id) =>
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+            }
+            Err(error) => {
+                return Err(MissionError::CheckoutClaimed(format!(
+                    "the checkout {} is claimed by another live run: {error}",
+                    checkout.root.display()
+                ))
+                .into());
+            }
+        }
+    }
     let claim = nagi_store::ClaimRow {
         checkout_key: key.clone(),
         checkout_root: run.worktree_path.clone(),
