@@ -327,8 +327,21 @@ pub struct MissionViewV1 {
     pub run: Option<MissionRunViewV1>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub run_history: Vec<MissionRunViewV1>,
+    /// nagi extension: the declared checks are running now (after a turn, for
+    /// `mission.verify`, or for `mission.close`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks_running: Option<ChecksRunningV1>,
     pub unresolved_attention_count: u32,
     pub updated_at_millis: u64,
+}
+
+/// A check run in progress.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ChecksRunningV1 {
+    pub run_id: String,
+    /// `turn_completed`, `verify` or `close`.
+    pub purpose: String,
+    pub started_at_millis: u64,
 }
 
 /// One entry of `mission.list`.

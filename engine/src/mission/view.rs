@@ -150,6 +150,11 @@ pub fn mission_view(mission: &Mission, live_runs: &dyn LiveRuns) -> MissionViewV
         status_reason: mission.status_reason.clone(),
         run: mission.run.as_ref().map(|run| run_view(run, Some(live_runs.is_live(&run.run_id)))),
         run_history: mission.run_history.iter().map(|run| run_view(run, None)).collect(),
+        checks_running: mission.checks_in_flight.as_ref().map(|checks| ChecksRunningV1 {
+            run_id: checks.run_id.clone(),
+            purpose: checks.purpose.clone(),
+            started_at_millis: checks.started_at_millis,
+        }),
         unresolved_attention_count: mission.unresolved_attention_count(),
         updated_at_millis: mission.updated_at_millis,
     }

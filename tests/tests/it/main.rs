@@ -12,4 +12,5 @@ mod runs;
 mod panes;
 mod schema;
 mod server;
+mod torture;
 mod transport;
