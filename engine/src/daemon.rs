@@ -67,10 +67,24 @@ pub fn take_server_lock(path: &Path) -> Result<Option<ServerLock>, DaemonError> 
         .truncate(false)
         .mode(0o600)
         .open(path)
-        .map_err(|error| DaemonError::Setup(format!("cannot open {}: {error}", path.display())))?;
+        .map_err(|error| DaemonError::Setup(describe_unwritable(path, &error)))?;
     // SAFETY: flock on a valid, owned file descriptor.
     let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
     Ok(locked.then_some(ServerLock { _file: file }))
+}
+
+/// Names the fix for the common causes, so a read-only disk does not read as a bug.
+fn describe_unwritable(path: &Path, error: &std::io::Error) -> String {
+    let directory = path.parent().unwrap_or(path).display();
+    match error.kind() {
+        std::io::ErrorKind::ReadOnlyFilesystem => format!(
+            "the data directory {directory} is on a read-only filesystem: the server needs to write its database there; remount it read-write or choose another socket path (NAGI_SOCKET_PATH)"
+        ),
+        std::io::ErrorKind::PermissionDenied => {
+            format!("the data directory {directory} is not writable by this user: the server needs to write its database there ({error})")
+        }
+        _ => format!("cannot open {}: {error}", path.display()),
+    }
 }
 
 /// Raises the open-file limit to its hard maximum: every connection and pane is a file.

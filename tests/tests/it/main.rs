@@ -2,6 +2,7 @@
 //! dirs. Each module is one capability.
 
 mod durability;
+mod faults;
 mod events;
 mod attach;
 mod consent;
