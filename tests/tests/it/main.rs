@@ -3,6 +3,7 @@
 
 mod durability;
 mod faults;
+mod load;
 mod events;
 mod attach;
 mod consent;
