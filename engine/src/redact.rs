@@ -3,7 +3,8 @@
 //! [`redact`] applies, in order:
 //!
 //! 0. PEM private-key blocks (first, so no later rule can split a block and
-//!    leave half a key behind; an unterminated block is redacted to the end).
+//!    leave half a key behind; an unterminated block is redacted to the end,
+//!    and so is one whose BEGIN line lost its closing dashes).
 //! 1. `Bearer <token ≥ 12>` → `Bearer [REDACTED]` (contract rule 1), and
 //!    `Authorization: Basic <credentials>`.
 //! 2. Whole-word tokens `sk-…`, `gh[pousr]_…`, `AKIA…` (contract rule 2).
@@ -38,7 +39,7 @@ fn compile(pattern: &str) -> Regex {
 
 static PRIVATE_KEY_BLOCK: LazyLock<Regex> = LazyLock::new(|| {
     compile(
-        r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)",
+        r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)",
     )
 });
 static BEARER_TOKEN: LazyLock<Regex> =
@@ -439,6 +440,12 @@ mod tests {
             "-----BEGIN PRIVATE KEY-----\nMIIEvQ",
             "[REDACTED]",
         ),
+        (
+            "pem header without its closing dashes (found by fuzz/run redact)",
+            "-----BEGIN RSA PRIVATE KEY\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\nok",
+            "[REDACTED]\nok",
+        ),
+        ("pem header cut at the end of the text", "-----BEGIN PRIVATE KEY", "[REDACTED]"),
     ];
 
     /// Text that must come back unchanged.

@@ -2,6 +2,7 @@
 //! calls its handler.
 
 pub mod attention;
+pub mod decode;
 pub mod events;
 pub mod missions;
 
@@ -37,7 +38,7 @@ pub enum Reply {
 /// Decodes params. A shape error is `invalid_request` (MISSIONS.md §1.2): limits are
 /// checked later by the handlers, with domain codes.
 pub fn decode<T: DeserializeOwned>(params: &RawValue) -> Result<T, EngineError> {
-    serde_json::from_str(params.get()).map_err(|error| EngineError::InvalidRequest(error.to_string()))
+    decode::decode_params(params)
 }
 
 /// Methods of the protocol this server does not offer.
