@@ -123,7 +123,7 @@ fn pane_methods_ignore_unknown_fields_and_take_null_as_empty() {
 }
 
 #[test]
-fn envelope_errors_salvage_the_id_and_keep_it_out_of_reach_otherwise() {
+fn envelope_errors_echo_only_a_string_id() {
     let rejected = decode_request(b"\xff\xfe").unwrap_err();
     assert_eq!(rejected.id, "");
     assert!(rejected.error.to_string().contains("not valid UTF-8"));
