@@ -12,7 +12,9 @@ pub const ID_PATTERN: &str = "^[A-Za-z0-9_.:-]+$";
 pub const SHA256_PATTERN: &str = "^[0-9a-f]{64}$";
 pub const REVISION_PATTERN: &str = "^(?:[0-9A-Fa-f]{40}|[0-9A-Fa-f]{64})$";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum MissionStatus {
     Draft,
@@ -51,11 +53,15 @@ impl MissionStatus {
     }
 
     pub fn from_wire(text: &str) -> Option<MissionStatus> {
-        MissionStatus::ALL.into_iter().find(|status| status.as_str() == text)
+        MissionStatus::ALL
+            .into_iter()
+            .find(|status| status.as_str() == text)
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum MissionProvider {
     Codex,
@@ -65,8 +71,12 @@ pub enum MissionProvider {
 }
 
 impl MissionProvider {
-    pub const ALL: [MissionProvider; 4] =
-        [MissionProvider::Codex, MissionProvider::ClaudeCode, MissionProvider::OpenCode, MissionProvider::Acp];
+    pub const ALL: [MissionProvider; 4] = [
+        MissionProvider::Codex,
+        MissionProvider::ClaudeCode,
+        MissionProvider::OpenCode,
+        MissionProvider::Acp,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -78,7 +88,9 @@ impl MissionProvider {
     }
 
     pub fn from_wire(text: &str) -> Option<MissionProvider> {
-        MissionProvider::ALL.into_iter().find(|provider| provider.as_str() == text)
+        MissionProvider::ALL
+            .into_iter()
+            .find(|provider| provider.as_str() == text)
     }
 }
 

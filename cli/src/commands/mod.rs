@@ -36,7 +36,10 @@ impl Context {
     /// Prints a result: JSON as is, or the human rendering.
     pub fn print(&self, result: &Value, human: impl FnOnce(&Value) -> String) -> CommandResult {
         if self.json {
-            println!("{}", serde_json::to_string_pretty(result).unwrap_or_default());
+            println!(
+                "{}",
+                serde_json::to_string_pretty(result).unwrap_or_default()
+            );
         } else {
             print!("{}", human(result));
         }
@@ -45,7 +48,10 @@ impl Context {
 }
 
 pub fn run(cli: Cli) -> CommandResult {
-    let context = Context { session: cli.session, json: cli.json };
+    let context = Context {
+        session: cli.session,
+        json: cli.json,
+    };
     match cli.command {
         Command::Server(args) => server::run(&context, args),
         Command::Demo => crate::demo::run(&context),

@@ -14,8 +14,14 @@ fn send(out: &mut impl Write, value: Value) {
 }
 
 fn item(out: &mut impl Write, thread: &str, turn: &str, item: Value) {
-    send(out, json!({"method": "item/started", "params": {"threadId": thread, "turnId": turn, "item": item}}));
-    send(out, json!({"method": "item/completed", "params": {"threadId": thread, "turnId": turn, "item": item}}));
+    send(
+        out,
+        json!({"method": "item/started", "params": {"threadId": thread, "turnId": turn, "item": item}}),
+    );
+    send(
+        out,
+        json!({"method": "item/completed", "params": {"threadId": thread, "turnId": turn, "item": item}}),
+    );
 }
 
 pub fn run() -> i32 {
@@ -25,20 +31,40 @@ pub fn run() -> i32 {
     let mut turns = 0u32;
     for line in stdin.lock().lines() {
         let Ok(line) = line else { return 1 };
-        let Ok(request) = serde_json::from_str::<Value>(&line) else { continue };
+        let Ok(request) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
         let id = request.get("id").cloned();
         match request.get("method").and_then(Value::as_str) {
-            Some("initialize") => send(&mut out, json!({"id": id, "result": {"userAgent": "nagi-demo-agent/1"}})),
+            Some("initialize") => send(
+                &mut out,
+                json!({"id": id, "result": {"userAgent": "nagi-demo-agent/1"}}),
+            ),
             Some("thread/start") | Some("thread/resume") => {
-                send(&mut out, json!({"id": id, "result": {"thread": {"id": thread}}}));
+                send(
+                    &mut out,
+                    json!({"id": id, "result": {"thread": {"id": thread}}}),
+                );
             }
             Some("turn/start") => {
                 turns += 1;
                 let turn = format!("turn-{turns}");
-                send(&mut out, json!({"id": id, "result": {"turn": {"id": turn, "status": "inProgress"}}}));
-                send(&mut out, json!({"method": "turn/started", "params": {"threadId": thread, "turn": {"id": turn}}}));
-                item(&mut out, &thread, &turn, json!({"id": "m1", "type": "agentMessage", "text": "I am nagi's demo agent. Let me read the project first."}));
-                let readme = std::fs::read_to_string("README.md").unwrap_or_else(|error| format!("(cannot read README.md: {error})"));
+                send(
+                    &mut out,
+                    json!({"id": id, "result": {"turn": {"id": turn, "status": "inProgress"}}}),
+                );
+                send(
+                    &mut out,
+                    json!({"method": "turn/started", "params": {"threadId": thread, "turn": {"id": turn}}}),
+                );
+                item(
+                    &mut out,
+                    &thread,
+                    &turn,
+                    json!({"id": "m1", "type": "agentMessage", "text": "I am nagi's demo agent. Let me read the project first."}),
+                );
+                let readme = std::fs::read_to_string("README.md")
+                    .unwrap_or_else(|error| format!("(cannot read README.md: {error})"));
                 item(
                     &mut out,
                     &thread,
@@ -53,10 +79,16 @@ pub fn run() -> i32 {
                     json!({"id": "m2", "type": "agentMessage",
                            "text": "The README already names the project, so the criterion holds. I changed nothing: this run is read-only. nagi will run the declared check to prove it."}),
                 );
-                send(&mut out, json!({"method": "turn/completed", "params": {"threadId": thread, "turn": {"id": turn, "status": "completed"}}}));
+                send(
+                    &mut out,
+                    json!({"method": "turn/completed", "params": {"threadId": thread, "turn": {"id": turn, "status": "completed"}}}),
+                );
             }
             Some("turn/interrupt") => send(&mut out, json!({"id": id, "result": {}})),
-            Some(_) if id.is_some() => send(&mut out, json!({"id": id, "error": {"code": -32601, "message": "not supported by the demo agent"}})),
+            Some(_) if id.is_some() => send(
+                &mut out,
+                json!({"id": id, "error": {"code": -32601, "message": "not supported by the demo agent"}}),
+            ),
             _ => {}
         }
     }

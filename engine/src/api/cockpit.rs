@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use nagi_schema::cockpit::{CockpitAction, CockpitDecideParams, CockpitDecision, CockpitOutcome, CockpitPreviewParams};
+use nagi_schema::cockpit::{
+    CockpitAction, CockpitDecideParams, CockpitDecision, CockpitOutcome, CockpitPreviewParams,
+};
 use nagi_schema::mission::{MissionProviderMode, MissionStartParams, MissionStatus};
 use nagi_schema::results::ResponseResult;
 
@@ -19,32 +21,54 @@ use crate::mission::{MissionError, MissionEvent};
 use crate::runs::start::StartAuthority;
 
 fn forbid(engine: &Engine, peer: Peer) -> Result<(), EngineError> {
-    check_consent_peer(engine, peer).map_err(|refusal| MissionError::ConsentForbidden(format!("consent refused: {}", refusal.0)).into())
+    check_consent_peer(engine, peer).map_err(|refusal| {
+        MissionError::ConsentForbidden(format!("consent refused: {}", refusal.0)).into()
+    })
 }
 
 pub fn hello(engine: &Arc<Engine>, peer: Peer) -> ResponseResult {
     match check_consent_peer(engine, peer) {
-        Ok(()) => ResponseResult::CockpitHello { consent_allowed: true, reason: None },
-        Err(refusal) => ResponseResult::CockpitHello { consent_allowed: false, reason: Some(refusal.0) },
+        Ok(()) => ResponseResult::CockpitHello {
+            consent_allowed: true,
+            reason: None,
+        },
+        Err(refusal) => ResponseResult::CockpitHello {
+            consent_allowed: false,
+            reason: Some(refusal.0),
+        },
     }
 }
 
-pub async fn preview(engine: &Arc<Engine>, peer: Peer, params: CockpitPreviewParams) -> Result<ResponseResult, EngineError> {
+pub async fn preview(
+    engine: &Arc<Engine>,
+    peer: Peer,
+    params: CockpitPreviewParams,
+) -> Result<ResponseResult, EngineError> {
     forbid(engine, peer)?;
-    Ok(ResponseResult::CockpitPreview { preview: preview::build(engine, &params.action).await? })
+    Ok(ResponseResult::CockpitPreview {
+        preview: preview::build(engine, &params.action).await?,
+    })
 }
 
 fn subject(action: &CockpitAction) -> (&'static str, Option<String>) {
     match action {
         CockpitAction::StartRun { mission_id, .. } => ("start_run", Some(mission_id.clone())),
         CockpitAction::Respond { mission_id, .. } => ("respond", Some(mission_id.clone())),
-        CockpitAction::ManualEvidence { mission_id, .. } => ("manual_evidence", Some(mission_id.clone())),
-        CockpitAction::HandoffStart { mission_id, .. } => ("handoff_start", Some(mission_id.clone())),
+        CockpitAction::ManualEvidence { mission_id, .. } => {
+            ("manual_evidence", Some(mission_id.clone()))
+        }
+        CockpitAction::HandoffStart { mission_id, .. } => {
+            ("handoff_start", Some(mission_id.clone()))
+        }
         CockpitAction::DismissAttention { .. } => ("dismiss_attention", None),
     }
 }
 
-pub async fn decide(engine: &Arc<Engine>, peer: Peer, params: CockpitDecideParams) -> Result<ResponseResult, EngineError> {
+pub async fn decide(
+    engine: &Arc<Engine>,
+    peer: Peer,
+    params: CockpitDecideParams,
+) -> Result<ResponseResult, EngineError> {
     forbid(engine, peer)?;
     let current = preview::build(engine, &params.action).await?;
     if current.digest != params.shown_digest {
@@ -56,15 +80,26 @@ pub async fn decide(engine: &Arc<Engine>, peer: Peer, params: CockpitDecideParam
     }
     let (subject, mission_id) = subject(&params.action);
     let mission_id = match (&params.action, mission_id) {
-        (CockpitAction::DismissAttention { attention_id, .. }, None) => {
-            engine.missions.read(|reader| reader.attention_mission(attention_id))?
-        }
+        (CockpitAction::DismissAttention { attention_id, .. }, None) => engine
+            .missions
+            .read(|reader| reader.attention_mission(attention_id))?,
         (_, mission_id) => mission_id,
     };
     let detail = consent_detail(&params.action, &current.lines);
-    let consent_id = consent::record(engine, mission_id.as_deref(), subject, &current.digest, params.decision, detail).await?;
+    let consent_id = consent::record(
+        engine,
+        mission_id.as_deref(),
+        subject,
+        &current.digest,
+        params.decision,
+        detail,
+    )
+    .await?;
     if params.decision == CockpitDecision::Deny {
-        let mission = mission_id.as_deref().and_then(|id| load_existing(engine, id).ok()).map(|mission| view(engine, &mission));
+        let mission = mission_id
+            .as_deref()
+            .and_then(|id| load_existing(engine, id).ok())
+            .map(|mission| view(engine, &mission));
         return Ok(ResponseResult::CockpitDecided {
             outcome: CockpitOutcome {
                 consent_id,
@@ -75,8 +110,18 @@ pub async fn decide(engine: &Arc<Engine>, peer: Peer, params: CockpitDecideParam
         });
     }
     let summary = perform(engine, &params.action, &consent_id).await?;
-    let mission = mission_id.as_deref().and_then(|id| load_existing(engine, id).ok()).map(|mission| view(engine, &mission));
-    Ok(ResponseResult::CockpitDecided { outcome: CockpitOutcome { consent_id, decision: CockpitDecision::Approve, summary, mission } })
+    let mission = mission_id
+        .as_deref()
+        .and_then(|id| load_existing(engine, id).ok())
+        .map(|mission| view(engine, &mission));
+    Ok(ResponseResult::CockpitDecided {
+        outcome: CockpitOutcome {
+            consent_id,
+            decision: CockpitDecision::Approve,
+            summary,
+            mission,
+        },
+    })
 }
 
 /// What a consent record keeps: the action without the raw answer texts (MISSIONS.md §2.6:
@@ -97,9 +142,21 @@ fn consent_detail(action: &CockpitAction, lines: &[String]) -> serde_json::Value
 }
 
 /// Carries out an approved action.
-async fn perform(engine: &Arc<Engine>, action: &CockpitAction, consent_id: &str) -> Result<String, EngineError> {
+async fn perform(
+    engine: &Arc<Engine>,
+    action: &CockpitAction,
+    consent_id: &str,
+) -> Result<String, EngineError> {
     match action {
-        CockpitAction::StartRun { mission_id, run_id, provider, worktree_path, write_scope, execute_project_recipe, execute_declared_checks } => {
+        CockpitAction::StartRun {
+            mission_id,
+            run_id,
+            provider,
+            worktree_path,
+            write_scope,
+            execute_project_recipe,
+            execute_declared_checks,
+        } => {
             let params = MissionStartParams {
                 mission_id: mission_id.clone(),
                 run_id: run_id.clone(),
@@ -115,18 +172,66 @@ async fn perform(engine: &Arc<Engine>, action: &CockpitAction, consent_id: &str)
                 )
                 .into());
             }
-            let sandbox = if *write_scope { SandboxGrant::WorkspaceWrite } else { SandboxGrant::ReadOnly };
-            crate::runs::start::start(engine, params, StartAuthority::Cockpit { consent_id: consent_id.to_string(), sandbox }).await?;
+            let sandbox = if *write_scope {
+                SandboxGrant::WorkspaceWrite
+            } else {
+                SandboxGrant::ReadOnly
+            };
+            crate::runs::start::start(
+                engine,
+                params,
+                StartAuthority::Cockpit {
+                    consent_id: consent_id.to_string(),
+                    sandbox,
+                },
+            )
+            .await?;
             Ok(format!("run {run_id} started"))
         }
-        CockpitAction::Respond { mission_id, run_id, attention_id, decision, answers } => {
-            crate::runs::respond::respond(engine, mission_id, run_id, attention_id, *decision, answers).await?;
-            Ok(format!("the response to {attention_id} was sent to the provider; it is settled when the provider confirms"))
+        CockpitAction::Respond {
+            mission_id,
+            run_id,
+            attention_id,
+            decision,
+            answers,
+        } => {
+            crate::runs::respond::respond(
+                engine,
+                mission_id,
+                run_id,
+                attention_id,
+                *decision,
+                answers,
+            )
+            .await?;
+            Ok(format!(
+                "the response to {attention_id} was sent to the provider; it is settled when the provider confirms"
+            ))
         }
-        CockpitAction::ManualEvidence { mission_id, check_id, reviewer, reason, is_override } => {
-            crate::runs::checks::record_manual_evidence(engine, mission_id, check_id, reviewer, reason, *is_override).await
+        CockpitAction::ManualEvidence {
+            mission_id,
+            check_id,
+            reviewer,
+            reason,
+            is_override,
+        } => {
+            crate::runs::checks::record_manual_evidence(
+                engine,
+                mission_id,
+                check_id,
+                reviewer,
+                reason,
+                *is_override,
+            )
+            .await
         }
-        CockpitAction::HandoffStart { mission_id, to, generated_at_millis, artifact_sha256, write_scope } => {
+        CockpitAction::HandoffStart {
+            mission_id,
+            to,
+            generated_at_millis,
+            artifact_sha256,
+            write_scope,
+        } => {
             let params = nagi_schema::mission::MissionHandoffStartParams {
                 mission_id: mission_id.clone(),
                 to: *to,
@@ -135,12 +240,28 @@ async fn perform(engine: &Arc<Engine>, action: &CockpitAction, consent_id: &str)
             };
             let grant = crate::runs::handoff::CockpitGrant {
                 consent_id: consent_id.to_string(),
-                sandbox: if *write_scope { SandboxGrant::WorkspaceWrite } else { SandboxGrant::ReadOnly },
+                sandbox: if *write_scope {
+                    SandboxGrant::WorkspaceWrite
+                } else {
+                    SandboxGrant::ReadOnly
+                },
             };
-            crate::runs::handoff::start_with(engine, params, HandoffAuthority::LocalCockpit, Some(grant)).await?;
-            Ok(format!("mission {mission_id} continues with {}", to.as_str()))
+            crate::runs::handoff::start_with(
+                engine,
+                params,
+                HandoffAuthority::LocalCockpit,
+                Some(grant),
+            )
+            .await?;
+            Ok(format!(
+                "mission {mission_id} continues with {}",
+                to.as_str()
+            ))
         }
-        CockpitAction::DismissAttention { attention_id, reason } => {
+        CockpitAction::DismissAttention {
+            attention_id,
+            reason,
+        } => {
             let mission_id = engine
                 .missions
                 .read(|reader| reader.attention_mission(attention_id))?
@@ -152,9 +273,16 @@ async fn perform(engine: &Arc<Engine>, action: &CockpitAction, consent_id: &str)
                 reason: reason.clone(),
                 at_millis: now_millis(),
             };
-            let committed = engine.missions.mutate(&mission_id, move |_| Ok((vec![event], ()))).await?;
+            let committed = engine
+                .missions
+                .mutate(&mission_id, move |_| Ok((vec![event], ())))
+                .await?;
             let status = committed.mission.map(|mission| mission.status);
-            let hint = if status == Some(MissionStatus::ReviewRequired) { "; verify the mission to evaluate its proof again" } else { "" };
+            let hint = if status == Some(MissionStatus::ReviewRequired) {
+                "; verify the mission to evaluate its proof again"
+            } else {
+                ""
+            };
             Ok(format!("attention {attention_id} dismissed{hint}"))
         }
     }

@@ -31,7 +31,10 @@ pub async fn record(
         CockpitDecision::Approve => "approve",
         CockpitDecision::Deny => "deny",
     };
-    let consent_id = stable_runtime_id("consent", &[subject, digest, &at.to_string(), decision_text]);
+    let consent_id = stable_runtime_id(
+        "consent",
+        &[subject, digest, &at.to_string(), decision_text],
+    );
     let row = ConsentRow {
         consent_id: consent_id.clone(),
         mission_id: mission_id.map(str::to_string),
@@ -51,7 +54,8 @@ pub async fn record(
             if let Some(mission_id) = &mission_id
                 && let Some(doc) = writer.reader().mission_doc(mission_id)?
             {
-                let mission = serde_json::from_str(&doc).map_err(|error| crate::mission::MissionError::Runtime(error.to_string()))?;
+                let mission = serde_json::from_str(&doc)
+                    .map_err(|error| crate::mission::MissionError::Runtime(error.to_string()))?;
                 let event = MissionEvent::ConsentRecorded {
                     consent_id: id.clone(),
                     subject: row.subject.clone(),

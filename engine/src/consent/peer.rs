@@ -34,7 +34,9 @@ fn device_of(path: &str) -> Option<(u32, u32)> {
 
 /// The terminals of every pane this server manages.
 fn managed_terminals(engine: &Engine) -> Vec<(u32, u32)> {
-    let Ok(panes) = engine.panes.list_panes(None) else { return Vec::new() };
+    let Ok(panes) = engine.panes.list_panes(None) else {
+        return Vec::new();
+    };
     panes
         .iter()
         .filter_map(|pane| engine.panes.process_info(Some(&pane.pane_id)).ok())
@@ -45,7 +47,10 @@ fn managed_terminals(engine: &Engine) -> Vec<(u32, u32)> {
 
 pub fn check_consent_peer(engine: &Engine, peer: Peer) -> Result<(), Refusal> {
     if peer.uid != engine.server_uid {
-        return Err(Refusal(format!("the peer runs as uid {}, not the server's uid {}", peer.uid, engine.server_uid)));
+        return Err(Refusal(format!(
+            "the peer runs as uid {}, not the server's uid {}",
+            peer.uid, engine.server_uid
+        )));
     }
     let Some(pid) = peer.pid else {
         return Err(Refusal("the peer's process cannot be identified".into()));

@@ -44,7 +44,11 @@ pub fn recipe_view(recipe: &ProjectRecipe, path: &str) -> RecipeScopeView {
             })
             .collect(),
         copy_ignored: recipe.worktree.copy_ignored.clone(),
-        cleanup: recipe.cleanup.iter().map(|command| command.command.clone()).collect(),
+        cleanup: recipe
+            .cleanup
+            .iter()
+            .map(|command| command.command.clone())
+            .collect(),
         scope_digest: scope_digest(recipe),
     }
 }
@@ -52,7 +56,11 @@ pub fn recipe_view(recipe: &ProjectRecipe, path: &str) -> RecipeScopeView {
 fn quote(argv: &[String]) -> String {
     argv.iter()
         .map(|word| {
-            if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,@".contains(c)) {
+            if !word.is_empty()
+                && word
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@".contains(c))
+            {
                 word.clone()
             } else {
                 format!("'{}'", word.replace('\'', "'\\''"))
@@ -63,20 +71,48 @@ fn quote(argv: &[String]) -> String {
 }
 
 /// Builds the preview of an action against the current state.
-pub async fn build(engine: &Arc<Engine>, action: &CockpitAction) -> Result<CockpitPreview, EngineError> {
+pub async fn build(
+    engine: &Arc<Engine>,
+    action: &CockpitAction,
+) -> Result<CockpitPreview, EngineError> {
     match action {
-        CockpitAction::StartRun { mission_id, run_id, provider, worktree_path, write_scope, execute_project_recipe, execute_declared_checks } => {
+        CockpitAction::StartRun {
+            mission_id,
+            run_id,
+            provider,
+            worktree_path,
+            write_scope,
+            execute_project_recipe,
+            execute_declared_checks,
+        } => {
             let mission = crate::api::missions::load_existing(engine, mission_id)?;
             if *provider == MissionProvider::Acp && !write_scope {
-                return Err(EngineError::InvalidParams("an ACP agent runs only with write scope; turn write scope on to start it".into()));
+                return Err(EngineError::InvalidParams(
+                    "an ACP agent runs only with write scope; turn write scope on to start it"
+                        .into(),
+                ));
             }
-            let requested = worktree_path.clone().unwrap_or_else(|| mission.repository_path.clone());
-            let checkout = engine.checkouts.canonical_checkout(&requested).map_err(MissionError::InvalidRepository)?;
+            let requested = worktree_path
+                .clone()
+                .unwrap_or_else(|| mission.repository_path.clone());
+            let checkout = engine
+                .checkouts
+                .canonical_checkout(&requested)
+                .map_err(MissionError::InvalidRepository)?;
             let worktree = checkout.root.display().to_string();
-            let resolved = crate::runs::launch::resolve_provider(&engine.config, *provider).map_err(MissionError::ProviderUnavailable)?;
+            let resolved = crate::runs::launch::resolve_provider(&engine.config, *provider)
+                .map_err(MissionError::ProviderUnavailable)?;
             let mut lines = vec![
-                format!("Start run {run_id} of mission {mission_id} ({})", mission.title),
-                format!("provider: {} ({}), executable {}", provider_name(*provider), provider.as_str(), resolved.program.display()),
+                format!(
+                    "Start run {run_id} of mission {mission_id} ({})",
+                    mission.title
+                ),
+                format!(
+                    "provider: {} ({}), executable {}",
+                    provider_name(*provider),
+                    provider.as_str(),
+                    resolved.program.display()
+                ),
                 format!("worktree: {worktree}"),
                 if *write_scope {
                     format!("write scope: the provider MAY CHANGE FILES in {worktree}")
@@ -103,11 +139,18 @@ pub async fn build(engine: &Arc<Engine>, action: &CockpitAction) -> Result<Cockp
             if *execute_project_recipe {
                 let loaded = load_project_recipe(&checkout.root).map_err(|problems| {
                     MissionError::ProjectRecipeFailed(
-                        problems.iter().map(|problem| format!("{}: {}", problem.path, problem.message)).collect::<Vec<_>>().join("; "),
+                        problems
+                            .iter()
+                            .map(|problem| format!("{}: {}", problem.path, problem.message))
+                            .collect::<Vec<_>>()
+                            .join("; "),
                     )
                 })?;
                 let Some(loaded) = loaded else {
-                    return Err(MissionError::ProjectRecipeFailed(format!("{worktree} has no .nagi/project.toml")).into());
+                    return Err(MissionError::ProjectRecipeFailed(format!(
+                        "{worktree} has no .nagi/project.toml"
+                    ))
+                    .into());
                 };
                 let view = recipe_view(&loaded, &format!("{worktree}/.nagi/project.toml"));
                 match &view.setup {
@@ -124,7 +167,9 @@ pub async fn build(engine: &Arc<Engine>, action: &CockpitAction) -> Result<Cockp
                     ));
                 }
                 for path in &view.copy_ignored {
-                    lines.push(format!("recipe copies the ignored file {path} into new worktrees"));
+                    lines.push(format!(
+                        "recipe copies the ignored file {path} into new worktrees"
+                    ));
                 }
                 for command in &view.cleanup {
                     lines.push(format!("recipe cleanup on archive: {}", quote(command)));
@@ -132,13 +177,34 @@ pub async fn build(engine: &Arc<Engine>, action: &CockpitAction) -> Result<Cockp
                 digest.string(&view.scope_digest);
                 recipe = Some(view);
             }
-            let risk = if *write_scope || *execute_project_recipe { AttentionRiskV1::High } else { AttentionRiskV1::Medium };
-            Ok(CockpitPreview { digest: digest.finish(), title: format!("Start {run_id}"), risk, lines, recipe })
+            let risk = if *write_scope || *execute_project_recipe {
+                AttentionRiskV1::High
+            } else {
+                AttentionRiskV1::Medium
+            };
+            Ok(CockpitPreview {
+                digest: digest.finish(),
+                title: format!("Start {run_id}"),
+                risk,
+                lines,
+                recipe,
+            })
         }
-        CockpitAction::Respond { mission_id, run_id, attention_id, decision, answers } => {
-            let (item, _request_key) = crate::runs::respond::check_respondable(engine, mission_id, run_id, attention_id)?;
+        CockpitAction::Respond {
+            mission_id,
+            run_id,
+            attention_id,
+            decision,
+            answers,
+        } => {
+            let (item, _request_key) =
+                crate::runs::respond::check_respondable(engine, mission_id, run_id, attention_id)?;
             crate::runs::respond::provider_response(&item, *decision, answers)?;
-            let mut lines = vec![format!("{} asks: {}", item.kind_label(), item.requested_action)];
+            let mut lines = vec![format!(
+                "{} asks: {}",
+                item.kind_label(),
+                item.requested_action
+            )];
             for question in &item.questions {
                 lines.push(format!("question {}: {}", question.header, question.prompt));
                 if let Some(chosen) = answers.get(&question.id) {
@@ -149,13 +215,18 @@ pub async fn build(engine: &Arc<Engine>, action: &CockpitAction) -> Result<Cockp
                 "decision: {}",
                 match decision {
                     MissionResponseDecision::ApproveOnce => "approve this once",
-                    MissionResponseDecision::ApproveForSession => "approve for the rest of the provider's session",
+                    MissionResponseDecision::ApproveForSession =>
+                        "approve for the rest of the provider's session",
                     MissionResponseDecision::Deny => "deny",
                     MissionResponseDecision::Answer => "answer",
                 }
             ));
             let mut digest = hasher("respond");
-            digest.string(mission_id).string(run_id).string(attention_id).string(&item.requested_action);
+            digest
+                .string(mission_id)
+                .string(run_id)
+                .string(attention_id)
+                .string(&item.requested_action);
             for question in &item.questions {
                 digest.string(&question.id).string(&question.prompt);
             }
@@ -163,53 +234,133 @@ pub async fn build(engine: &Arc<Engine>, action: &CockpitAction) -> Result<Cockp
             for (key, values) in answers {
                 digest.string(key).string_list(values);
             }
-            Ok(CockpitPreview { digest: digest.finish(), title: format!("Answer {attention_id}"), risk: item.risk, lines, recipe: None })
+            Ok(CockpitPreview {
+                digest: digest.finish(),
+                title: format!("Answer {attention_id}"),
+                risk: item.risk,
+                lines,
+                recipe: None,
+            })
         }
-        CockpitAction::ManualEvidence { mission_id, check_id, reviewer, reason, is_override } => {
+        CockpitAction::ManualEvidence {
+            mission_id,
+            check_id,
+            reviewer,
+            reason,
+            is_override,
+        } => {
             let mission = crate::api::missions::load_existing(engine, mission_id)?;
-            let declaration = mission
-                .declaration(check_id)
-                .ok_or_else(|| MissionError::InvalidClosure(format!("mission {mission_id} declares no check {check_id:?}")))?;
-            let run = mission.run.clone().ok_or_else(|| MissionError::NotReady(format!("mission {mission_id} has no run yet")))?;
+            let declaration = mission.declaration(check_id).ok_or_else(|| {
+                MissionError::InvalidClosure(format!(
+                    "mission {mission_id} declares no check {check_id:?}"
+                ))
+            })?;
+            let run = mission.run.clone().ok_or_else(|| {
+                MissionError::NotReady(format!("mission {mission_id} has no run yet"))
+            })?;
             let worktree = std::path::PathBuf::from(&run.worktree_path);
-            let snapshot = tokio::task::spawn_blocking(move || crate::workspace::scan_workspace(&worktree, &Default::default()))
-                .await
-                .map_err(|error| MissionError::Runtime(error.to_string()))?
-                .map_err(|error| MissionError::Runtime(format!("the workspace cannot be scanned: {error}")))?;
+            let snapshot = tokio::task::spawn_blocking(move || {
+                crate::workspace::scan_workspace(&worktree, &Default::default())
+            })
+            .await
+            .map_err(|error| MissionError::Runtime(error.to_string()))?
+            .map_err(|error| {
+                MissionError::Runtime(format!("the workspace cannot be scanned: {error}"))
+            })?;
             let lines = vec![
                 format!("Manual evidence for check {check_id} of mission {mission_id}"),
-                format!("reviewer: {reviewer}{}", if *is_override { " (OVERRIDE)" } else { "" }),
+                format!(
+                    "reviewer: {reviewer}{}",
+                    if *is_override { " (OVERRIDE)" } else { "" }
+                ),
                 format!("reason: {reason}"),
-                format!("it covers the workspace as it is now (digest {})", snapshot.digest),
+                format!(
+                    "it covers the workspace as it is now (digest {})",
+                    snapshot.digest
+                ),
             ];
             let mut digest = hasher("manual");
-            digest.string(mission_id).string(check_id).string(&declaration.digest).string(reviewer).string(reason).bool(*is_override).string(&snapshot.digest);
-            Ok(CockpitPreview { digest: digest.finish(), title: format!("Record {check_id}"), risk: AttentionRiskV1::Medium, lines, recipe: None })
+            digest
+                .string(mission_id)
+                .string(check_id)
+                .string(&declaration.digest)
+                .string(reviewer)
+                .string(reason)
+                .bool(*is_override)
+                .string(&snapshot.digest);
+            Ok(CockpitPreview {
+                digest: digest.finish(),
+                title: format!("Record {check_id}"),
+                risk: AttentionRiskV1::Medium,
+                lines,
+                recipe: None,
+            })
         }
-        CockpitAction::HandoffStart { mission_id, to, generated_at_millis, artifact_sha256, write_scope } => {
+        CockpitAction::HandoffStart {
+            mission_id,
+            to,
+            generated_at_millis,
+            artifact_sha256,
+            write_scope,
+        } => {
             let mission = crate::api::missions::load_existing(engine, mission_id)?;
             if *to == MissionProvider::Acp && !write_scope {
-                return Err(EngineError::InvalidParams("an ACP agent runs only with write scope".into()));
+                return Err(EngineError::InvalidParams(
+                    "an ACP agent runs only with write scope".into(),
+                ));
             }
-            let source = mission.run.as_ref().map(|run| run.run_id.clone()).unwrap_or_default();
+            let source = mission
+                .run
+                .as_ref()
+                .map(|run| run.run_id.clone())
+                .unwrap_or_default();
             let lines = vec![
-                format!("Hand mission {mission_id} from run {source} to {}", provider_name(*to)),
+                format!(
+                    "Hand mission {mission_id} from run {source} to {}",
+                    provider_name(*to)
+                ),
                 format!("artifact {artifact_sha256} (generated at {generated_at_millis})"),
-                if *write_scope { "write scope: the new provider MAY CHANGE FILES".into() } else { "write scope: none — read-only".into() },
+                if *write_scope {
+                    "write scope: the new provider MAY CHANGE FILES".into()
+                } else {
+                    "write scope: none — read-only".into()
+                },
             ];
             let mut digest = hasher("handoff");
-            digest.string(mission_id).string(to.as_str()).u64(*generated_at_millis).string(artifact_sha256).bool(*write_scope);
-            Ok(CockpitPreview { digest: digest.finish(), title: format!("Hand off {mission_id}"), risk: AttentionRiskV1::High, lines, recipe: None })
+            digest
+                .string(mission_id)
+                .string(to.as_str())
+                .u64(*generated_at_millis)
+                .string(artifact_sha256)
+                .bool(*write_scope);
+            Ok(CockpitPreview {
+                digest: digest.finish(),
+                title: format!("Hand off {mission_id}"),
+                risk: AttentionRiskV1::High,
+                lines,
+                recipe: None,
+            })
         }
-        CockpitAction::DismissAttention { attention_id, reason } => {
+        CockpitAction::DismissAttention {
+            attention_id,
+            reason,
+        } => {
             let mission_id = engine
                 .missions
                 .read(|reader| reader.attention_mission(attention_id))?
-                .ok_or_else(|| MissionError::AttentionNotFound(format!("no attention item {attention_id:?}")))?;
+                .ok_or_else(|| {
+                    MissionError::AttentionNotFound(format!("no attention item {attention_id:?}"))
+                })?;
             let mission = crate::api::missions::load_existing(engine, &mission_id)?;
-            let item = mission.attention.get(attention_id).ok_or_else(|| MissionError::AttentionNotFound(attention_id.clone()))?;
+            let item = mission
+                .attention
+                .get(attention_id)
+                .ok_or_else(|| MissionError::AttentionNotFound(attention_id.clone()))?;
             if !item.is_unresolved() {
-                return Err(MissionError::InvalidResponse(format!("attention {attention_id} is already settled")).into());
+                return Err(MissionError::InvalidResponse(format!(
+                    "attention {attention_id} is already settled"
+                ))
+                .into());
             }
             if engine.runs.response_route(attention_id).is_some() {
                 return Err(MissionError::InvalidResponse(format!(
@@ -217,10 +368,23 @@ pub async fn build(engine: &Arc<Engine>, action: &CockpitAction) -> Result<Cockp
                 ))
                 .into());
             }
-            let lines = vec![format!("Dismiss {}: {}", item.kind_label(), item.requested_action), format!("reason: {reason}")];
+            let lines = vec![
+                format!("Dismiss {}: {}", item.kind_label(), item.requested_action),
+                format!("reason: {reason}"),
+            ];
             let mut digest = hasher("dismiss");
-            digest.string(attention_id).string(&item.requested_action).u64(item.updated_at_millis).string(reason);
-            Ok(CockpitPreview { digest: digest.finish(), title: format!("Dismiss {attention_id}"), risk: item.risk, lines, recipe: None })
+            digest
+                .string(attention_id)
+                .string(&item.requested_action)
+                .u64(item.updated_at_millis)
+                .string(reason);
+            Ok(CockpitPreview {
+                digest: digest.finish(),
+                title: format!("Dismiss {attention_id}"),
+                risk: item.risk,
+                lines,
+                recipe: None,
+            })
         }
     }
 }

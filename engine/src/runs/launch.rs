@@ -29,7 +29,10 @@ fn config_key(provider: MissionProvider) -> &'static str {
     }
 }
 
-pub fn provider_config(config: &EngineConfig, provider: MissionProvider) -> Option<&ProviderConfig> {
+pub fn provider_config(
+    config: &EngineConfig,
+    provider: MissionProvider,
+) -> Option<&ProviderConfig> {
     let providers = &config.user.providers;
     match provider {
         MissionProvider::Codex => providers.codex.as_ref(),
@@ -40,7 +43,9 @@ pub fn provider_config(config: &EngineConfig, provider: MissionProvider) -> Opti
 }
 
 fn is_executable_file(path: &Path) -> bool {
-    std::fs::metadata(path).map(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0).unwrap_or(false)
+    std::fs::metadata(path)
+        .map(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
 }
 
 /// The resolved command of a provider: executable and the arguments that precede the
@@ -55,7 +60,10 @@ pub struct ResolvedProvider {
 
 /// Finds the provider's executable, so a missing one is reported before anything is
 /// written (`provider_unavailable`, contract preface item 7).
-pub fn resolve_provider(config: &EngineConfig, provider: MissionProvider) -> Result<ResolvedProvider, String> {
+pub fn resolve_provider(
+    config: &EngineConfig,
+    provider: MissionProvider,
+) -> Result<ResolvedProvider, String> {
     let configured = provider_config(config, provider);
     let (program_text, leading_args) = match configured.and_then(|entry| entry.command.as_ref()) {
         Some(command) => (command[0].clone(), command[1..].to_vec()),
@@ -85,7 +93,11 @@ pub fn resolve_provider(config: &EngineConfig, provider: MissionProvider) -> Res
         let path_variable = std::env::var("PATH").unwrap_or_default();
         let mut searched: Vec<PathBuf> = config.extra_provider_path.clone();
         searched.extend(std::env::split_paths(&path_variable));
-        match searched.iter().map(|dir| dir.join(&program_text)).find(|candidate| is_executable_file(candidate)) {
+        match searched
+            .iter()
+            .map(|dir| dir.join(&program_text))
+            .find(|candidate| is_executable_file(candidate))
+        {
             Some(found) => found,
             None => {
                 return Err(format!(
@@ -100,31 +112,65 @@ pub fn resolve_provider(config: &EngineConfig, provider: MissionProvider) -> Res
     Ok(ResolvedProvider {
         program,
         leading_args,
-        extra_args: configured.map(|entry| entry.args.clone()).unwrap_or_default(),
-        env: configured.map(|entry| entry.env.clone()).unwrap_or_default(),
+        extra_args: configured
+            .map(|entry| entry.args.clone())
+            .unwrap_or_default(),
+        env: configured
+            .map(|entry| entry.env.clone())
+            .unwrap_or_default(),
     })
 }
 
 /// Paths a confined read-only provider may write beneath. None of them may contain the
 /// worktree; when `/tmp` would, the run gets a private temp dir instead.
-fn writable_paths(worktree: &Path, private_tmp: &Path, env: &BTreeMap<String, String>) -> Vec<PathBuf> {
-    let mut candidates: Vec<PathBuf> = vec![PathBuf::from("/dev"), PathBuf::from("/tmp"), private_tmp.to_path_buf()];
-    let home = env.get("HOME").cloned().or_else(|| std::env::var("HOME").ok());
+fn writable_paths(
+    worktree: &Path,
+    private_tmp: &Path,
+    env: &BTreeMap<String, String>,
+) -> Vec<PathBuf> {
+    let mut candidates: Vec<PathBuf> = vec![
+        PathBuf::from("/dev"),
+        PathBuf::from("/tmp"),
+        private_tmp.to_path_buf(),
+    ];
+    let home = env
+        .get("HOME")
+        .cloned()
+        .or_else(|| std::env::var("HOME").ok());
     if let Some(home) = &home {
         let home = PathBuf::from(home);
         candidates.push(home.clone());
-        for state_dir in [".codex", ".claude", ".claude.json", ".config", ".local", ".cache", ".npm", ".opencode"] {
+        for state_dir in [
+            ".codex",
+            ".claude",
+            ".claude.json",
+            ".config",
+            ".local",
+            ".cache",
+            ".npm",
+            ".opencode",
+        ] {
             candidates.push(home.join(state_dir));
         }
     }
-    for name in ["CODEX_HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "TMPDIR"] {
+    for name in [
+        "CODEX_HOME",
+        "CLAUDE_CONFIG_DIR",
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_CACHE_HOME",
+        "XDG_STATE_HOME",
+        "TMPDIR",
+    ] {
         if let Some(value) = env.get(name).cloned().or_else(|| std::env::var(name).ok()) {
             candidates.push(PathBuf::from(value));
         }
     }
     let mut writable = Vec::new();
     for candidate in candidates {
-        let Ok(canonical) = std::fs::canonicalize(&candidate) else { continue };
+        let Ok(canonical) = std::fs::canonicalize(&candidate) else {
+            continue;
+        };
         if worktree.starts_with(&canonical) || canonical.starts_with(worktree) {
             continue;
         }
@@ -155,26 +201,45 @@ pub struct LaunchInputs<'a> {
 }
 
 pub fn plan_launch(inputs: LaunchInputs<'_>) -> LaunchPlan {
-    let LaunchInputs { config, provider, resolved, worktree, sandbox, resume_session_id, initial_input, private_tmp } = inputs;
+    let LaunchInputs {
+        config,
+        provider,
+        resolved,
+        worktree,
+        sandbox,
+        resume_session_id,
+        initial_input,
+        private_tmp,
+    } = inputs;
     let mut env = resolved.env.clone();
     let _ = std::fs::create_dir_all(&private_tmp);
-    let tmp_contains_worktree = std::fs::canonicalize("/tmp").map(|tmp| worktree.starts_with(tmp)).unwrap_or(false);
+    let tmp_contains_worktree = std::fs::canonicalize("/tmp")
+        .map(|tmp| worktree.starts_with(tmp))
+        .unwrap_or(false);
     if tmp_contains_worktree && !env.contains_key("TMPDIR") {
         env.insert("TMPDIR".into(), private_tmp.display().to_string());
     }
     let (sandbox, confinement, enforcement) = match sandbox {
-        SandboxGrant::WorkspaceWrite => (Sandbox::WorkspaceWrite, None, "workspace_write".to_string()),
-        SandboxGrant::ReadOnly => match nagi_providers::landlock_abi_version().filter(|_| config.user.sandbox.landlock) {
-            Some(version) => (
-                Sandbox::ReadOnly,
-                Some(Confinement {
-                    read_paths: vec![PathBuf::from("/")],
-                    write_paths: writable_paths(worktree, &private_tmp, &env),
-                }),
-                format!("provider_sandbox+landlock_v{version}+workspace_digest"),
-            ),
-            None => (Sandbox::ReadOnly, None, "provider_sandbox+workspace_digest".to_string()),
-        },
+        SandboxGrant::WorkspaceWrite => {
+            (Sandbox::WorkspaceWrite, None, "workspace_write".to_string())
+        }
+        SandboxGrant::ReadOnly => {
+            match nagi_providers::landlock_abi_version().filter(|_| config.user.sandbox.landlock) {
+                Some(version) => (
+                    Sandbox::ReadOnly,
+                    Some(Confinement {
+                        read_paths: vec![PathBuf::from("/")],
+                        write_paths: writable_paths(worktree, &private_tmp, &env),
+                    }),
+                    format!("provider_sandbox+landlock_v{version}+workspace_digest"),
+                ),
+                None => (
+                    Sandbox::ReadOnly,
+                    None,
+                    "provider_sandbox+workspace_digest".to_string(),
+                ),
+            }
+        }
     };
     LaunchPlan {
         spec: LaunchSpec {
@@ -207,7 +272,10 @@ mod tests {
         let mut env = BTreeMap::new();
         env.insert("HOME".to_string(), private_tmp.display().to_string());
         let writable = writable_paths(&worktree, &private_tmp.join("tmp-run"), &env);
-        assert!(writable.iter().all(|path| !worktree.starts_with(path)), "{writable:?}");
+        assert!(
+            writable.iter().all(|path| !worktree.starts_with(path)),
+            "{writable:?}"
+        );
         assert!(writable.contains(&PathBuf::from("/dev")));
     }
 }

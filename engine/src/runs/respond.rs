@@ -12,7 +12,9 @@ use nagi_schema::mission::MissionResponseDecision;
 use crate::clock::now_millis;
 use crate::engine::Engine;
 use crate::errors::EngineError;
-use crate::mission::model::{Attention, AttemptState, AttentionLifecycle, RequestClass, ResponseAttempt};
+use crate::mission::model::{
+    AttemptState, Attention, AttentionLifecycle, RequestClass, ResponseAttempt,
+};
 use crate::mission::{MissionError, MissionEvent};
 
 pub const LOCAL_ACTOR: &str = "local-user";
@@ -23,35 +25,48 @@ pub fn provider_response(
     decision: MissionResponseDecision,
     answers: &BTreeMap<String, Vec<String>>,
 ) -> Result<Response, MissionError> {
-    let invalid = |why: &str| MissionError::InvalidResponse(format!("{why} (attention {})", item.attention_id));
+    let invalid = |why: &str| {
+        MissionError::InvalidResponse(format!("{why} (attention {})", item.attention_id))
+    };
     let approval = matches!(
         item.request_class,
-        RequestClass::CommandApproval | RequestClass::FileChangeApproval | RequestClass::PermissionApproval
+        RequestClass::CommandApproval
+            | RequestClass::FileChangeApproval
+            | RequestClass::PermissionApproval
     );
     if approval && !answers.is_empty() {
         return Err(invalid("an approval takes no answers"));
     }
     match (item.request_class, decision) {
-        (RequestClass::Notice, _) => Err(invalid("this item is a notice, not a provider request; dismiss it instead")),
+        (RequestClass::Notice, _) => Err(invalid(
+            "this item is a notice, not a provider request; dismiss it instead",
+        )),
         (RequestClass::UserInput, MissionResponseDecision::Answer) => {
             validate_answers(item, answers)?;
             Ok(Response::Answers(answers.clone()))
         }
-        (RequestClass::UserInput, _) => Err(invalid("a question is answered with decision \"answer\"")),
-        (_, MissionResponseDecision::Answer) => Err(invalid("an approval is answered with approve_once, approve_for_session or deny")),
+        (RequestClass::UserInput, _) => {
+            Err(invalid("a question is answered with decision \"answer\""))
+        }
+        (_, MissionResponseDecision::Answer) => Err(invalid(
+            "an approval is answered with approve_once, approve_for_session or deny",
+        )),
         (_, MissionResponseDecision::ApproveOnce) => Ok(Response::Approve),
         (_, MissionResponseDecision::Deny) => Ok(Response::Decline),
-        (RequestClass::PermissionApproval, MissionResponseDecision::ApproveForSession) => {
-            Err(invalid("a permission request cannot be approved for the whole session"))
-        }
-        (_, MissionResponseDecision::ApproveForSession) if !item.session_approval_available => {
-            Err(invalid("the provider did not offer to remember this approval for the session"))
-        }
+        (RequestClass::PermissionApproval, MissionResponseDecision::ApproveForSession) => Err(
+            invalid("a permission request cannot be approved for the whole session"),
+        ),
+        (_, MissionResponseDecision::ApproveForSession) if !item.session_approval_available => Err(
+            invalid("the provider did not offer to remember this approval for the session"),
+        ),
         (_, MissionResponseDecision::ApproveForSession) => Ok(Response::ApproveForSession),
     }
 }
 
-fn validate_answers(item: &Attention, answers: &BTreeMap<String, Vec<String>>) -> Result<(), MissionError> {
+fn validate_answers(
+    item: &Attention,
+    answers: &BTreeMap<String, Vec<String>>,
+) -> Result<(), MissionError> {
     let questions: Vec<Question> = item
         .questions
         .iter()
@@ -59,15 +74,26 @@ fn validate_answers(item: &Attention, answers: &BTreeMap<String, Vec<String>>) -
             id: question.id.clone(),
             header: question.header.clone(),
             prompt: question.prompt.clone(),
-            options: question.options.iter().map(|option| QuestionOption { label: option.label.clone(), description: option.description.clone() }).collect(),
+            options: question
+                .options
+                .iter()
+                .map(|option| QuestionOption {
+                    label: option.label.clone(),
+                    description: option.description.clone(),
+                })
+                .collect(),
             multiple: question.multiple,
             custom_allowed: question.custom_allowed,
         })
         .collect();
     if questions.is_empty() || questions.len() > 4 {
-        return Err(MissionError::InvalidResponse(format!("the request has {} questions; 1 to 4 can be answered", questions.len())));
+        return Err(MissionError::InvalidResponse(format!(
+            "the request has {} questions; 1 to 4 can be answered",
+            questions.len()
+        )));
     }
-    nagi_providers::answers::check_answers(&questions, answers).map_err(MissionError::InvalidResponse)
+    nagi_providers::answers::check_answers(&questions, answers)
+        .map_err(MissionError::InvalidResponse)
 }
 
 fn attention_decision(decision: MissionResponseDecision) -> AttentionDecisionV1 {
@@ -87,10 +113,15 @@ pub fn check_respondable(
     attention_id: &str,
 ) -> Result<(Attention, String), MissionError> {
     let Some(live) = engine.runs.get(run_id) else {
-        return Err(MissionError::RunNotActive(format!("run {run_id} has no live provider")));
+        return Err(MissionError::RunNotActive(format!(
+            "run {run_id} has no live provider"
+        )));
     };
     if live.mission_id != mission_id {
-        return Err(MissionError::RunMismatch(format!("run {run_id} belongs to mission {}", live.mission_id)));
+        return Err(MissionError::RunMismatch(format!(
+            "run {run_id} belongs to mission {}",
+            live.mission_id
+        )));
     }
     let Some((route_run, request_key)) = engine.runs.response_route(attention_id) else {
         return Err(MissionError::AttentionNotRespondable(format!(
@@ -98,12 +129,19 @@ pub fn check_respondable(
         )));
     };
     if route_run != run_id {
-        return Err(MissionError::RunMismatch(format!("attention {attention_id} belongs to run {route_run}")));
+        return Err(MissionError::RunMismatch(format!(
+            "attention {attention_id} belongs to run {route_run}"
+        )));
     }
-    let mission = engine.missions.get(mission_id).map_err(|error| MissionError::Runtime(error.to_string()))?;
+    let mission = engine
+        .missions
+        .get(mission_id)
+        .map_err(|error| MissionError::Runtime(error.to_string()))?;
     let item = mission
         .and_then(|mission| mission.attention.get(attention_id).cloned())
-        .ok_or_else(|| MissionError::AttentionNotFound(format!("no attention item {attention_id:?}")))?;
+        .ok_or_else(|| {
+            MissionError::AttentionNotFound(format!("no attention item {attention_id:?}"))
+        })?;
     Ok((item, request_key))
 }
 
@@ -123,12 +161,25 @@ pub async fn respond(
     let committed = engine
         .missions
         .mutate(mission_id, move |mission| {
-            let mission = mission.ok_or_else(|| MissionError::NotFound("the mission vanished".into()))?;
-            let item = mission.attention.get(&attention).ok_or_else(|| MissionError::AttentionNotFound(attention.clone()))?;
+            let mission =
+                mission.ok_or_else(|| MissionError::NotFound("the mission vanished".into()))?;
+            let item = mission
+                .attention
+                .get(&attention)
+                .ok_or_else(|| MissionError::AttentionNotFound(attention.clone()))?;
             if item.lifecycle != AttentionLifecycle::Open {
-                return Err(MissionError::Runtime(format!("attention {attention} is not open (a response is pending or it is settled)")).into());
+                return Err(MissionError::Runtime(format!(
+                    "attention {attention} is not open (a response is pending or it is settled)"
+                ))
+                .into());
             }
-            let attempt = item.attempts.iter().map(|attempt| attempt.attempt).max().unwrap_or(0) + 1;
+            let attempt = item
+                .attempts
+                .iter()
+                .map(|attempt| attempt.attempt)
+                .max()
+                .unwrap_or(0)
+                + 1;
             let now = now_millis();
             let event = MissionEvent::ResponseRequested {
                 attention_id: attention.clone(),
@@ -147,7 +198,14 @@ pub async fn respond(
         .await?;
     let attempt = committed.outcome;
     let sent = match engine.runs.get(run_id) {
-        Some(live) => live.commands.send(ProviderCommand::Respond { request_key, response }).await.is_ok(),
+        Some(live) => live
+            .commands
+            .send(ProviderCommand::Respond {
+                request_key,
+                response,
+            })
+            .await
+            .is_ok(),
         None => false,
     };
     if !sent {
@@ -155,10 +213,15 @@ pub async fn respond(
         let failed = MissionEvent::ResponseSettled {
             attention_id: attention.clone(),
             attempt,
-            state: AttemptState::DefinitelyNotApplied { code: AttentionFailureCodeV1::DisconnectedBeforeWrite },
+            state: AttemptState::DefinitelyNotApplied {
+                code: AttentionFailureCodeV1::DisconnectedBeforeWrite,
+            },
             at_millis: now_millis(),
         };
-        engine.missions.mutate(mission_id, move |_| Ok((vec![failed], ()))).await?;
+        engine
+            .missions
+            .mutate(mission_id, move |_| Ok((vec![failed], ())))
+            .await?;
         return Err(MissionError::ProviderUnavailable(format!(
             "the provider of run {run_id} went away before the response could be written; nothing was delivered"
         ))

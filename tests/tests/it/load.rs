@@ -22,7 +22,10 @@ const OBSERVERS: usize = 10;
 const RSS_BOUND_KIB: u64 = 256 * 1024;
 
 fn requests_per_client() -> usize {
-    std::env::var("NAGI_LOAD_REQUESTS").ok().and_then(|text| text.parse().ok()).unwrap_or(40)
+    std::env::var("NAGI_LOAD_REQUESTS")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(40)
 }
 
 /// The request a client sends at step `step`: mostly reads, one write in four.
@@ -35,7 +38,10 @@ fn request_for(client: usize, step: usize, repository: &str) -> (&'static str, V
         3 => ("attention.list", json!({})),
         4 => ("mission.create", create_params(&own, repository)),
         5 => ("mission.configure", configure_params(&own, "true", &[])),
-        6 => ("mission.get", json!({"mission_id": format!("seed-{}", step % 16)})),
+        6 => (
+            "mission.get",
+            json!({"mission_id": format!("seed-{}", step % 16)}),
+        ),
         _ => ("ping", json!({})),
     }
 }
@@ -45,10 +51,21 @@ struct ClientReport {
     errors: Vec<String>,
 }
 
-fn run_client(socket: &std::path::Path, client: usize, requests: usize, repository: &str, start: &Barrier) -> ClientReport {
+fn run_client(
+    socket: &std::path::Path,
+    client: usize,
+    requests: usize,
+    repository: &str,
+    start: &Barrier,
+) -> ClientReport {
     let mut connection = nagi_schema::client::Client::connect(socket).expect("connect");
-    connection.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-    let mut report = ClientReport { latencies: Vec::with_capacity(requests), errors: Vec::new() };
+    connection
+        .set_read_timeout(Some(Duration::from_secs(120)))
+        .unwrap();
+    let mut report = ClientReport {
+        latencies: Vec::with_capacity(requests),
+        errors: Vec::new(),
+    };
     start.wait();
     for step in 0..requests {
         let (method, params) = request_for(client, step, repository);
@@ -56,19 +73,30 @@ fn run_client(socket: &std::path::Path, client: usize, requests: usize, reposito
         let outcome = connection.request(method, params);
         report.latencies.push(began.elapsed());
         if let Err(error) = outcome {
-            report.errors.push(format!("client {client} step {step} {method}: {error}"));
+            report
+                .errors
+                .push(format!("client {client} step {step} {method}: {error}"));
         }
     }
     report
 }
 
 /// An attach connection that counts the frames it receives until told to stop.
-fn observe(socket: &std::path::Path, session_id: &str, stop: &AtomicBool, frames: &AtomicU64) -> Result<(), String> {
+fn observe(
+    socket: &std::path::Path,
+    session_id: &str,
+    stop: &AtomicBool,
+    frames: &AtomicU64,
+) -> Result<(), String> {
     let stream = UnixStream::connect(socket).map_err(|error| error.to_string())?;
-    stream.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
     let mut writer = stream.try_clone().unwrap();
     let join = json!({"type": "join_session", "session_id": session_id, "role": "observer"});
-    writer.write_all(format!("{join}\n").as_bytes()).map_err(|error| error.to_string())?;
+    writer
+        .write_all(format!("{join}\n").as_bytes())
+        .map_err(|error| error.to_string())?;
     let mut reader = BufReader::new(stream);
     let mut line = String::new();
     while !stop.load(Ordering::Relaxed) {
@@ -76,7 +104,8 @@ fn observe(socket: &std::path::Path, session_id: &str, stop: &AtomicBool, frames
         match reader.read_line(&mut line) {
             Ok(0) => return Err("the server closed an observer".into()),
             Ok(_) => {
-                let message: Value = serde_json::from_str(&line).map_err(|error| error.to_string())?;
+                let message: Value =
+                    serde_json::from_str(&line).map_err(|error| error.to_string())?;
                 match message["type"].as_str() {
                     Some("session_frame") => {
                         frames.fetch_add(1, Ordering::Relaxed);
@@ -85,7 +114,11 @@ fn observe(socket: &std::path::Path, session_id: &str, stop: &AtomicBool, frames
                     _ => return Err(format!("an observer got {message}")),
                 }
             }
-            Err(error) if matches!(error.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(error)
+                if matches!(
+                    error.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
             Err(error) => return Err(error.to_string()),
         }
     }
@@ -94,7 +127,10 @@ fn observe(socket: &std::path::Path, session_id: &str, stop: &AtomicBool, frames
 
 fn peak_rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|line| line.starts_with("VmHWM:")).expect("VmHWM");
+    let line = status
+        .lines()
+        .find(|line| line.starts_with("VmHWM:"))
+        .expect("VmHWM");
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
@@ -110,17 +146,34 @@ fn sixty_four_clients_and_ten_observers_get_zero_errors_with_bounded_memory() {
     let repo = TestRepo::new();
     let repository = repo.path_text();
     for index in 0..16 {
-        env.ok("mission.create", create_params(&format!("seed-{index}"), &repository));
+        env.ok(
+            "mission.create",
+            create_params(&format!("seed-{index}"), &repository),
+        );
     }
-    let pane = start_pane(&env, &["sh", "-c", "i=0; while :; do i=$((i+1)); echo tick $i; sleep 0.02; done"]);
-    wait_for_read(&env, &pane_id(&pane), "visible", None, |text| text.contains("tick"));
+    let pane = start_pane(
+        &env,
+        &[
+            "sh",
+            "-c",
+            "i=0; while :; do i=$((i+1)); echo tick $i; sleep 0.02; done",
+        ],
+    );
+    wait_for_read(&env, &pane_id(&pane), "visible", None, |text| {
+        text.contains("tick")
+    });
     let session_id = pane["terminal_id"].as_str().unwrap().to_string();
 
     let stop = Arc::new(AtomicBool::new(false));
     let frames = Arc::new(AtomicU64::new(0));
     let observers: Vec<_> = (0..OBSERVERS)
         .map(|_| {
-            let (socket, session_id, stop, frames) = (env.socket.clone(), session_id.clone(), stop.clone(), frames.clone());
+            let (socket, session_id, stop, frames) = (
+                env.socket.clone(),
+                session_id.clone(),
+                stop.clone(),
+                frames.clone(),
+            );
             std::thread::spawn(move || observe(&socket, &session_id, &stop, &frames))
         })
         .collect();
@@ -130,19 +183,29 @@ fn sixty_four_clients_and_ten_observers_get_zero_errors_with_bounded_memory() {
     let began = Instant::now();
     let clients: Vec<_> = (0..CLIENTS)
         .map(|client| {
-            let (socket, repository, start) = (env.socket.clone(), repository.clone(), start.clone());
+            let (socket, repository, start) =
+                (env.socket.clone(), repository.clone(), start.clone());
             std::thread::spawn(move || run_client(&socket, client, requests, &repository, &start))
         })
         .collect();
     start.wait();
-    let reports: Vec<ClientReport> = clients.into_iter().map(|handle| handle.join().unwrap()).collect();
+    let reports: Vec<ClientReport> = clients
+        .into_iter()
+        .map(|handle| handle.join().unwrap())
+        .collect();
     let elapsed = began.elapsed();
     let frames_during_load = frames.load(Ordering::Relaxed);
     stop.store(true, Ordering::Relaxed);
-    let observer_failures: Vec<String> = observers.into_iter().filter_map(|handle| handle.join().unwrap().err()).collect();
+    let observer_failures: Vec<String> = observers
+        .into_iter()
+        .filter_map(|handle| handle.join().unwrap().err())
+        .collect();
 
     let errors: Vec<&String> = reports.iter().flat_map(|report| &report.errors).collect();
-    let mut latencies: Vec<Duration> = reports.iter().flat_map(|report| report.latencies.iter().copied()).collect();
+    let mut latencies: Vec<Duration> = reports
+        .iter()
+        .flat_map(|report| report.latencies.iter().copied())
+        .collect();
     latencies.sort();
     let rss = peak_rss_kib(server_pid);
     let total = latencies.len();
@@ -157,12 +220,26 @@ fn sixty_four_clients_and_ten_observers_get_zero_errors_with_bounded_memory() {
         latencies.last().unwrap().as_secs_f64() * 1e3,
         rss as f64 / 1024.0,
     );
-    assert!(errors.is_empty(), "{} requests failed, first: {:?}", errors.len(), &errors[..errors.len().min(5)]);
-    assert!(observer_failures.is_empty(), "observers failed: {observer_failures:?}");
+    assert!(
+        errors.is_empty(),
+        "{} requests failed, first: {:?}",
+        errors.len(),
+        &errors[..errors.len().min(5)]
+    );
+    assert!(
+        observer_failures.is_empty(),
+        "observers failed: {observer_failures:?}"
+    );
     assert!(frames_during_load > 0, "the observers saw the busy pane");
-    assert!(rss < RSS_BOUND_KIB, "server peak RSS {rss} KiB exceeds {RSS_BOUND_KIB} KiB");
+    assert!(
+        rss < RSS_BOUND_KIB,
+        "server peak RSS {rss} KiB exceeds {RSS_BOUND_KIB} KiB"
+    );
 
     // Every create was acknowledged, so every mission is there.
-    let listed = env.ok("mission.list", json!({}))["missions"].as_array().unwrap().len();
+    let listed = env.ok("mission.list", json!({}))["missions"]
+        .as_array()
+        .unwrap()
+        .len();
     assert_eq!(listed, 16 + CLIENTS * requests.div_ceil(4));
 }

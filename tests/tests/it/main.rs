@@ -1,17 +1,17 @@
 //! The end-to-end suite: one test binary, the real `nagi` server and CLI in fresh temp
 //! dirs. Each module is one capability.
 
-mod durability;
-mod faults;
-mod load;
-mod events;
 mod attach;
 mod consent;
+mod durability;
+mod events;
+mod faults;
+mod load;
 mod missions;
+mod panes;
 mod proof;
 mod recovery;
 mod runs;
-mod panes;
 mod schema;
 mod server;
 mod torture;
