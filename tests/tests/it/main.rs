@@ -4,6 +4,7 @@
 mod durability;
 mod events;
 mod missions;
+mod real_providers;
 mod schema;
 mod server;
 mod transport;
