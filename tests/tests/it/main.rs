@@ -4,6 +4,7 @@
 mod durability;
 mod events;
 mod missions;
+mod read_only_guard;
 mod real_providers;
 mod schema;
 mod server;
