@@ -200,6 +200,17 @@ pub struct LaunchInputs<'a> {
     pub private_tmp: PathBuf,
 }
 
+/// Whether the provider still works inside our Landlock domain. Codex's own read-only sandbox
+/// runs every command through bubblewrap, which needs mount(2) (and writes to
+/// `/proc/<pid>/uid_map`); Landlock denies filesystem-topology changes to every confined
+/// thread, so under our ruleset each Codex command fails ("bwrap: Failed to make / slave:
+/// Operation not permitted"), reads included, and `codex app-server` refuses its legacy
+/// Landlock fallback. A read-only Codex run is therefore enforced by Codex's own sandbox plus
+/// the workspace digest guard, and its run view says so.
+fn kernel_confinement_compatible(provider: MissionProvider) -> bool {
+    provider != MissionProvider::Codex
+}
+
 pub fn plan_launch(inputs: LaunchInputs<'_>) -> LaunchPlan {
     let LaunchInputs {
         config,
@@ -224,7 +235,9 @@ pub fn plan_launch(inputs: LaunchInputs<'_>) -> LaunchPlan {
             (Sandbox::WorkspaceWrite, None, "workspace_write".to_string())
         }
         SandboxGrant::ReadOnly => {
-            match nagi_providers::landlock_abi_version().filter(|_| config.user.sandbox.landlock) {
+            match nagi_providers::landlock_abi_version()
+                .filter(|_| config.user.sandbox.landlock && kernel_confinement_compatible(provider))
+            {
                 Some(version) => (
                     Sandbox::ReadOnly,
                     Some(Confinement {
@@ -262,6 +275,51 @@ pub fn plan_launch(inputs: LaunchInputs<'_>) -> LaunchPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_read_only_codex_run_gets_no_landlock_because_its_bubblewrap_sandbox_cannot_mount_inside_it()
+     {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let config_dir = root.join("cfg");
+        let paths = crate::paths::SessionPaths {
+            config_dir: config_dir.clone(),
+            socket_path: config_dir.join("nagi.sock"),
+            data_dir: config_dir,
+            session_name: None,
+        };
+        let config = EngineConfig::new(paths, Default::default());
+        let plan_for = |provider| {
+            plan_launch(LaunchInputs {
+                config: &config,
+                provider,
+                resolved: ResolvedProvider {
+                    program: PathBuf::from("/bin/true"),
+                    leading_args: Vec::new(),
+                    extra_args: Vec::new(),
+                    env: BTreeMap::new(),
+                },
+                worktree: &root,
+                sandbox: SandboxGrant::ReadOnly,
+                resume_session_id: None,
+                initial_input: None,
+                private_tmp: root.join("tmp"),
+            })
+        };
+        let codex = plan_for(MissionProvider::Codex);
+        assert_eq!(codex.spec.confinement, None);
+        assert_eq!(codex.spec.sandbox, Sandbox::ReadOnly);
+        assert_eq!(codex.enforcement, "provider_sandbox+workspace_digest");
+        if nagi_providers::landlock_abi_version().is_some() {
+            let claude = plan_for(MissionProvider::ClaudeCode);
+            assert!(claude.spec.confinement.is_some());
+            assert!(
+                claude.enforcement.contains("+landlock_v"),
+                "{}",
+                claude.enforcement
+            );
+        }
+    }
 
     #[test]
     fn no_writable_path_contains_the_worktree() {

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use nagi_providers::ProviderCommand;
 use nagi_schema::mission::{MissionProvider, MissionStartParams, MissionStatus};
 use nagi_schema::results::ResponseResult;
 use nagi_store::ClaimRow;
@@ -11,7 +12,7 @@ use nagi_store::ClaimRow;
 use super::claims::{ClaimLockError, release_claim};
 use super::launch::{LaunchInputs, plan_launch, resolve_provider};
 use super::registry::LiveRun;
-use super::supervisor::{RunContext, commit, spawn_supervisor};
+use super::supervisor::{RunContext, StartDigest, commit, spawn_supervisor};
 use super::transcript::Transcript;
 use crate::api::missions::{load_existing, view};
 use crate::clock::now_millis;
@@ -339,19 +340,17 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
             MissionError::ProviderStartFailed(format!("cannot open the run's pane: {error}"))
         })?;
     let pane_id = pane.2.pane_id.clone();
-    let digest_at_start = match run.sandbox {
+    // The read-only guard's fingerprint of the workspace runs while the provider starts (it
+    // runs `git`, ~10–20 ms, longer than a fast provider's whole start-up), so it does not delay
+    // the bound session. It begins before the provider is spawned, and the first turn is held
+    // back until it is recorded: the provider is given nothing to act on before the "before"
+    // picture is complete.
+    let digest_scan = match run.sandbox {
         SandboxGrant::ReadOnly => {
             let root = worktree.clone();
-            tokio::task::spawn_blocking(move || crate::workspace::scan_workspace(&root, &Default::default()))
-                .await
-                .ok()
-                .and_then(|scan| match scan {
-                    Ok(snapshot) => Some(snapshot.digest),
-                    Err(error) => {
-                        transcript.nagi(&format!("the workspace cannot be fingerprinted, so changes cannot be detected: {error}"));
-                        None
-                    }
-                })
+            Some(tokio::task::spawn_blocking(move || {
+                crate::workspace::scan_workspace(&root, &Default::default())
+            }))
         }
         SandboxGrant::WorkspaceWrite => None,
     };
@@ -369,7 +368,7 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         worktree: &worktree,
         sandbox: run.sandbox,
         resume_session_id,
-        initial_input,
+        initial_input: None,
         private_tmp,
     });
     let mut plan = plan;
@@ -380,16 +379,9 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
     plan.spec
         .env
         .insert(super::leftovers::RUN_MARKER.into(), run.run_id.clone());
-    let mut enforcement = plan.enforcement.clone();
-    if run.sandbox == SandboxGrant::ReadOnly && digest_at_start.is_none() {
-        enforcement = enforcement.replace("+workspace_digest", "");
-    }
-    transcript.nagi(&format!(
-        "enforcement: {enforcement}; transcript {}",
-        transcript_file.display()
-    ));
     let handle = nagi_providers::launch(plan.spec)
         .map_err(|error| MissionError::ProviderStartFailed(error.to_string()))?;
+    let commands = handle.commands.clone();
     engine.runs.insert(
         &run.run_id,
         LiveRun {
@@ -399,34 +391,62 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
             claim_key: claim_key.clone(),
         },
     );
-    let run_id = run.run_id.clone();
-    let (pane_for_commit, enforcement_for_commit, digest_for_commit) = (
-        pane_id.clone(),
-        enforcement.clone(),
-        digest_at_start.clone(),
-    );
-    commit(engine, &mission_id, move |mission| {
-        run::on_pane_attached(
-            mission,
-            &run_id,
-            &pane_for_commit,
-            &enforcement_for_commit,
-            digest_for_commit,
-            now_millis(),
-        )
-    })
-    .await?;
+    let digest_at_start: StartDigest = Default::default();
     let context = RunContext {
-        mission_id,
+        mission_id: mission_id.clone(),
         run_id: run.run_id.clone(),
         worktree,
         sandbox: run.sandbox,
         execute_declared_checks: run.execute_declared_checks,
         recovered,
         claim_key,
-        transcript,
-        digest_at_start,
+        transcript: transcript.clone(),
+        digest_at_start: digest_at_start.clone(),
     };
     spawn_supervisor(engine.clone(), context, handle);
+    let digest = match digest_scan {
+        None => None,
+        Some(scan) => {
+            match scan.await {
+                Ok(Ok(snapshot)) => Some(snapshot.digest),
+                Ok(Err(error)) => {
+                    transcript.nagi(&format!("the workspace cannot be fingerprinted, so changes cannot be detected: {error}"));
+                    None
+                }
+                Err(error) => {
+                    transcript.nagi(&format!(
+                        "the workspace fingerprint failed, so changes cannot be detected: {error}"
+                    ));
+                    None
+                }
+            }
+        }
+    };
+    let _ = digest_at_start.set(digest.clone());
+    let mut enforcement = plan.enforcement.clone();
+    if run.sandbox == SandboxGrant::ReadOnly && digest.is_none() {
+        enforcement = enforcement.replace("+workspace_digest", "");
+    }
+    transcript.nagi(&format!(
+        "enforcement: {enforcement}; transcript {}",
+        transcript_file.display()
+    ));
+    let run_id = run.run_id.clone();
+    commit(engine, &mission_id, move |mission| {
+        run::on_pane_attached(
+            mission,
+            &run_id,
+            &pane_id,
+            &enforcement,
+            digest,
+            now_millis(),
+        )
+    })
+    .await?;
+    if let Some(text) = initial_input {
+        // The adapters queue a turn until their session is ready. A provider that is already
+        // gone has reported it to the supervisor, which ends the run.
+        let _ = commands.send(ProviderCommand::SendTurn(text)).await;
+    }
     Ok(())
 }

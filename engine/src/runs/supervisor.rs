@@ -37,9 +37,14 @@ pub struct RunContext {
     pub recovered: bool,
     pub claim_key: String,
     pub transcript: Arc<Transcript>,
-    /// Workspace digest when the provider started, for the read-only guard.
-    pub digest_at_start: Option<String>,
+    /// Workspace digest when the provider started, for the read-only guard. Filled once the
+    /// scan that runs alongside the provider's start-up is done, before the first turn is sent.
+    pub digest_at_start: StartDigest,
 }
+
+/// The read-only guard's "before" digest: unset while the scan runs, then `Some(digest)`, or
+/// `None` when the workspace could not be fingerprinted.
+pub type StartDigest = Arc<std::sync::OnceLock<Option<String>>>;
 
 /// Commits the events a pure decision returns for the mission's current state.
 pub async fn commit(
@@ -243,7 +248,7 @@ async fn supervise(
 
 /// Scans the workspace and compares it with the digest taken at start.
 async fn workspace_changed(context: &RunContext) -> Option<String> {
-    let before = context.digest_at_start.clone()?;
+    let before = context.digest_at_start.get().cloned().flatten()?;
     let worktree = context.worktree.clone();
     let after = tokio::task::spawn_blocking(move || {
         crate::workspace::scan_workspace(&worktree, &Default::default())

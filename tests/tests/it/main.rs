@@ -10,6 +10,8 @@ mod load;
 mod missions;
 mod panes;
 mod proof;
+mod read_only_guard;
+mod real_providers;
 mod recovery;
 mod runs;
 mod schema;
