@@ -1,6 +1,7 @@
 //! Real missions end to end with each real provider CLI against our own mock model server
 //! (issue 4): `mission.start` → the native session is captured → the turn completes →
-//! `review_required` with passing check evidence; a tool call reads a file and its content
+//! `review_required` (or `ready_to_close` when the declared checks ran) with passing check
+//! evidence; a tool call reads a file and its content
 //! reaches the model; a tool call tries to write, and the read-only run leaves the workspace
 //! byte-for-byte unchanged; and the run resumes after a server restart without replaying
 //! the prompt.
@@ -240,11 +241,17 @@ impl RealSession {
     /// Waits (up to the turn deadline) for the mission to reach `status`, failing early when it
     /// settles somewhere else.
     pub fn wait_for_status(&self, mission_id: &str, status: &str) -> Value {
+        self.wait_for_any_status(mission_id, &[status])
+    }
+
+    /// Waits (up to the turn deadline) for the mission to reach one of `statuses`.
+    pub fn wait_for_any_status(&self, mission_id: &str, statuses: &[&str]) -> Value {
+        let status = statuses.join(" or ");
         let deadline = Instant::now() + TURN_DEADLINE;
         let mut last = Value::Null;
         while Instant::now() < deadline {
             let mission = self.mission(mission_id);
-            if mission["status"] == status {
+            if statuses.iter().any(|wanted| mission["status"] == *wanted) {
                 return mission;
             }
             if matches!(mission["status"].as_str(), Some("failed" | "blocked")) {
@@ -265,10 +272,11 @@ impl RealSession {
         );
     }
 
-    /// Waits until the mission is `review_required` and its checks have finished (the
-    /// evidence of every declared check is recorded).
+    /// Waits until the turn is over and the checks have finished (the evidence of every
+    /// declared check is recorded): the mission is `review_required`, or `ready_to_close`
+    /// when the declared checks ran and the proof verified.
     pub fn wait_for_review_with_evidence(&self, mission_id: &str) -> Value {
-        self.wait_for_status(mission_id, "review_required");
+        self.wait_for_any_status(mission_id, &["review_required", "ready_to_close"]);
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let mission = self.mission(mission_id);
@@ -507,11 +515,16 @@ pub fn assert_completed_read_only_mission(
     let mission = session.wait_for_review_with_evidence(mission_id);
     let transcript = session.transcript_text(&mission);
 
-    // active, then review_required.
+    // active, then review_required (or straight to ready_to_close once the checks ran).
     let history = status_history(&session.mission_events(mission_id));
     let position = |status: &str| history.iter().position(|seen| seen == status);
-    let (Some(active), Some(review)) = (position("active"), position("review_required")) else {
-        panic!("the mission should pass active then review_required; statuses: {history:?}");
+    let (Some(active), Some(review)) = (
+        position("active"),
+        position("review_required").or(position("ready_to_close")),
+    ) else {
+        panic!(
+            "the mission should pass active then review_required or ready_to_close; statuses: {history:?}"
+        );
     };
     assert!(active < review, "statuses: {history:?}");
 

@@ -210,19 +210,16 @@ fn resume_after_restart(provider: RealProvider, server_end: ServerEnd) {
 }
 
 #[test]
-#[ignore = "needs restart recovery"]
 fn a_codex_run_resumes_its_thread_read_only_after_the_server_is_killed_mid_turn() {
     resume_after_restart(RealProvider::Codex, ServerEnd::Killed);
 }
 
 #[test]
-#[ignore = "needs restart recovery"]
 fn a_claude_run_resumes_its_session_read_only_after_the_server_is_killed_mid_turn() {
     resume_after_restart(RealProvider::ClaudeCode, ServerEnd::Killed);
 }
 
 #[test]
-#[ignore = "needs restart recovery"]
 fn an_opencode_run_resumes_its_session_read_only_after_the_server_stops_mid_turn() {
     resume_after_restart(RealProvider::OpenCode, ServerEnd::Stopped);
 }
