@@ -49,6 +49,8 @@ pub fn run(cli: Cli) -> CommandResult {
     let context = Context { session: cli.session, json: cli.json };
     match cli.command {
         Command::Server(args) => server::run(&context, args),
+        Command::Demo => crate::demo::run(&context),
+        Command::DemoAgent { .. } => Ok(crate::demo::agent::run()),
         Command::Ping => {
             let result = context.request("ping", serde_json::json!({}))?;
             context.print(&result, |result| {

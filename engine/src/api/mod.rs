@@ -2,6 +2,7 @@
 //! calls its handler.
 
 pub mod attention;
+pub mod cockpit;
 pub mod events;
 pub mod missions;
 pub mod proof;
@@ -109,7 +110,6 @@ pub const UNAVAILABLE_METHODS: &[&str] = &[
 ];
 
 pub async fn dispatch(engine: &Arc<Engine>, method: &str, params: &RawValue, peer: Peer) -> Result<Reply, EngineError> {
-    let _ = peer;
     let result = match method {
         "ping" => {
             let _: nagi_schema::mission::EmptyParams = decode(params)?;
@@ -141,6 +141,12 @@ pub async fn dispatch(engine: &Arc<Engine>, method: &str, params: &RawValue, pee
         }
         "attention.list" => attention::list(engine, decode(params)?)?,
         "attention.get" => attention::get(engine, decode(params)?)?,
+        "cockpit.hello" => {
+            let _: nagi_schema::cockpit::CockpitHelloParams = decode(params)?;
+            cockpit::hello(engine, peer)
+        }
+        "cockpit.preview" => cockpit::preview(engine, peer, decode(params)?).await?,
+        "cockpit.decide" => cockpit::decide(engine, peer, decode(params)?).await?,
         "events.subscribe" => return Ok(Reply::Subscribe(decode(params)?)),
         "events.wait" => return Ok(Reply::Wait(decode(params)?)),
         other if panes::is_pane_method(other) => return panes::dispatch(engine, other, params).await.map(Reply::Value),

@@ -270,9 +270,27 @@ pub async fn claim_for_checks(engine: &Arc<Engine>, mission: &Mission, request_i
     let run = mission.run.clone().ok_or_else(|| MissionError::Runtime("the mission has no run".into()))?;
     let checkout = engine.checkouts.canonical_checkout(&run.worktree_path).map_err(MissionError::InvalidRepository)?;
     let key = checkout.claim_key();
-    engine.claim_locks.acquire(&key).map_err(|error| {
-        MissionError::CheckoutClaimed(format!("the checkout {} is claimed by another live run: {error}", checkout.root.display()))
-    })?;
+    // The mission's own run may be releasing this claim right now (its proof was sealed a
+    // moment ago); give it a few seconds before calling the checkout taken.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match engine.claim_locks.acquire(&key) {
+            Ok(()) => break,
+            Err(crate::runs::claims::ClaimLockError::HeldHere)
+                if tokio::time::Instant::now() < deadline
+                    && engine.missions.read(|reader| reader.claim(&key))?.is_some_and(|claim| claim.mission_id == mission.mission_id) =>
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+            }
+            Err(error) => {
+                return Err(MissionError::CheckoutClaimed(format!(
+                    "the checkout {} is claimed by another live run: {error}",
+                    checkout.root.display()
+                ))
+                .into());
+            }
+        }
+    }
     let claim = nagi_store::ClaimRow {
         checkout_key: key.clone(),
         checkout_root: run.worktree_path.clone(),
@@ -344,4 +362,56 @@ fn describe(declaration: &Declaration) -> String {
         }
         DeclarationKind::Manual { .. } => "manual".into(),
     }
+}
+
+/// Records a listed reviewer's evidence for a manual check (contract preface item 6), then
+/// evaluates the proof, sealing `ready_to_close` when it verifies.
+pub async fn record_manual_evidence(
+    engine: &Arc<Engine>,
+    mission_id: &str,
+    check_id: &str,
+    reviewer: &str,
+    reason: &str,
+    is_override: bool,
+) -> Result<String, EngineError> {
+    let mission = engine.missions.get(mission_id)?.ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
+    let run = mission.run.clone().ok_or_else(|| MissionError::NotReady(format!("mission {mission_id} has no run yet")))?;
+    if engine.runs.get(&run.run_id).is_some() || engine.runs.checks_in_flight(&run.run_id).is_some() {
+        return Err(MissionError::Busy(format!("run {} is still working; record the evidence when it has ended", run.run_id)).into());
+    }
+    let declaration = mission
+        .declaration(check_id)
+        .cloned()
+        .ok_or_else(|| MissionError::InvalidClosure(format!("mission {mission_id} declares no check {check_id:?}")))?;
+    let identity = current_identity(&mission)?;
+    let plan = mission.plan.clone().ok_or_else(|| ProofError::NoClosurePlan { mission_id: mission_id.to_string() })?;
+    let include_ignored =
+        plan.declarations.iter().any(|declaration| matches!(declaration.kind, DeclarationKind::Command { include_ignored: true, .. }));
+    let worktree = PathBuf::from(&run.worktree_path);
+    let key = claim_for_checks(engine, &mission, &format!("manual:{}", run.run_id)).await?;
+    let outcome = async {
+        let (worktree_for_scan, plan_for_scan) = (worktree.clone(), plan.clone());
+        let workspace = tokio::task::spawn_blocking(move || {
+            let snapshot = scan(&worktree_for_scan, include_ignored)?;
+            ProofWorkspace::observe(&worktree_for_scan, snapshot, &plan_for_scan)
+        })
+        .await
+        .map_err(|error| MissionError::Runtime(error.to_string()))??;
+        let evidence = crate::proof::manual_evidence(&declaration, &identity, reviewer, reason, is_override, &workspace.snapshot, now_millis())?;
+        let at = now_millis();
+        engine.missions.mutate(mission_id, move |_| Ok((vec![MissionEvent::EvidenceRecorded { evidence, at_millis: at }], ()))).await?;
+        if engine.missions.get(mission_id)?.is_some_and(|mission| mission.status == nagi_schema::mission::MissionStatus::ReviewRequired) {
+            for _attempt in 0..5 {
+                match evaluate_and_seal(engine, mission_id, &run.run_id, Purpose::Verify, &key, &workspace).await {
+                    Ok(summary) => return Ok(summary),
+                    Err(EngineError::Proof(ProofError::SealStale { .. })) => continue,
+                    Err(other) => return Err(other),
+                }
+            }
+        }
+        Ok(format!("manual evidence for {check_id} recorded"))
+    }
+    .await;
+    let _ = super::claims::release_claim(engine, mission_id, &run.run_id, &key).await;
+    outcome
 }

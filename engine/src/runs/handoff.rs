@@ -46,7 +46,23 @@ pub async fn preview(engine: &Arc<Engine>, params: MissionHandoffPreviewParams) 
     Ok(ResponseResult::MissionHandoffPreview { artifact })
 }
 
+/// Authority a cockpit consent grants the continuation.
+#[derive(Debug, Clone)]
+pub struct CockpitGrant {
+    pub consent_id: String,
+    pub sandbox: crate::mission::model::SandboxGrant,
+}
+
 pub async fn start(engine: &Arc<Engine>, params: MissionHandoffStartParams, authority: HandoffAuthority) -> Result<ResponseResult, EngineError> {
+    start_with(engine, params, authority, None).await
+}
+
+pub async fn start_with(
+    engine: &Arc<Engine>,
+    params: MissionHandoffStartParams,
+    authority: HandoffAuthority,
+    grant: Option<CockpitGrant>,
+) -> Result<ResponseResult, EngineError> {
     if params.to == nagi_schema::mission::MissionProvider::Acp && authority == HandoffAuthority::PublicSocket {
         return Err(MissionError::ConsentRequired(
             "a handoff to an ACP agent needs write scope that a person grants in the local cockpit (nagi cockpit)".into(),
@@ -70,7 +86,7 @@ pub async fn start(engine: &Arc<Engine>, params: MissionHandoffStartParams, auth
     engine.claim_locks.acquire(&claim_key).map_err(|error| {
         MissionError::CheckoutClaimed(format!("the checkout {} is claimed by another live run: {error}", checkout.root.display()))
     })?;
-    let continued = continue_run(engine, &mission.mission_id, &artifact, &claim_key).await;
+    let continued = continue_run(engine, &mission.mission_id, &artifact, &claim_key, grant).await;
     let mission = match continued {
         Ok(mission) => mission,
         Err(error) => {
@@ -107,7 +123,13 @@ pub async fn start(engine: &Arc<Engine>, params: MissionHandoffStartParams, auth
 }
 
 /// Step 10: `RunContinued` and the new run's claim in one transaction.
-async fn continue_run(engine: &Arc<Engine>, mission_id: &str, artifact: &MissionHandoffArtifactV1, claim_key: &str) -> Result<Mission, EngineError> {
+async fn continue_run(
+    engine: &Arc<Engine>,
+    mission_id: &str,
+    artifact: &MissionHandoffArtifactV1,
+    claim_key: &str,
+    grant: Option<CockpitGrant>,
+) -> Result<Mission, EngineError> {
     let claim = ClaimRow {
         checkout_key: claim_key.to_string(),
         checkout_root: artifact.worktree_path.clone(),
@@ -123,7 +145,11 @@ async fn continue_run(engine: &Arc<Engine>, mission_id: &str, artifact: &Mission
         .transact(move |writer| {
             let doc = writer.reader().mission_doc(&mission_id)?.ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
             let mission: Mission = serde_json::from_str(&doc).map_err(|error| MissionError::Runtime(error.to_string()))?;
-            let event = decide_run_continued(&mission, &artifact, now_millis())?;
+            let mut event = decide_run_continued(&mission, &artifact, now_millis())?;
+            if let (Some(grant), crate::mission::MissionEvent::RunContinued { run, .. }) = (&grant, &mut event) {
+                run.sandbox = grant.sandbox;
+                run.consent_id = Some(grant.consent_id.clone());
+            }
             match writer.claim_checkout(&claim)? {
                 nagi_store::ClaimOutcome::Claimed | nagi_store::ClaimOutcome::AlreadyHeld(_) => {}
                 nagi_store::ClaimOutcome::HeldByOther(holder) => {

@@ -34,6 +34,9 @@ pub enum StartAuthority {
 
 pub use crate::handoff::mission_prompt;
 
+/// Whether runs can execute `.nagi/project.toml` setup and services.
+pub const RECIPE_EXECUTION_AVAILABLE: bool = false;
+
 fn checkout_of(engine: &Engine, raw: &str) -> Result<Checkout, EngineError> {
     engine.checkouts.canonical_checkout(raw).map_err(|error| MissionError::InvalidRepository(error).into())
 }
