@@ -14,6 +14,9 @@
 pub mod request;
 pub mod state;
 pub mod ui;
+
+#[cfg(test)]
+mod test_support;
 pub mod client;
 mod run;
 pub mod terminal;
