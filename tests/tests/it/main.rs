@@ -4,6 +4,7 @@
 mod durability;
 mod events;
 mod attach;
+mod cockpit;
 mod consent;
 mod missions;
 mod proof;
