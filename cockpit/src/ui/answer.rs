@@ -7,7 +7,7 @@ use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 
 use super::attention::{kind_name, risk_name, risk_style};
-use super::{field_line, paragraph, popup};
+use super::{field_line, fit_height, paragraph, popup};
 use crate::state::answer::{AnswerForm, AnswerMode};
 
 pub fn key_hints(form: &AnswerForm) -> Vec<(&'static str, &'static str)> {
@@ -80,6 +80,7 @@ pub fn form_lines(form: &AnswerForm) -> Vec<Line<'static>> {
 }
 
 pub fn draw(frame: &mut Frame, form: &AnswerForm, area: Rect) {
-    let inner = popup(frame, area, 110, 34, "Answer the provider");
-    paragraph(frame, form_lines(form), inner, 0);
+    let lines = form_lines(form);
+    let inner = popup(frame, area, 110, fit_height(lines.len(), 2, 40), "Answer the provider");
+    paragraph(frame, lines, inner, 0);
 }

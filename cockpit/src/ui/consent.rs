@@ -9,7 +9,7 @@ use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 
 use super::attention::{risk_name, risk_style};
-use super::{paragraph, popup, spinner_frame};
+use super::{fit_height, paragraph, popup, spinner_frame};
 use crate::state::consent::ConsentDialog;
 use crate::state::{App, ConsentPermission};
 
@@ -62,7 +62,8 @@ pub fn preview_lines(preview: &CockpitPreview) -> Vec<Line<'static>> {
 }
 
 pub fn draw(frame: &mut Frame, app: &App, dialog: &ConsentDialog, area: Rect) {
-    let inner = popup(frame, area, 130, 40, "Consent — read what this authorises");
+    let body_lines = dialog.preview.as_ref().map_or(1, |preview| preview_lines(preview).len());
+    let inner = popup(frame, area, 130, fit_height(body_lines, 6, 44), "Consent — read what this authorises");
     let [top, body, bottom] = Layout::vertical([Constraint::Length(1), Constraint::Min(3), Constraint::Length(2)]).areas(inner);
     if let Some(note) = &dialog.note {
         frame.render_widget(Span::styled(note.clone(), Style::new().fg(Color::Yellow)), top);

@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Style};
 use ratatui::text::Line;
 
-use super::{checkbox, field_line, form_row, paragraph, popup};
+use super::{checkbox, field_line, fit_height, form_row, paragraph, popup};
 use crate::state::handoff::{HandoffField, HandoffForm};
 
 pub fn key_hints(form: &HandoffForm) -> Vec<(&'static str, &'static str)> {
@@ -68,6 +68,7 @@ pub fn form_lines(form: &HandoffForm) -> Vec<Line<'static>> {
 }
 
 pub fn draw(frame: &mut Frame, form: &HandoffForm, area: Rect) {
-    let inner = popup(frame, area, 120, 34, "Handoff");
-    paragraph(frame, form_lines(form), inner, form.scroll);
+    let lines = form_lines(form);
+    let inner = popup(frame, area, 120, fit_height(lines.len(), 2, 40), "Handoff");
+    paragraph(frame, lines, inner, form.scroll);
 }

@@ -130,6 +130,11 @@ pub(crate) fn popup(frame: &mut Frame, area: Rect, width: u16, height: u16, titl
     inner
 }
 
+/// A popup height that fits `lines` of content plus `chrome` rows, at most `max`.
+pub(crate) fn fit_height(lines: usize, chrome: u16, max: u16) -> u16 {
+    (lines.min(usize::from(max)) as u16).saturating_add(chrome).min(max)
+}
+
 /// Renders wrapped lines into an area, scrolled by `scroll` rows.
 pub(crate) fn paragraph(frame: &mut Frame, lines: Vec<Line<'static>>, area: Rect, scroll: u16) {
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).scroll((scroll, 0)), area);
