@@ -46,6 +46,9 @@ pub enum Command {
     /// List and inspect attention items.
     #[command(subcommand)]
     Attention(commands::attention::AttentionCommand),
+    /// The consent cockpit: missions, attention and every consent, full-screen.
+    #[command(long_about = commands::cockpit::COCKPIT_LONG_HELP)]
+    Cockpit(commands::cockpit::CockpitArgs),
     /// Follow events.
     #[command(subcommand)]
     Events(commands::events::EventsCommand),

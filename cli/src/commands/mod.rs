@@ -2,6 +2,7 @@
 
 pub mod api;
 pub mod attention;
+pub mod cockpit;
 pub mod events;
 pub mod mission;
 pub mod pane;
@@ -68,6 +69,7 @@ pub fn run(cli: Cli) -> CommandResult {
         }
         Command::Mission(command) => mission::run(&context, command),
         Command::Attention(command) => attention::run(&context, command),
+        Command::Cockpit(args) => cockpit::run(&context, args),
         Command::Events(command) => events::run(&context, command),
         Command::Api(command) => api::run(&context, command),
         Command::Workspace(command) => workspace::run(&context, command),

@@ -2,6 +2,7 @@
 //! dirs. Each module is one capability.
 
 mod attach;
+mod cockpit;
 mod consent;
 mod durability;
 mod events;
