@@ -15,10 +15,10 @@ pub mod request;
 pub mod state;
 pub mod ui;
 
-#[cfg(test)]
-mod test_support;
 pub mod client;
 mod run;
 pub mod terminal;
+#[cfg(test)]
+mod test_support;
 
 pub use run::{CockpitConfig, CockpitError, CockpitExit, run};

@@ -16,9 +16,16 @@ pub enum Request {
     /// `cockpit.preview`: what would this action authorise?
     Preview(CockpitAction),
     /// `cockpit.decide` with the digest of the preview the person saw.
-    Decide { action: CockpitAction, shown_digest: String, decision: CockpitDecision },
+    Decide {
+        action: CockpitAction,
+        shown_digest: String,
+        decision: CockpitDecision,
+    },
     /// `mission.handoff.preview` (public; no authority).
-    HandoffPreview { mission_id: String, to: MissionProvider },
+    HandoffPreview {
+        mission_id: String,
+        to: MissionProvider,
+    },
     /// `mission.close` (public; re-verifies and archives).
     Close { mission_id: String },
     /// Join the pane's session as an observer and mirror it in a panel.
@@ -31,17 +38,41 @@ pub enum Request {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ServerUpdate {
     /// `cockpit.hello`: whether this terminal may grant consent.
-    Hello { consent_allowed: bool, reason: Option<String> },
+    Hello {
+        consent_allowed: bool,
+        reason: Option<String>,
+    },
     /// A fresh read of every mission and every unresolved attention item.
-    Snapshot { missions: Vec<MissionViewV1>, attention: Vec<AttentionItemV1> },
-    Previewed { action: CockpitAction, preview: CockpitPreview },
-    Decided { action: CockpitAction, outcome: CockpitOutcome },
-    HandoffPreviewed { mission_id: String, to: MissionProvider, artifact: MissionHandoffArtifactV1 },
-    CloseAccepted { mission: MissionViewV1 },
+    Snapshot {
+        missions: Vec<MissionViewV1>,
+        attention: Vec<AttentionItemV1>,
+    },
+    Previewed {
+        action: CockpitAction,
+        preview: CockpitPreview,
+    },
+    Decided {
+        action: CockpitAction,
+        outcome: CockpitOutcome,
+    },
+    HandoffPreviewed {
+        mission_id: String,
+        to: MissionProvider,
+        artifact: MissionHandoffArtifactV1,
+    },
+    CloseAccepted {
+        mission: MissionViewV1,
+    },
     /// A request failed; `code` is the wire error code when the server answered one.
-    Failed { request: Request, code: Option<String>, message: String },
+    Failed {
+        request: Request,
+        code: Option<String>,
+        message: String,
+    },
     /// The server cannot be reached (it is retried on every refresh).
-    Unreachable { message: String },
+    Unreachable {
+        message: String,
+    },
     /// A durable mission event from the `events.subscribe` connection.
     MissionEvent(MissionEventV1),
     /// What happened to the watched pane's session.
@@ -50,8 +81,16 @@ pub enum ServerUpdate {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WatchStatus {
-    Joined { pane_id: String },
+    Joined {
+        pane_id: String,
+    },
     /// The pane's process ended.
-    Closed { pane_id: String, exit_code: Option<i32> },
-    Failed { pane_id: String, message: String },
+    Closed {
+        pane_id: String,
+        exit_code: Option<i32>,
+    },
+    Failed {
+        pane_id: String,
+        message: String,
+    },
 }

@@ -30,7 +30,10 @@ pub struct CockpitConfig {
 
 impl CockpitConfig {
     pub fn new(socket_path: PathBuf) -> CockpitConfig {
-        CockpitConfig { socket_path, refresh_interval: Duration::from_millis(1000) }
+        CockpitConfig {
+            socket_path,
+            refresh_interval: Duration::from_millis(1000),
+        }
     }
 }
 
@@ -54,7 +57,11 @@ pub enum CockpitExit {
 pub fn run(config: CockpitConfig) -> Result<CockpitExit, CockpitError> {
     let signals = SignalFlag::register().map_err(CockpitError::Signals)?;
     let (update_sender, updates) = channel();
-    let requests = worker::spawn(config.socket_path.clone(), config.refresh_interval, update_sender.clone());
+    let requests = worker::spawn(
+        config.socket_path.clone(),
+        config.refresh_interval,
+        update_sender.clone(),
+    );
     events::spawn(config.socket_path.clone(), update_sender.clone());
     let mut terminal = TerminalSession::enter().map_err(CockpitError::Terminal)?;
     let mut app = App::new();
@@ -64,8 +71,13 @@ pub fn run(config: CockpitConfig) -> Result<CockpitExit, CockpitError> {
         let mirror = watching.as_ref().map(|watch| watch.mirror.clone());
         terminal
             .draw(|frame| {
-                let guard = mirror.as_ref().map(|mirror| mirror.lock().expect("the mirror lock is never poisoned"));
-                let screen = guard.as_ref().and_then(|parser| parser.as_ref()).map(|parser| parser.screen());
+                let guard = mirror
+                    .as_ref()
+                    .map(|mirror| mirror.lock().expect("the mirror lock is never poisoned"));
+                let screen = guard
+                    .as_ref()
+                    .and_then(|parser| parser.as_ref())
+                    .map(|parser| parser.screen());
                 ui::draw(frame, &app, screen);
             })
             .map_err(CockpitError::Terminal)?;
@@ -82,7 +94,11 @@ pub fn run(config: CockpitConfig) -> Result<CockpitExit, CockpitError> {
                     if let Some(previous) = watching.take() {
                         previous.stop();
                     }
-                    watching = Some(watch::start(&config.socket_path, &pane_id, update_sender.clone()));
+                    watching = Some(watch::start(
+                        &config.socket_path,
+                        &pane_id,
+                        update_sender.clone(),
+                    ));
                 }
                 Request::StopWatching => {
                     if let Some(previous) = watching.take() {

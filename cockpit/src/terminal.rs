@@ -58,7 +58,12 @@ pub struct SignalFlag {
 impl SignalFlag {
     pub fn register() -> io::Result<SignalFlag> {
         let received = Arc::new(AtomicUsize::new(0));
-        for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP, signal_hook::consts::SIGINT, signal_hook::consts::SIGQUIT] {
+        for signal in [
+            signal_hook::consts::SIGTERM,
+            signal_hook::consts::SIGHUP,
+            signal_hook::consts::SIGINT,
+            signal_hook::consts::SIGQUIT,
+        ] {
             signal_hook::flag::register_usize(signal, received.clone(), signal as usize)?;
         }
         Ok(SignalFlag { received })

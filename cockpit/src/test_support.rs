@@ -92,19 +92,29 @@ pub fn mission(id: &str, status: MissionStatus) -> MissionViewV1 {
         status_reason: Some("the provider is working".into()),
         run: Some(run_view("r1", MissionProvider::Codex)),
         run_history: vec![],
+        checks_running: None,
         unresolved_attention_count: 1,
         updated_at_millis: 1,
     }
 }
 
-fn item(id: &str, kind: AttentionKindV1, risk: AttentionRiskV1, action: &str, questions: Vec<AttentionQuestionV1>) -> AttentionItemV1 {
+fn item(
+    id: &str,
+    kind: AttentionKindV1,
+    risk: AttentionRiskV1,
+    action: &str,
+    questions: Vec<AttentionQuestionV1>,
+) -> AttentionItemV1 {
     AttentionItemV1 {
         schema_version: 1,
         attention_id: id.into(),
         mission_id: "m1".into(),
         run_id: "r1".into(),
         session_id: "s".into(),
-        pane: AttentionPaneTargetV1 { workspace_id: "w1".into(), pane_id: "w1:p1".into() },
+        pane: AttentionPaneTargetV1 {
+            workspace_id: "w1".into(),
+            pane_id: "w1:p1".into(),
+        },
         kind,
         requested_action: action.into(),
         scope: "this run".into(),
@@ -128,8 +138,14 @@ pub fn question(id: &str, multiple: bool, custom_allowed: bool) -> AttentionQues
         header: "DB".into(),
         prompt: "Which database?".into(),
         options: vec![
-            AttentionQuestionOptionV1 { label: "sqlite".into(), description: "a file".into() },
-            AttentionQuestionOptionV1 { label: "postgres".into(), description: String::new() },
+            AttentionQuestionOptionV1 {
+                label: "sqlite".into(),
+                description: "a file".into(),
+            },
+            AttentionQuestionOptionV1 {
+                label: "postgres".into(),
+                description: String::new(),
+            },
         ],
         multiple,
         custom_allowed,
@@ -137,21 +153,42 @@ pub fn question(id: &str, multiple: bool, custom_allowed: bool) -> AttentionQues
 }
 
 pub fn question_item(multiple: bool) -> AttentionItemV1 {
-    item("attention:q1", AttentionKindV1::ProviderQuestion, AttentionRiskV1::Low, "answer a question", vec![question("q-db", multiple, true)])
+    item(
+        "attention:q1",
+        AttentionKindV1::ProviderQuestion,
+        AttentionRiskV1::Low,
+        "answer a question",
+        vec![question("q-db", multiple, true)],
+    )
 }
 
 pub fn approval_item() -> AttentionItemV1 {
-    item("attention:a1", AttentionKindV1::PermissionRequest, AttentionRiskV1::High, "run rm -rf build", vec![])
+    item(
+        "attention:a1",
+        AttentionKindV1::PermissionRequest,
+        AttentionRiskV1::High,
+        "run rm -rf build",
+        vec![],
+    )
 }
 
 pub fn warning_item() -> AttentionItemV1 {
-    item("attention:w1", AttentionKindV1::SecurityWarning, AttentionRiskV1::Critical, "the workspace changed during read-only run r1", vec![])
+    item(
+        "attention:w1",
+        AttentionKindV1::SecurityWarning,
+        AttentionRiskV1::Critical,
+        "the workspace changed during read-only run r1",
+        vec![],
+    )
 }
 
 /// An app that shows one active mission and the given attention items.
 pub fn app_with(attention: Vec<AttentionItemV1>) -> App {
     let mut app = App::new();
-    let requests = app.apply(ServerUpdate::Snapshot { missions: vec![mission("m1", MissionStatus::Active)], attention });
+    let requests = app.apply(ServerUpdate::Snapshot {
+        missions: vec![mission("m1", MissionStatus::Active)],
+        attention,
+    });
     assert!(requests.is_empty());
     app
 }

@@ -35,7 +35,9 @@ fn is_interactive() -> bool {
 
 pub fn run(context: &Context, args: CockpitArgs) -> CommandResult {
     if !is_interactive() {
-        return Err(CliError::Usage("nagi cockpit needs a terminal on stdin and stdout".into()));
+        return Err(CliError::Usage(
+            "nagi cockpit needs a terminal on stdin and stdout".into(),
+        ));
     }
     let paths = session_paths(context.session.as_deref())?;
     // Start a server now if none answers, so the cockpit opens on a live one.

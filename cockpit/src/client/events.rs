@@ -36,21 +36,31 @@ pub fn spawn(socket_path: PathBuf, updates: Sender<ServerUpdate>) {
 
 /// Follows one connection until it fails; `false` when the state has gone.
 fn follow(socket_path: &PathBuf, last_seq: &mut u64, updates: &Sender<ServerUpdate>) -> bool {
-    let Ok(mut client) = Client::connect(socket_path) else { return true };
+    let Ok(mut client) = Client::connect(socket_path) else {
+        return true;
+    };
     let params = json!({"subscriptions": [{"type": "mission"}], "after_seq": *last_seq});
     if client.request("events.subscribe", params).is_err() {
         return true;
     }
     loop {
-        let Ok(line) = client.read_value() else { return true };
-        let Some(data) = line.get("data") else { continue };
-        let Some(seq) = data.get("seq").and_then(Value::as_u64) else { continue };
+        let Ok(line) = client.read_value() else {
+            return true;
+        };
+        let Some(data) = line.get("data") else {
+            continue;
+        };
+        let Some(seq) = data.get("seq").and_then(Value::as_u64) else {
+            continue;
+        };
         if seq <= *last_seq {
             continue;
         }
         *last_seq = seq;
         // Kinds this build does not know are skipped; the next refresh shows their effect.
-        let Ok(event) = serde_json::from_value::<MissionEventV1>(data.clone()) else { continue };
+        let Ok(event) = serde_json::from_value::<MissionEventV1>(data.clone()) else {
+            continue;
+        };
         if updates.send(ServerUpdate::MissionEvent(event)).is_err() {
             return false;
         }

@@ -7,13 +7,15 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::Shutdown;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::sync::mpsc::Sender;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
 use nagi_schema::client::Client;
-use nagi_schema::session_protocol::{SessionClientMessage, SessionFramePayload, SessionRole, SessionServerMessage};
+use nagi_schema::session_protocol::{
+    SessionClientMessage, SessionFramePayload, SessionRole, SessionServerMessage,
+};
 use serde_json::{Value, json};
 
 use crate::request::{ServerUpdate, WatchStatus};
@@ -60,7 +62,9 @@ fn line(message: &SessionClientMessage) -> Vec<u8> {
 
 fn terminal_id(socket_path: &Path, pane_id: &str) -> Result<String, String> {
     let mut client = Client::connect(socket_path).map_err(|error| error.to_string())?;
-    let result = client.request("pane.get", json!({"pane_id": pane_id})).map_err(|error| error.to_string())?;
+    let result = client
+        .request("pane.get", json!({"pane_id": pane_id}))
+        .map_err(|error| error.to_string())?;
     result
         .get("pane")
         .and_then(|pane| pane.get("terminal_id"))
@@ -70,8 +74,12 @@ fn terminal_id(socket_path: &Path, pane_id: &str) -> Result<String, String> {
 }
 
 fn size(rows: Option<u16>, cols: Option<u16>) -> (std::num::NonZeroU16, std::num::NonZeroU16) {
-    let rows = rows.and_then(std::num::NonZeroU16::new).unwrap_or(std::num::NonZeroU16::new(FALLBACK_ROWS).expect("non-zero"));
-    let cols = cols.and_then(std::num::NonZeroU16::new).unwrap_or(std::num::NonZeroU16::new(FALLBACK_COLS).expect("non-zero"));
+    let rows = rows
+        .and_then(std::num::NonZeroU16::new)
+        .unwrap_or(std::num::NonZeroU16::new(FALLBACK_ROWS).expect("non-zero"));
+    let cols = cols
+        .and_then(std::num::NonZeroU16::new)
+        .unwrap_or(std::num::NonZeroU16::new(FALLBACK_COLS).expect("non-zero"));
     (rows, cols)
 }
 
@@ -85,12 +93,20 @@ fn apply(mirror: &PaneMirror, payload: SessionFramePayload) -> Option<Option<i32
             if parser.screen().size() != (rows, cols) {
                 parser.screen_mut().set_size(rows, cols);
             }
-            parser.process(&base64::engine::general_purpose::STANDARD.decode(data).unwrap_or_default());
+            parser.process(
+                &base64::engine::general_purpose::STANDARD
+                    .decode(data)
+                    .unwrap_or_default(),
+            );
         }
         SessionFramePayload::Output { data, .. } => {
             let (rows, cols) = size(None, None);
             let parser = guard.get_or_insert_with(|| vt100::Parser::new(rows, cols, 0));
-            parser.process(&base64::engine::general_purpose::STANDARD.decode(data).unwrap_or_default());
+            parser.process(
+                &base64::engine::general_purpose::STANDARD
+                    .decode(data)
+                    .unwrap_or_default(),
+            );
         }
         SessionFramePayload::Resize { cols, rows } => {
             let (rows, cols) = size(Some(rows), Some(cols));
@@ -100,13 +116,24 @@ fn apply(mirror: &PaneMirror, payload: SessionFramePayload) -> Option<Option<i32
             }
         }
         SessionFramePayload::Closed { exit_code } => return Some(exit_code),
-        SessionFramePayload::RoleAssigned { .. } | SessionFramePayload::MembershipChanged { .. } | SessionFramePayload::Error { .. } => {}
+        SessionFramePayload::RoleAssigned { .. }
+        | SessionFramePayload::MembershipChanged { .. }
+        | SessionFramePayload::Error { .. } => {}
     }
     None
 }
 
-fn session_loop(socket_path: &Path, pane_id: &str, stream: UnixStream, mirror: &PaneMirror, updates: &Sender<ServerUpdate>) -> WatchStatus {
-    let failed = |message: String| WatchStatus::Failed { pane_id: pane_id.to_string(), message };
+fn session_loop(
+    socket_path: &Path,
+    pane_id: &str,
+    stream: UnixStream,
+    mirror: &PaneMirror,
+    updates: &Sender<ServerUpdate>,
+) -> WatchStatus {
+    let failed = |message: String| WatchStatus::Failed {
+        pane_id: pane_id.to_string(),
+        message,
+    };
     let session_id = match terminal_id(socket_path, pane_id) {
         Ok(id) => id,
         Err(message) => return failed(message),
@@ -115,7 +142,11 @@ fn session_loop(socket_path: &Path, pane_id: &str, stream: UnixStream, mirror: &
         Ok(writer) => writer,
         Err(error) => return failed(error.to_string()),
     };
-    let join = |replay_from| SessionClientMessage::JoinSession { session_id: session_id.clone(), role: SessionRole::Observer, replay_from };
+    let join = |replay_from| SessionClientMessage::JoinSession {
+        session_id: session_id.clone(),
+        role: SessionRole::Observer,
+        replay_from,
+    };
     if let Err(error) = writer.write_all(&line(&join(None))) {
         return failed(format!("cannot join the pane's session: {error}"));
     }
@@ -128,10 +159,14 @@ fn session_loop(socket_path: &Path, pane_id: &str, stream: UnixStream, mirror: &
             Ok(0) | Err(_) => return failed("the attach connection ended".into()),
             Ok(_) => {}
         }
-        let Ok(message) = serde_json::from_str::<SessionServerMessage>(&text) else { continue };
+        let Ok(message) = serde_json::from_str::<SessionServerMessage>(&text) else {
+            continue;
+        };
         match message {
             SessionServerMessage::SessionJoined(_) => {
-                let _ = updates.send(ServerUpdate::Watch(WatchStatus::Joined { pane_id: pane_id.to_string() }));
+                let _ = updates.send(ServerUpdate::Watch(WatchStatus::Joined {
+                    pane_id: pane_id.to_string(),
+                }));
             }
             SessionServerMessage::SessionFrame(frame) => {
                 last_seq = last_seq.max(frame.seq);
@@ -143,11 +178,18 @@ fn session_loop(socket_path: &Path, pane_id: &str, stream: UnixStream, mirror: &
                     continue;
                 }
                 if let Some(exit_code) = apply(mirror, frame.payload) {
-                    return WatchStatus::Closed { pane_id: pane_id.to_string(), exit_code };
+                    return WatchStatus::Closed {
+                        pane_id: pane_id.to_string(),
+                        exit_code,
+                    };
                 }
             }
-            SessionServerMessage::SessionLeft(_) => return failed("left the pane's session".into()),
-            SessionServerMessage::Error { code, message, .. } => return failed(format!("{code}: {message}")),
+            SessionServerMessage::SessionLeft(_) => {
+                return failed("left the pane's session".into());
+            }
+            SessionServerMessage::Error { code, message, .. } => {
+                return failed(format!("{code}: {message}"));
+            }
         }
     }
 }
@@ -161,13 +203,24 @@ pub fn start(socket_path: &Path, pane_id: &str, updates: Sender<ServerUpdate>) -
         Ok(stream) => stream,
         Err(error) => {
             let message = format!("cannot reach the server to watch {pane_id}: {error}");
-            let _ = updates.send(ServerUpdate::Watch(WatchStatus::Failed { pane_id: pane_id.to_string(), message }));
-            return Watch { mirror, stream: None, stopped };
+            let _ = updates.send(ServerUpdate::Watch(WatchStatus::Failed {
+                pane_id: pane_id.to_string(),
+                message,
+            }));
+            return Watch {
+                mirror,
+                stream: None,
+                stopped,
+            };
         }
     };
     let handle = stream.try_clone().ok();
-    let (socket_path, pane_id, thread_mirror, thread_stopped) =
-        (socket_path.to_path_buf(), pane_id.to_string(), mirror.clone(), stopped.clone());
+    let (socket_path, pane_id, thread_mirror, thread_stopped) = (
+        socket_path.to_path_buf(),
+        pane_id.to_string(),
+        mirror.clone(),
+        stopped.clone(),
+    );
     std::thread::Builder::new()
         .name("cockpit-watch".into())
         .spawn(move || {
@@ -177,5 +230,9 @@ pub fn start(socket_path: &Path, pane_id: &str, updates: Sender<ServerUpdate>) -
             }
         })
         .expect("the cockpit can start a thread");
-    Watch { mirror, stream: handle, stopped }
+    Watch {
+        mirror,
+        stream: handle,
+        stopped,
+    }
 }

@@ -29,11 +29,23 @@ struct Worker {
 
 /// Starts the worker; requests sent to the returned channel are performed in order. The
 /// thread ends when that channel is dropped.
-pub fn spawn(socket_path: PathBuf, refresh_interval: Duration, updates: Sender<ServerUpdate>) -> Sender<Request> {
+pub fn spawn(
+    socket_path: PathBuf,
+    refresh_interval: Duration,
+    updates: Sender<ServerUpdate>,
+) -> Sender<Request> {
     let (sender, receiver) = channel();
     std::thread::Builder::new()
         .name("cockpit-requests".into())
-        .spawn(move || Worker { socket_path, client: None, updates, archived: BTreeMap::new() }.run(receiver, refresh_interval))
+        .spawn(move || {
+            Worker {
+                socket_path,
+                client: None,
+                updates,
+                archived: BTreeMap::new(),
+            }
+            .run(receiver, refresh_interval)
+        })
         .expect("the cockpit can start a thread");
     sender
 }
@@ -99,12 +111,26 @@ impl Worker {
     /// `cockpit.hello` after a connect: may this terminal give consent?
     fn greet(&mut self) {
         let client = self.client.as_mut().expect("greet runs on a connection");
-        let update = match client.request("cockpit.hello", json!({})).and_then(|value| decode("cockpit.hello", value)) {
-            Ok(ResponseResult::CockpitHello { consent_allowed, reason }) => ServerUpdate::Hello { consent_allowed, reason },
-            Ok(other) => ServerUpdate::Hello { consent_allowed: false, reason: Some(format!("unexpected answer to cockpit.hello: {other:?}")) },
+        let update = match client
+            .request("cockpit.hello", json!({}))
+            .and_then(|value| decode("cockpit.hello", value))
+        {
+            Ok(ResponseResult::CockpitHello {
+                consent_allowed,
+                reason,
+            }) => ServerUpdate::Hello {
+                consent_allowed,
+                reason,
+            },
+            Ok(other) => ServerUpdate::Hello {
+                consent_allowed: false,
+                reason: Some(format!("unexpected answer to cockpit.hello: {other:?}")),
+            },
             Err(error) => ServerUpdate::Hello {
                 consent_allowed: false,
-                reason: Some(format!("this server does not offer the cockpit channel ({error})")),
+                reason: Some(format!(
+                    "this server does not offer the cockpit channel ({error})"
+                )),
             },
         };
         self.send(update);
@@ -117,29 +143,59 @@ impl Worker {
             Request::Preview(action) => self
                 .call("cockpit.preview", json!({"action": action}))
                 .and_then(|value| match decode("cockpit.preview", value)? {
-                    ResponseResult::CockpitPreview { preview } => Ok(ServerUpdate::Previewed { action: action.clone(), preview }),
-                    other => Err(ClientError::Protocol(format!("unexpected answer to cockpit.preview: {other:?}"))),
+                    ResponseResult::CockpitPreview { preview } => Ok(ServerUpdate::Previewed {
+                        action: action.clone(),
+                        preview,
+                    }),
+                    other => Err(ClientError::Protocol(format!(
+                        "unexpected answer to cockpit.preview: {other:?}"
+                    ))),
                 }),
-            Request::Decide { action, shown_digest, decision } => self
-                .call("cockpit.decide", json!({"action": action, "shown_digest": shown_digest, "decision": decision}))
+            Request::Decide {
+                action,
+                shown_digest,
+                decision,
+            } => self
+                .call(
+                    "cockpit.decide",
+                    json!({"action": action, "shown_digest": shown_digest, "decision": decision}),
+                )
                 .and_then(|value| match decode("cockpit.decide", value)? {
-                    ResponseResult::CockpitDecided { outcome } => Ok(ServerUpdate::Decided { action: action.clone(), outcome }),
-                    other => Err(ClientError::Protocol(format!("unexpected answer to cockpit.decide: {other:?}"))),
+                    ResponseResult::CockpitDecided { outcome } => Ok(ServerUpdate::Decided {
+                        action: action.clone(),
+                        outcome,
+                    }),
+                    other => Err(ClientError::Protocol(format!(
+                        "unexpected answer to cockpit.decide: {other:?}"
+                    ))),
                 }),
             Request::HandoffPreview { mission_id, to } => self
-                .call("mission.handoff.preview", json!({"mission_id": mission_id, "to": to}))
+                .call(
+                    "mission.handoff.preview",
+                    json!({"mission_id": mission_id, "to": to}),
+                )
                 .and_then(|value| match decode("mission.handoff.preview", value)? {
                     ResponseResult::MissionHandoffPreview { artifact } => {
-                        Ok(ServerUpdate::HandoffPreviewed { mission_id: mission_id.clone(), to: *to, artifact })
+                        Ok(ServerUpdate::HandoffPreviewed {
+                            mission_id: mission_id.clone(),
+                            to: *to,
+                            artifact,
+                        })
                     }
-                    other => Err(ClientError::Protocol(format!("unexpected answer to mission.handoff.preview: {other:?}"))),
+                    other => Err(ClientError::Protocol(format!(
+                        "unexpected answer to mission.handoff.preview: {other:?}"
+                    ))),
                 }),
-            Request::Close { mission_id } => {
-                self.call("mission.close", json!({"mission_id": mission_id})).and_then(|value| match decode("mission.close", value)? {
-                    ResponseResult::MissionCloseAccepted { mission } => Ok(ServerUpdate::CloseAccepted { mission }),
-                    other => Err(ClientError::Protocol(format!("unexpected answer to mission.close: {other:?}"))),
-                })
-            }
+            Request::Close { mission_id } => self
+                .call("mission.close", json!({"mission_id": mission_id}))
+                .and_then(|value| match decode("mission.close", value)? {
+                    ResponseResult::MissionCloseAccepted { mission } => {
+                        Ok(ServerUpdate::CloseAccepted { mission })
+                    }
+                    other => Err(ClientError::Protocol(format!(
+                        "unexpected answer to mission.close: {other:?}"
+                    ))),
+                }),
             // The pane watch has its own connection (see `watch.rs`).
             Request::Watch { .. } | Request::StopWatching => return true,
         };
@@ -147,23 +203,42 @@ impl Worker {
         let update = match outcome {
             Ok(update) => update,
             Err(error) => match error.code() {
-                Some(code) => ServerUpdate::Failed { request, code: Some(code.to_string()), message: remote_message(&error) },
-                None if matches!(request, Request::Refresh) => ServerUpdate::Unreachable { message: error.to_string() },
-                None => ServerUpdate::Failed { request, code: None, message: error.to_string() },
+                Some(code) => ServerUpdate::Failed {
+                    request,
+                    code: Some(code.to_string()),
+                    message: remote_message(&error),
+                },
+                None if matches!(request, Request::Refresh) => ServerUpdate::Unreachable {
+                    message: error.to_string(),
+                },
+                None => ServerUpdate::Failed {
+                    request,
+                    code: None,
+                    message: error.to_string(),
+                },
             },
         };
         if !self.send(update) {
             return false;
         }
         // A mutation changes what the screen should show.
-        if mutation { self.perform(Request::Refresh) } else { true }
+        if mutation {
+            self.perform(Request::Refresh)
+        } else {
+            true
+        }
     }
 
     /// Every mission in full and every unresolved attention item.
     fn snapshot(&mut self) -> Result<ServerUpdate, ClientError> {
         let listed = self.call("mission.list", json!({}))?;
-        let ResponseResult::MissionList { missions: summaries } = decode("mission.list", listed)? else {
-            return Err(ClientError::Protocol("mission.list did not answer a mission list".into()));
+        let ResponseResult::MissionList {
+            missions: summaries,
+        } = decode("mission.list", listed)?
+        else {
+            return Err(ClientError::Protocol(
+                "mission.list did not answer a mission list".into(),
+            ));
         };
         let mut missions = Vec::with_capacity(summaries.len());
         for summary in summaries {
@@ -173,19 +248,30 @@ impl Worker {
             }
             let got = self.call("mission.get", json!({"mission_id": summary.mission_id}))?;
             let ResponseResult::MissionInfo { mission } = decode("mission.get", got)? else {
-                return Err(ClientError::Protocol("mission.get did not answer a mission".into()));
+                return Err(ClientError::Protocol(
+                    "mission.get did not answer a mission".into(),
+                ));
             };
             if mission.status == MissionStatus::Archived {
-                self.archived.insert(mission.mission_id.clone(), mission.clone());
+                self.archived
+                    .insert(mission.mission_id.clone(), mission.clone());
             }
             missions.push(mission);
         }
         let listed = self.call("attention.list", json!({}))?;
         let ResponseResult::AttentionList { items } = decode("attention.list", listed)? else {
-            return Err(ClientError::Protocol("attention.list did not answer a list".into()));
+            return Err(ClientError::Protocol(
+                "attention.list did not answer a list".into(),
+            ));
         };
-        let attention: Vec<AttentionItemV1> = items.into_iter().filter(|item| item.state.is_unresolved()).collect();
-        Ok(ServerUpdate::Snapshot { missions, attention })
+        let attention: Vec<AttentionItemV1> = items
+            .into_iter()
+            .filter(|item| item.state.is_unresolved())
+            .collect();
+        Ok(ServerUpdate::Snapshot {
+            missions,
+            attention,
+        })
     }
 }
 

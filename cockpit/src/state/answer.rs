@@ -59,15 +59,27 @@ fn on_custom_row(question: &AttentionQuestionV1, input: &QuestionInput) -> bool 
 
 impl AnswerForm {
     pub fn new(item: AttentionItemV1) -> AnswerForm {
-        let inputs = item.questions.iter().map(|_| QuestionInput::default()).collect();
-        AnswerForm { item, inputs, question: 0 }
+        let inputs = item
+            .questions
+            .iter()
+            .map(|_| QuestionInput::default())
+            .collect();
+        AnswerForm {
+            item,
+            inputs,
+            question: 0,
+        }
     }
 
     pub fn mode(&self) -> AnswerMode {
         answer_mode(&self.item)
     }
 
-    fn respond(&self, decision: MissionResponseDecision, answers: BTreeMap<String, Vec<String>>) -> FormOutcome {
+    fn respond(
+        &self,
+        decision: MissionResponseDecision,
+        answers: BTreeMap<String, Vec<String>>,
+    ) -> FormOutcome {
         FormOutcome::Submit(Request::Preview(CockpitAction::Respond {
             mission_id: self.item.mission_id.clone(),
             run_id: self.item.run_id.clone(),
@@ -81,7 +93,11 @@ impl AnswerForm {
     pub fn answers(&self) -> Result<BTreeMap<String, Vec<String>>, String> {
         let mut answers = BTreeMap::new();
         for (question, input) in self.item.questions.iter().zip(&self.inputs) {
-            let mut values: Vec<String> = input.chosen.iter().map(|index| question.options[*index].label.clone()).collect();
+            let mut values: Vec<String> = input
+                .chosen
+                .iter()
+                .map(|index| question.options[*index].label.clone())
+                .collect();
             if !input.custom.value().is_empty() {
                 values.push(input.custom.value().to_string());
             }
@@ -106,8 +122,12 @@ impl AnswerForm {
         }
         match self.mode() {
             AnswerMode::Approval => match key.code {
-                KeyCode::Char('o') | KeyCode::Enter => self.respond(MissionResponseDecision::ApproveOnce, BTreeMap::new()),
-                KeyCode::Char('s') => self.respond(MissionResponseDecision::ApproveForSession, BTreeMap::new()),
+                KeyCode::Char('o') | KeyCode::Enter => {
+                    self.respond(MissionResponseDecision::ApproveOnce, BTreeMap::new())
+                }
+                KeyCode::Char('s') => {
+                    self.respond(MissionResponseDecision::ApproveForSession, BTreeMap::new())
+                }
                 KeyCode::Char('d') => self.respond(MissionResponseDecision::Deny, BTreeMap::new()),
                 _ => FormOutcome::Continue,
             },
@@ -142,7 +162,8 @@ impl AnswerForm {
             KeyCode::Up => input.cursor = cycle(input.cursor, rows, -1),
             KeyCode::Down => input.cursor = cycle(input.cursor, rows, 1),
             _ if on_custom_row(question, input) => {
-                if input.custom.edit(key) && !question.multiple && !input.custom.value().is_empty() {
+                if input.custom.edit(key) && !question.multiple && !input.custom.value().is_empty()
+                {
                     // A typed answer replaces a chosen option of a single-choice question.
                     input.chosen.clear();
                 }

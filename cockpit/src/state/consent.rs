@@ -33,17 +33,31 @@ pub enum ConsentOutcome {
 
 impl ConsentDialog {
     pub fn new(action: CockpitAction, return_to: Screen) -> ConsentDialog {
-        ConsentDialog { action, preview: None, deciding: None, error: None, note: None, scroll: 0, return_to: Box::new(return_to) }
+        ConsentDialog {
+            action,
+            preview: None,
+            deciding: None,
+            error: None,
+            note: None,
+            scroll: 0,
+            return_to: Box::new(return_to),
+        }
     }
 
     fn decide(&mut self, decision: CockpitDecision) -> ConsentOutcome {
-        let Some(preview) = &self.preview else { return ConsentOutcome::Continue };
+        let Some(preview) = &self.preview else {
+            return ConsentOutcome::Continue;
+        };
         if self.deciding.is_some() {
             return ConsentOutcome::Continue;
         }
         self.deciding = Some(decision);
         self.error = None;
-        ConsentOutcome::Send(Request::Decide { action: self.action.clone(), shown_digest: preview.digest.clone(), decision })
+        ConsentOutcome::Send(Request::Decide {
+            action: self.action.clone(),
+            shown_digest: preview.digest.clone(),
+            decision,
+        })
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> ConsentOutcome {

@@ -11,7 +11,9 @@ pub struct TextField {
 
 impl TextField {
     pub fn with_text(text: &str) -> TextField {
-        TextField { text: text.to_string() }
+        TextField {
+            text: text.to_string(),
+        }
     }
 
     /// Applies an editing key; `true` when the key was one.
@@ -21,7 +23,11 @@ impl TextField {
                 self.text.clear();
                 true
             }
-            KeyCode::Char(character) if !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) => {
+            KeyCode::Char(character)
+                if !key
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+            {
                 self.text.push(character);
                 true
             }

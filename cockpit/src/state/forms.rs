@@ -31,7 +31,10 @@ fn move_field(field: &mut usize, count: usize, key: &KeyEvent) -> bool {
 }
 
 fn is_toggle_key(key: &KeyEvent) -> bool {
-    matches!(key.code, KeyCode::Char(' ') | KeyCode::Left | KeyCode::Right)
+    matches!(
+        key.code,
+        KeyCode::Char(' ') | KeyCode::Left | KeyCode::Right
+    )
 }
 
 /// Rows of the start form, in order.
@@ -70,8 +73,16 @@ pub struct StartForm {
 
 /// The first `rN` not used by the mission's runs.
 pub fn next_run_id(mission: &MissionViewV1) -> String {
-    let used: Vec<&str> = mission.run.iter().chain(mission.run_history.iter()).map(|run| run.run_id.as_str()).collect();
-    (1..).map(|number| format!("r{number}")).find(|candidate| !used.contains(&candidate.as_str())).expect("an unused run id")
+    let used: Vec<&str> = mission
+        .run
+        .iter()
+        .chain(mission.run_history.iter())
+        .map(|run| run.run_id.as_str())
+        .collect();
+    (1..)
+        .map(|number| format!("r{number}"))
+        .find(|candidate| !used.contains(&candidate.as_str()))
+        .expect("an unused run id")
 }
 
 impl StartForm {
@@ -101,7 +112,8 @@ impl StartForm {
         if self.run_id.value().is_empty() {
             return Err("the run needs a run id".into());
         }
-        let worktree_path = Some(self.worktree_path.value().to_string()).filter(|path| !path.is_empty());
+        let worktree_path =
+            Some(self.worktree_path.value().to_string()).filter(|path| !path.is_empty());
         Ok(CockpitAction::StartRun {
             mission_id: self.mission_id.clone(),
             run_id: self.run_id.value().to_string(),
@@ -134,8 +146,12 @@ impl StartForm {
                     KeyCode::Right | KeyCode::Char(' ') => 1,
                     _ => 0,
                 };
-                let index = MissionProvider::ALL.iter().position(|provider| *provider == self.provider).unwrap_or(0);
-                self.provider = MissionProvider::ALL[cycle(index, MissionProvider::ALL.len(), delta)];
+                let index = MissionProvider::ALL
+                    .iter()
+                    .position(|provider| *provider == self.provider)
+                    .unwrap_or(0);
+                self.provider =
+                    MissionProvider::ALL[cycle(index, MissionProvider::ALL.len(), delta)];
             }
             StartField::RunId => {
                 self.run_id.edit(key);
@@ -144,8 +160,12 @@ impl StartForm {
                 self.worktree_path.edit(key);
             }
             StartField::WriteScope if is_toggle_key(&key) => self.write_scope = !self.write_scope,
-            StartField::ProjectRecipe if is_toggle_key(&key) => self.execute_project_recipe = !self.execute_project_recipe,
-            StartField::DeclaredChecks if is_toggle_key(&key) => self.execute_declared_checks = !self.execute_declared_checks,
+            StartField::ProjectRecipe if is_toggle_key(&key) => {
+                self.execute_project_recipe = !self.execute_project_recipe
+            }
+            StartField::DeclaredChecks if is_toggle_key(&key) => {
+                self.execute_declared_checks = !self.execute_declared_checks
+            }
             _ => {}
         }
         FormOutcome::Continue
@@ -161,8 +181,12 @@ pub enum EvidenceField {
     Override,
 }
 
-pub const EVIDENCE_FIELDS: [EvidenceField; 4] =
-    [EvidenceField::Check, EvidenceField::Reviewer, EvidenceField::Reason, EvidenceField::Override];
+pub const EVIDENCE_FIELDS: [EvidenceField; 4] = [
+    EvidenceField::Check,
+    EvidenceField::Reviewer,
+    EvidenceField::Reason,
+    EvidenceField::Override,
+];
 
 /// The reviewer name offered first: the actor the server records for the local person.
 pub const DEFAULT_REVIEWER: &str = "local-user";
@@ -238,7 +262,13 @@ impl EvidenceForm {
         }
         match self.current_field() {
             EvidenceField::Check => {
-                let delta = if key.code == KeyCode::Left { -1 } else if is_toggle_key(&key) { 1 } else { 0 };
+                let delta = if key.code == KeyCode::Left {
+                    -1
+                } else if is_toggle_key(&key) {
+                    1
+                } else {
+                    0
+                };
                 self.check = cycle(self.check, self.check_ids.len(), delta);
             }
             EvidenceField::Reviewer => {
@@ -267,11 +297,15 @@ impl DismissForm {
     pub fn handle_key(&mut self, key: KeyEvent) -> FormOutcome {
         match key.code {
             KeyCode::Esc => FormOutcome::Cancel,
-            KeyCode::Enter if self.reason.value().is_empty() => FormOutcome::Problem("give a reason for dismissing it".into()),
-            KeyCode::Enter => FormOutcome::Submit(Request::Preview(CockpitAction::DismissAttention {
-                attention_id: self.attention_id.clone(),
-                reason: self.reason.value().to_string(),
-            })),
+            KeyCode::Enter if self.reason.value().is_empty() => {
+                FormOutcome::Problem("give a reason for dismissing it".into())
+            }
+            KeyCode::Enter => {
+                FormOutcome::Submit(Request::Preview(CockpitAction::DismissAttention {
+                    attention_id: self.attention_id.clone(),
+                    reason: self.reason.value().to_string(),
+                }))
+            }
             _ => {
                 self.reason.edit(key);
                 FormOutcome::Continue
@@ -290,7 +324,9 @@ pub struct CloseConfirm {
 impl CloseConfirm {
     pub fn handle_key(&mut self, key: KeyEvent) -> FormOutcome {
         match key.code {
-            KeyCode::Char('y') | KeyCode::Enter => FormOutcome::Submit(Request::Close { mission_id: self.mission_id.clone() }),
+            KeyCode::Char('y') | KeyCode::Enter => FormOutcome::Submit(Request::Close {
+                mission_id: self.mission_id.clone(),
+            }),
             KeyCode::Char('n') | KeyCode::Esc => FormOutcome::Cancel,
             _ => FormOutcome::Continue,
         }

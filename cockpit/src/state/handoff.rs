@@ -33,7 +33,10 @@ pub struct HandoffForm {
 impl HandoffForm {
     pub fn new(mission_id: &str, current: Option<MissionProvider>) -> HandoffForm {
         // Offer a provider other than the current one first.
-        let to = MissionProvider::ALL.into_iter().find(|provider| Some(*provider) != current).unwrap_or(MissionProvider::Codex);
+        let to = MissionProvider::ALL
+            .into_iter()
+            .find(|provider| Some(*provider) != current)
+            .unwrap_or(MissionProvider::Codex);
         HandoffForm {
             mission_id: mission_id.to_string(),
             to,
@@ -52,10 +55,18 @@ impl HandoffForm {
 
     fn preview_request(&mut self) -> FormOutcome {
         self.waiting = true;
-        FormOutcome::Submit(Request::HandoffPreview { mission_id: self.mission_id.clone(), to: self.to })
+        FormOutcome::Submit(Request::HandoffPreview {
+            mission_id: self.mission_id.clone(),
+            to: self.to,
+        })
     }
 
-    pub fn accept_artifact(&mut self, mission_id: &str, to: MissionProvider, artifact: MissionHandoffArtifactV1) {
+    pub fn accept_artifact(
+        &mut self,
+        mission_id: &str,
+        to: MissionProvider,
+        artifact: MissionHandoffArtifactV1,
+    ) {
         if mission_id == self.mission_id && to == self.to {
             self.waiting = false;
             self.artifact = Some(artifact);
@@ -85,8 +96,12 @@ impl HandoffForm {
                 match self.field {
                     HandoffField::Target => {
                         let delta = if key.code == KeyCode::Left { -1 } else { 1 };
-                        let index = MissionProvider::ALL.iter().position(|provider| *provider == self.to).unwrap_or(0);
-                        self.to = MissionProvider::ALL[cycle(index, MissionProvider::ALL.len(), delta)];
+                        let index = MissionProvider::ALL
+                            .iter()
+                            .position(|provider| *provider == self.to)
+                            .unwrap_or(0);
+                        self.to =
+                            MissionProvider::ALL[cycle(index, MissionProvider::ALL.len(), delta)];
                         // The artifact names its target: another target needs another preview.
                         self.artifact = None;
                     }
@@ -96,15 +111,19 @@ impl HandoffForm {
             }
             KeyCode::Char('p') => self.preview_request(),
             KeyCode::Enter => match &self.artifact {
-                None if self.waiting => FormOutcome::Problem("waiting for the server's handoff preview".into()),
+                None if self.waiting => {
+                    FormOutcome::Problem("waiting for the server's handoff preview".into())
+                }
                 None => self.preview_request(),
-                Some(artifact) => FormOutcome::Submit(Request::Preview(CockpitAction::HandoffStart {
-                    mission_id: self.mission_id.clone(),
-                    to: self.to,
-                    generated_at_millis: artifact.generated_at_millis,
-                    artifact_sha256: artifact.artifact_sha256.clone(),
-                    write_scope: self.effective_write_scope(),
-                })),
+                Some(artifact) => {
+                    FormOutcome::Submit(Request::Preview(CockpitAction::HandoffStart {
+                        mission_id: self.mission_id.clone(),
+                        to: self.to,
+                        generated_at_millis: artifact.generated_at_millis,
+                        artifact_sha256: artifact.artifact_sha256.clone(),
+                        write_scope: self.effective_write_scope(),
+                    }))
+                }
             },
             _ => FormOutcome::Continue,
         }

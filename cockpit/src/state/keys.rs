@@ -6,7 +6,9 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 use super::answer::{AnswerForm, AnswerMode, answer_mode};
 use super::consent::{ConsentDialog, ConsentOutcome};
 use super::fields::{cycle, is_ctrl_c};
-use super::forms::{CloseConfirm, DismissForm, EvidenceField, EvidenceForm, FormOutcome, StartField, StartForm};
+use super::forms::{
+    CloseConfirm, DismissForm, EvidenceField, EvidenceForm, FormOutcome, StartField, StartForm,
+};
 use super::handoff::HandoffForm;
 use super::{App, Focus, Screen, WatchState, Watching};
 use crate::request::Request;
@@ -15,8 +17,14 @@ impl Screen {
     /// Whether typed characters go into a text field (then `?` is text, not help).
     pub fn takes_text(&self) -> bool {
         match self {
-            Screen::Start(form) => matches!(form.current_field(), StartField::RunId | StartField::WorktreePath),
-            Screen::Evidence(form) => matches!(form.current_field(), EvidenceField::Reviewer | EvidenceField::Reason),
+            Screen::Start(form) => matches!(
+                form.current_field(),
+                StartField::RunId | StartField::WorktreePath
+            ),
+            Screen::Evidence(form) => matches!(
+                form.current_field(),
+                EvidenceField::Reviewer | EvidenceField::Reason
+            ),
             Screen::Dismiss(_) => true,
             Screen::Answer(form) => {
                 form.mode() == AnswerMode::Questions && {
@@ -43,7 +51,9 @@ impl App {
             self.help_open = false;
             return Vec::new();
         }
-        if key.code == KeyCode::F(1) || (key.code == KeyCode::Char('?') && !self.screen.takes_text()) {
+        if key.code == KeyCode::F(1)
+            || (key.code == KeyCode::Char('?') && !self.screen.takes_text())
+        {
             self.help_open = true;
             return Vec::new();
         }
@@ -118,18 +128,36 @@ impl App {
 
     fn quit_requests(&mut self) -> Vec<Request> {
         self.quit = true;
-        if self.watching.take().is_some() { vec![Request::StopWatching] } else { Vec::new() }
+        if self.watching.take().is_some() {
+            vec![Request::StopWatching]
+        } else {
+            Vec::new()
+        }
     }
 
     fn move_selection(&mut self, delta: isize) {
         match self.focus {
             Focus::Missions => {
-                let index = cycle(self.selected_mission_index().unwrap_or(0), self.missions.len(), delta);
-                self.selected_mission = self.missions.get(index).map(|mission| mission.mission_id.clone());
+                let index = cycle(
+                    self.selected_mission_index().unwrap_or(0),
+                    self.missions.len(),
+                    delta,
+                );
+                self.selected_mission = self
+                    .missions
+                    .get(index)
+                    .map(|mission| mission.mission_id.clone());
             }
             Focus::Attention => {
-                let index = cycle(self.selected_attention_index().unwrap_or(0), self.attention.len(), delta);
-                self.selected_attention = self.attention.get(index).map(|item| item.attention_id.clone());
+                let index = cycle(
+                    self.selected_attention_index().unwrap_or(0),
+                    self.attention.len(),
+                    delta,
+                );
+                self.selected_attention = self
+                    .attention
+                    .get(index)
+                    .map(|item| item.attention_id.clone());
             }
         }
     }
@@ -152,7 +180,11 @@ impl App {
             KeyCode::Enter => {
                 // From a mission, Enter goes to its first open attention item.
                 let mission_id = self.selected_mission.clone();
-                if let Some(item) = self.attention.iter().find(|item| Some(&item.mission_id) == mission_id.as_ref()) {
+                if let Some(item) = self
+                    .attention
+                    .iter()
+                    .find(|item| Some(&item.mission_id) == mission_id.as_ref())
+                {
                     self.selected_attention = Some(item.attention_id.clone());
                     self.focus = Focus::Attention;
                 }
@@ -173,26 +205,40 @@ impl App {
             return;
         };
         if dismiss || answer_mode(&item) == AnswerMode::DismissOnly {
-            let about = format!("{} ({:?}): {}", item.attention_id, item.kind, item.requested_action);
-            self.screen = Screen::Dismiss(DismissForm { attention_id: item.attention_id.clone(), about, reason: Default::default() });
+            let about = format!(
+                "{} ({:?}): {}",
+                item.attention_id, item.kind, item.requested_action
+            );
+            self.screen = Screen::Dismiss(DismissForm {
+                attention_id: item.attention_id.clone(),
+                about,
+                reason: Default::default(),
+            });
         } else {
             self.screen = Screen::Answer(AnswerForm::new(item));
         }
     }
 
     fn open_start(&mut self) {
-        let Some(mission) = self.selected_mission() else { return self.info("no mission selected") };
+        let Some(mission) = self.selected_mission() else {
+            return self.info("no mission selected");
+        };
         if mission.status == MissionStatus::Archived {
             return self.error(format!("{} is archived", mission.mission_id));
         }
         if !mission.closure_configured {
-            return self.error(format!("{} has no closure plan yet: configure it first (nagi mission configure)", mission.mission_id));
+            return self.error(format!(
+                "{} has no closure plan yet: configure it first (nagi mission configure)",
+                mission.mission_id
+            ));
         }
         self.screen = Screen::Start(StartForm::new(mission));
     }
 
     fn open_evidence(&mut self) {
-        let Some(mission) = self.selected_mission() else { return self.info("no mission selected") };
+        let Some(mission) = self.selected_mission() else {
+            return self.info("no mission selected");
+        };
         match EvidenceForm::new(mission) {
             Some(form) => self.screen = Screen::Evidence(form),
             None => {
@@ -203,9 +249,14 @@ impl App {
     }
 
     fn open_handoff(&mut self) {
-        let Some(mission) = self.selected_mission() else { return self.info("no mission selected") };
+        let Some(mission) = self.selected_mission() else {
+            return self.info("no mission selected");
+        };
         match &mission.run {
-            Some(run) => self.screen = Screen::Handoff(HandoffForm::new(&mission.mission_id, Some(run.provider))),
+            Some(run) => {
+                self.screen =
+                    Screen::Handoff(HandoffForm::new(&mission.mission_id, Some(run.provider)))
+            }
             None => {
                 let id = mission.mission_id.clone();
                 self.error(format!("{id} has no run to hand off"))
@@ -214,8 +265,13 @@ impl App {
     }
 
     fn open_close(&mut self) {
-        let Some(mission) = self.selected_mission() else { return self.info("no mission selected") };
-        self.screen = Screen::Close(CloseConfirm { mission_id: mission.mission_id.clone(), title: mission.title.clone() });
+        let Some(mission) = self.selected_mission() else {
+            return self.info("no mission selected");
+        };
+        self.screen = Screen::Close(CloseConfirm {
+            mission_id: mission.mission_id.clone(),
+            title: mission.title.clone(),
+        });
     }
 
     fn toggle_watch(&mut self) -> Vec<Request> {
@@ -232,7 +288,11 @@ impl App {
             self.error(format!("{id} has no run pane to watch"));
             return Vec::new();
         };
-        self.watching = Some(Watching { pane_id: pane_id.clone(), mission_id: mission.mission_id.clone(), state: WatchState::Joining });
+        self.watching = Some(Watching {
+            pane_id: pane_id.clone(),
+            mission_id: mission.mission_id.clone(),
+            state: WatchState::Joining,
+        });
         vec![Request::Watch { pane_id }]
     }
 }

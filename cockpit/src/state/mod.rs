@@ -145,12 +145,16 @@ impl App {
 
     pub fn selected_mission(&self) -> Option<&MissionViewV1> {
         let id = self.selected_mission.as_deref()?;
-        self.missions.iter().find(|mission| mission.mission_id == id)
+        self.missions
+            .iter()
+            .find(|mission| mission.mission_id == id)
     }
 
     pub fn selected_mission_index(&self) -> Option<usize> {
         let id = self.selected_mission.as_deref()?;
-        self.missions.iter().position(|mission| mission.mission_id == id)
+        self.missions
+            .iter()
+            .position(|mission| mission.mission_id == id)
     }
 
     pub fn selected_attention(&self) -> Option<&AttentionItemV1> {
@@ -160,34 +164,57 @@ impl App {
 
     pub fn selected_attention_index(&self) -> Option<usize> {
         let id = self.selected_attention.as_deref()?;
-        self.attention.iter().position(|item| item.attention_id == id)
+        self.attention
+            .iter()
+            .position(|item| item.attention_id == id)
     }
 
     /// Whether a long operation of this mission is under way: the provider or the
     /// recipe starting (`preparing`), or declared checks running.
     pub fn busy_with(&self, mission: &MissionViewV1) -> Option<String> {
         if let Some(checks) = self.checks_running.get(&mission.mission_id) {
-            let noun = if checks.check_count == 1 { "check" } else { "checks" };
-            return Some(format!("running {} {noun} ({}) for run {}", checks.check_count, checks.purpose, checks.run_id));
+            let noun = if checks.check_count == 1 {
+                "check"
+            } else {
+                "checks"
+            };
+            return Some(format!(
+                "running {} {noun} ({}) for run {}",
+                checks.check_count, checks.purpose, checks.run_id
+            ));
         }
         if mission.status == MissionStatus::Preparing {
-            return Some(mission.status_reason.clone().unwrap_or_else(|| "preparing the run".into()));
+            return Some(
+                mission
+                    .status_reason
+                    .clone()
+                    .unwrap_or_else(|| "preparing the run".into()),
+            );
         }
         None
     }
 
     pub(crate) fn info(&mut self, text: impl Into<String>) {
-        self.notice = Some(Notice { text: text.into(), is_error: false });
+        self.notice = Some(Notice {
+            text: text.into(),
+            is_error: false,
+        });
     }
 
     pub(crate) fn error(&mut self, text: impl Into<String>) {
-        self.notice = Some(Notice { text: text.into(), is_error: true });
+        self.notice = Some(Notice {
+            text: text.into(),
+            is_error: true,
+        });
     }
 
     /// Keeps the selections on items that still exist (the first one otherwise).
     fn repair_selection(&mut self) {
         if self.selected_mission_index().is_none() {
-            self.selected_mission = self.missions.first().map(|mission| mission.mission_id.clone());
+            self.selected_mission = self
+                .missions
+                .first()
+                .map(|mission| mission.mission_id.clone());
         }
         if self.selected_attention_index().is_none() {
             self.selected_attention = self.attention.first().map(|item| item.attention_id.clone());

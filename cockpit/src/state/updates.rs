@@ -13,15 +13,23 @@ impl App {
     /// Applies one update; returns what to send next.
     pub fn apply(&mut self, update: ServerUpdate) -> Vec<Request> {
         match update {
-            ServerUpdate::Hello { consent_allowed, reason } => {
+            ServerUpdate::Hello {
+                consent_allowed,
+                reason,
+            } => {
                 self.connection = Connection::Connected;
                 self.consent = if consent_allowed {
                     ConsentPermission::Allowed
                 } else {
-                    ConsentPermission::Refused(reason.unwrap_or_else(|| "the server gave no reason".into()))
+                    ConsentPermission::Refused(
+                        reason.unwrap_or_else(|| "the server gave no reason".into()),
+                    )
                 };
             }
-            ServerUpdate::Snapshot { missions, attention } => {
+            ServerUpdate::Snapshot {
+                missions,
+                attention,
+            } => {
                 self.connection = Connection::Connected;
                 self.missions = missions;
                 self.attention = attention;
@@ -46,26 +54,51 @@ impl App {
                     CockpitDecision::Approve => "approved",
                     CockpitDecision::Deny => "denied",
                 };
-                self.info(format!("{verb} ({}): {}", outcome.consent_id, outcome.summary));
+                self.info(format!(
+                    "{verb} ({}): {}",
+                    outcome.consent_id, outcome.summary
+                ));
                 return vec![Request::Refresh];
             }
-            ServerUpdate::HandoffPreviewed { mission_id, to, artifact } => {
+            ServerUpdate::HandoffPreviewed {
+                mission_id,
+                to,
+                artifact,
+            } => {
                 if let Screen::Handoff(form) = &mut self.screen {
                     form.accept_artifact(&mission_id, to, artifact);
                     self.notice = None;
                 }
             }
             ServerUpdate::CloseAccepted { mission } => {
-                self.info(format!("{}: close accepted; re-verifying, then archiving", mission.mission_id));
+                self.info(format!(
+                    "{}: close accepted; re-verifying, then archiving",
+                    mission.mission_id
+                ));
                 return vec![Request::Refresh];
             }
-            ServerUpdate::Failed { request, code, message } => return self.failed(request, code, message),
-            ServerUpdate::Unreachable { message } => self.connection = Connection::Unreachable(message),
+            ServerUpdate::Failed {
+                request,
+                code,
+                message,
+            } => return self.failed(request, code, message),
+            ServerUpdate::Unreachable { message } => {
+                self.connection = Connection::Unreachable(message)
+            }
             ServerUpdate::MissionEvent(event) => {
                 match &event.detail {
-                    MissionEventDetail::MissionChecksStarted { run_id, purpose, check_count } => {
-                        let progress = ChecksProgress { run_id: run_id.clone(), purpose: purpose.clone(), check_count: *check_count };
-                        self.checks_running.insert(event.mission_id.clone(), progress);
+                    MissionEventDetail::MissionChecksStarted {
+                        run_id,
+                        purpose,
+                        check_count,
+                    } => {
+                        let progress = ChecksProgress {
+                            run_id: run_id.clone(),
+                            purpose: purpose.clone(),
+                            check_count: *check_count,
+                        };
+                        self.checks_running
+                            .insert(event.mission_id.clone(), progress);
                     }
                     MissionEventDetail::MissionChecksFinished { .. } => {
                         self.checks_running.remove(&event.mission_id);
@@ -103,7 +136,9 @@ impl App {
                         // What the person saw is no longer what it would authorise: show
                         // the new preview; nothing was decided.
                         dialog.preview = None;
-                        dialog.note = Some(format!("the preview changed since you saw it ({message}); read it again"));
+                        dialog.note = Some(format!(
+                            "the preview changed since you saw it ({message}); read it again"
+                        ));
                         return vec![Request::Preview(action)];
                     }
                     dialog.error = Some(format!("the server refused the decision: {described}"));
@@ -118,22 +153,30 @@ impl App {
                 self.error(format!("handoff preview: {described}"));
             }
             Request::Close { mission_id } => self.error(format!("close {mission_id}: {described}")),
-            Request::Refresh | Request::Watch { .. } | Request::StopWatching => self.error(described),
+            Request::Refresh | Request::Watch { .. } | Request::StopWatching => {
+                self.error(described)
+            }
         }
         Vec::new()
     }
 
     fn watch_status(&mut self, status: WatchStatus) {
-        let Some(watching) = self.watching.as_mut() else { return };
+        let Some(watching) = self.watching.as_mut() else {
+            return;
+        };
         match status {
-            WatchStatus::Joined { pane_id } if pane_id == watching.pane_id => watching.state = WatchState::Live,
+            WatchStatus::Joined { pane_id } if pane_id == watching.pane_id => {
+                watching.state = WatchState::Live
+            }
             WatchStatus::Closed { pane_id, exit_code } if pane_id == watching.pane_id => {
                 watching.state = WatchState::Ended(match exit_code {
                     Some(code) => format!("the pane's process exited with code {code}"),
                     None => "the pane's process ended".into(),
                 });
             }
-            WatchStatus::Failed { pane_id, message } if pane_id == watching.pane_id => watching.state = WatchState::Ended(message),
+            WatchStatus::Failed { pane_id, message } if pane_id == watching.pane_id => {
+                watching.state = WatchState::Ended(message)
+            }
             _ => {}
         }
     }

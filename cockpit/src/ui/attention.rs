@@ -44,7 +44,9 @@ pub fn kind_name(kind: AttentionKindV1) -> &'static str {
 /// What the item asks, in one line: the first question's prompt, or the action.
 pub fn what_it_asks(item: &AttentionItemV1) -> String {
     match item.questions.first() {
-        Some(question) if item.questions.len() > 1 => format!("{} (+{} more)", question.prompt, item.questions.len() - 1),
+        Some(question) if item.questions.len() > 1 => {
+            format!("{} (+{} more)", question.prompt, item.questions.len() - 1)
+        }
         Some(question) => question.prompt.clone(),
         None => item.requested_action.clone(),
     }
@@ -53,7 +55,9 @@ pub fn what_it_asks(item: &AttentionItemV1) -> String {
 fn state_note(state: &AttentionStateV1) -> Option<&'static str> {
     match state {
         AttentionStateV1::PendingResponse { .. } => Some(" (answer on its way)"),
-        AttentionStateV1::ReconciliationRequired { .. } => Some(" (delivery unknown: dismiss or re-check)"),
+        AttentionStateV1::ReconciliationRequired { .. } => {
+            Some(" (delivery unknown: dismiss or re-check)")
+        }
         _ => None,
     }
 }
@@ -61,14 +65,25 @@ fn state_note(state: &AttentionStateV1) -> Option<&'static str> {
 pub fn draw_queue(frame: &mut Frame, app: &App, area: Rect) {
     let focused = app.focus == Focus::Attention && app.watching.is_none();
     let title = format!(" Attention ({}) ", app.attention.len());
-    let block = if focused { Block::bordered().title(title).border_style(Style::new().fg(Color::Yellow)) } else { Block::bordered().title(title) };
+    let block = if focused {
+        Block::bordered()
+            .title(title)
+            .border_style(Style::new().fg(Color::Yellow))
+    } else {
+        Block::bordered().title(title)
+    };
     let items: Vec<ListItem> = app
         .attention
         .iter()
         .map(|item| {
             let mut lines = vec![Line::from(vec![
                 Span::styled(format!("[{}]", risk_name(item.risk)), risk_style(item.risk)),
-                Span::raw(format!(" {} · {} · {}", item.mission_id, kind_name(item.kind), item.provider.as_str())),
+                Span::raw(format!(
+                    " {} · {} · {}",
+                    item.mission_id,
+                    kind_name(item.kind),
+                    item.provider.as_str()
+                )),
                 Span::raw(state_note(&item.state).unwrap_or("")),
             ])];
             lines.push(Line::raw(format!("   {}", what_it_asks(item))));
@@ -76,11 +91,19 @@ pub fn draw_queue(frame: &mut Frame, app: &App, area: Rect) {
         })
         .collect();
     let empty = items.is_empty();
-    let list = List::new(items).block(block).highlight_symbol("› ").highlight_style(Style::new().reversed());
+    let list = List::new(items)
+        .block(block)
+        .highlight_symbol("› ")
+        .highlight_style(Style::new().reversed());
     let mut state = ListState::default().with_selected(app.selected_attention_index());
     frame.render_stateful_widget(list, area, &mut state);
     if empty {
-        let inner = Rect { x: area.x + 2, y: area.y + 1, width: area.width.saturating_sub(4), height: 1 };
+        let inner = Rect {
+            x: area.x + 2,
+            y: area.y + 1,
+            width: area.width.saturating_sub(4),
+            height: 1,
+        };
         frame.render_widget(Span::raw("nothing waits for you"), inner);
     }
 }

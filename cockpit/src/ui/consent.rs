@@ -14,11 +14,24 @@ use crate::state::consent::ConsentDialog;
 use crate::state::{App, ConsentPermission};
 
 fn argv(command: &[String]) -> String {
-    command.iter().map(|part| if part.contains(' ') { format!("{part:?}") } else { part.clone() }).collect::<Vec<_>>().join(" ")
+    command
+        .iter()
+        .map(|part| {
+            if part.contains(' ') {
+                format!("{part:?}")
+            } else {
+                part.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 pub fn recipe_lines(recipe: &RecipeScopeView) -> Vec<Line<'static>> {
-    let mut lines = vec![Line::styled(format!("Project recipe {}", recipe.path), Style::new().bold().underlined())];
+    let mut lines = vec![Line::styled(
+        format!("Project recipe {}", recipe.path),
+        Style::new().bold().underlined(),
+    )];
     match &recipe.setup {
         Some(setup) => lines.push(Line::raw(format!("  setup runs: {}", argv(setup)))),
         None => lines.push(Line::raw("  no setup command")),
@@ -27,8 +40,15 @@ pub fn recipe_lines(recipe: &RecipeScopeView) -> Vec<Line<'static>> {
         lines.push(Line::raw("  no services"));
     }
     for service in &recipe.services {
-        lines.push(Line::raw(format!("  service {} starts: {}", service.id, argv(&service.command))));
-        lines.push(Line::raw(format!("    port in ${}, healthy when {} answers", service.port_env, service.health)));
+        lines.push(Line::raw(format!(
+            "  service {} starts: {}",
+            service.id,
+            argv(&service.command)
+        )));
+        lines.push(Line::raw(format!(
+            "    port in ${}, healthy when {} answers",
+            service.port_env, service.health
+        )));
     }
     if recipe.copy_ignored.is_empty() {
         lines.push(Line::raw("  copies no ignored files"));
@@ -46,33 +66,67 @@ pub fn recipe_lines(recipe: &RecipeScopeView) -> Vec<Line<'static>> {
 pub fn preview_lines(preview: &CockpitPreview) -> Vec<Line<'static>> {
     let mut lines = vec![
         Line::from(vec![
-            Span::styled(format!("[{}] ", risk_name(preview.risk)), risk_style(preview.risk)),
+            Span::styled(
+                format!("[{}] ", risk_name(preview.risk)),
+                risk_style(preview.risk),
+            ),
             Span::styled(preview.title.clone(), Style::new().bold()),
         ]),
         Line::raw(""),
     ];
-    lines.extend(preview.lines.iter().map(|line| Line::raw(format!("• {line}"))));
+    lines.extend(
+        preview
+            .lines
+            .iter()
+            .map(|line| Line::raw(format!("• {line}"))),
+    );
     if let Some(recipe) = &preview.recipe {
         lines.push(Line::raw(""));
         lines.extend(recipe_lines(recipe));
     }
     lines.push(Line::raw(""));
-    lines.push(Line::from(vec![Span::styled("digest ", Style::new().bold()), Span::raw(preview.digest.clone())]));
+    lines.push(Line::from(vec![
+        Span::styled("digest ", Style::new().bold()),
+        Span::raw(preview.digest.clone()),
+    ]));
     lines
 }
 
 pub fn draw(frame: &mut Frame, app: &App, dialog: &ConsentDialog, area: Rect) {
-    let body_lines = dialog.preview.as_ref().map_or(1, |preview| preview_lines(preview).len());
-    let inner = popup(frame, area, 130, fit_height(body_lines, 6, 44), "Consent — read what this authorises");
-    let [top, body, bottom] = Layout::vertical([Constraint::Length(1), Constraint::Min(3), Constraint::Length(2)]).areas(inner);
+    let body_lines = dialog
+        .preview
+        .as_ref()
+        .map_or(1, |preview| preview_lines(preview).len());
+    let inner = popup(
+        frame,
+        area,
+        130,
+        fit_height(body_lines, 6, 44),
+        "Consent — read what this authorises",
+    );
+    let [top, body, bottom] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(2),
+    ])
+    .areas(inner);
     if let Some(note) = &dialog.note {
-        frame.render_widget(Span::styled(note.clone(), Style::new().fg(Color::Yellow)), top);
+        frame.render_widget(
+            Span::styled(note.clone(), Style::new().fg(Color::Yellow)),
+            top,
+        );
     }
     match &dialog.preview {
         Some(preview) => paragraph(frame, preview_lines(preview), body, dialog.scroll),
-        None if dialog.error.is_none() => {
-            paragraph(frame, vec![Line::raw(format!("{} asking the server what this covers…", spinner_frame(app)))], body, 0)
-        }
+        None if dialog.error.is_none() => paragraph(
+            frame,
+            vec![Line::raw(format!(
+                "{} asking the server what this covers…",
+                spinner_frame(app)
+            ))],
+            body,
+            0,
+        ),
         None => {}
     }
     let mut status = Vec::new();
@@ -80,7 +134,10 @@ pub fn draw(frame: &mut Frame, app: &App, dialog: &ConsentDialog, area: Rect) {
         status.push(Line::styled(error.clone(), Style::new().fg(Color::Red)));
     }
     if let ConsentPermission::Refused(reason) = &app.consent {
-        status.push(Line::styled(format!("the server will refuse consent from this terminal: {reason}"), Style::new().fg(Color::Red)));
+        status.push(Line::styled(
+            format!("the server will refuse consent from this terminal: {reason}"),
+            Style::new().fg(Color::Red),
+        ));
     }
     match dialog.deciding {
         Some(CockpitDecision::Approve) => status.push(Line::raw(format!("{} approving…", spinner_frame(app)))),

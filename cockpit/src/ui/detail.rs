@@ -13,7 +13,10 @@ use super::{field_line, paragraph, spinner_frame};
 use crate::state::App;
 
 fn section(title: &str) -> Line<'static> {
-    Line::from(Span::styled(title.to_string(), Style::new().bold().underlined()))
+    Line::from(Span::styled(
+        title.to_string(),
+        Style::new().bold().underlined(),
+    ))
 }
 
 fn short(revision: &str) -> String {
@@ -21,7 +24,10 @@ fn short(revision: &str) -> String {
 }
 
 fn evidence_line(evidence: &MissionEvidenceSummaryV1) -> Line<'static> {
-    let mut text = format!("  {:<18} {:?} {:?}", evidence.check_id, evidence.kind, evidence.assessment);
+    let mut text = format!(
+        "  {:<18} {:?} {:?}",
+        evidence.check_id, evidence.kind, evidence.assessment
+    );
     if let Some(code) = evidence.exit_code {
         text.push_str(&format!("  exit {code}"));
     }
@@ -46,13 +52,22 @@ fn run_lines(run: &MissionRunViewV1, lines: &mut Vec<Line<'static>>) {
         Some(false) => "ended",
         None => "?",
     };
-    lines.push(Line::raw(format!("  {} · {} · {:?} · {live}", run.run_id, run.provider.as_str(), run.mode)));
+    lines.push(Line::raw(format!(
+        "  {} · {} · {:?} · {live}",
+        run.run_id,
+        run.provider.as_str(),
+        run.mode
+    )));
     lines.push(Line::raw(format!(
         "  pane {} · {}",
         run.pane_id.as_deref().unwrap_or("none"),
         run.enforcement.as_deref().unwrap_or("enforcement unknown")
     )));
-    lines.push(Line::raw(format!("  worktree {} @ {}", run.worktree_path, short(&run.base_revision))));
+    lines.push(Line::raw(format!(
+        "  worktree {} @ {}",
+        run.worktree_path,
+        short(&run.base_revision)
+    )));
     let mut consents = Vec::new();
     if run.execute_declared_checks {
         consents.push("declared checks");
@@ -75,30 +90,55 @@ pub fn mission_lines(app: &App, mission: &MissionViewV1) -> Vec<Line<'static>> {
     ])];
     let mut status = vec![
         Span::raw("status: "),
-        Span::styled(mission.status.as_str().to_string(), Style::new().fg(status_color(mission.status)).bold()),
+        Span::styled(
+            mission.status.as_str().to_string(),
+            Style::new().fg(status_color(mission.status)).bold(),
+        ),
     ];
     if let Some(reason) = &mission.status_reason {
         status.push(Span::raw(format!(" — {reason}")));
     }
     lines.push(Line::from(status));
     if let Some(busy) = app.busy_with(mission) {
-        lines.push(Line::styled(format!("{} {busy}", spinner_frame(app)), Style::new().fg(Color::Cyan)));
+        lines.push(Line::styled(
+            format!("{} {busy}", spinner_frame(app)),
+            Style::new().fg(Color::Cyan),
+        ));
     }
     lines.push(field_line("repository", mission.repository_path.clone()));
     lines.push(field_line("objective", mission.objective.clone()));
-    lines.push(field_line("open attention", mission.unresolved_attention_count.to_string()));
+    lines.push(field_line(
+        "open attention",
+        mission.unresolved_attention_count.to_string(),
+    ));
     lines.push(section("Criteria"));
     for criterion in &mission.criteria {
-        let id: String = criterion.criterion_id.clone().unwrap_or_default().chars().take(8).collect();
-        lines.push(Line::raw(format!("  {id:<8} [{:?}] {}", criterion.coverage, criterion.description)));
+        let id: String = criterion
+            .criterion_id
+            .clone()
+            .unwrap_or_default()
+            .chars()
+            .take(8)
+            .collect();
+        lines.push(Line::raw(format!(
+            "  {id:<8} [{:?}] {}",
+            criterion.coverage, criterion.description
+        )));
     }
     lines.push(section("Checks"));
     if mission.checks.is_empty() {
         lines.push(Line::raw("  no closure plan yet"));
     }
     for check in &mission.checks {
-        let required = if check.required { "required" } else { "optional" };
-        lines.push(Line::raw(format!("  {:<18} {:?} {required}  {:?}", check.check_id, check.kind, check.status)));
+        let required = if check.required {
+            "required"
+        } else {
+            "optional"
+        };
+        lines.push(Line::raw(format!(
+            "  {:<18} {:?} {required}  {:?}",
+            check.check_id, check.kind, check.status
+        )));
     }
     lines.push(section("Evidence"));
     if mission.evidence.is_empty() {
@@ -111,7 +151,11 @@ pub fn mission_lines(app: &App, mission: &MissionViewV1) -> Vec<Line<'static>> {
         None => lines.push(Line::raw("  not started (s starts a run)")),
     }
     for earlier in &mission.run_history {
-        lines.push(Line::raw(format!("  earlier: {} · {}", earlier.run_id, earlier.provider.as_str())));
+        lines.push(Line::raw(format!(
+            "  earlier: {} · {}",
+            earlier.run_id,
+            earlier.provider.as_str()
+        )));
     }
     lines
 }

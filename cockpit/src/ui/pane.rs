@@ -20,7 +20,9 @@ fn color(color: vt100::Color) -> Color {
 }
 
 fn cell_style(cell: &vt100::Cell) -> Style {
-    let mut style = Style::new().fg(color(cell.fgcolor())).bg(color(cell.bgcolor()));
+    let mut style = Style::new()
+        .fg(color(cell.fgcolor()))
+        .bg(color(cell.bgcolor()));
     let mut modifiers = Modifier::empty();
     if cell.bold() {
         modifiers |= Modifier::BOLD;
@@ -63,11 +65,17 @@ impl Widget for PaneScreen<'_> {
         for offset in 0..area.height.min(rows.get() - start) {
             let row = start + offset;
             for col in 0..area.width.min(cols.get()) {
-                let Some(cell) = self.screen.cell(row, col) else { continue };
+                let Some(cell) = self.screen.cell(row, col) else {
+                    continue;
+                };
                 if cell.is_wide_continuation() {
                     continue;
                 }
-                let symbol = if cell.has_contents() { cell.contents() } else { " " };
+                let symbol = if cell.has_contents() {
+                    cell.contents()
+                } else {
+                    " "
+                };
                 if let Some(target) = buffer.cell_mut((area.x + col, area.y + offset)) {
                     target.set_symbol(symbol).set_style(cell_style(cell));
                 }
@@ -76,19 +84,30 @@ impl Widget for PaneScreen<'_> {
     }
 }
 
-pub fn draw_watch(frame: &mut Frame, watching: &Watching, screen: Option<&vt100::Screen>, area: Rect) {
+pub fn draw_watch(
+    frame: &mut Frame,
+    watching: &Watching,
+    screen: Option<&vt100::Screen>,
+    area: Rect,
+) {
     let state = match &watching.state {
         WatchState::Joining => "joining…".to_string(),
         WatchState::Live => "live".to_string(),
         WatchState::Ended(reason) => reason.clone(),
     };
-    let title = format!(" Pane {} of {} — {state} (w or Esc stops watching) ", watching.pane_id, watching.mission_id);
+    let title = format!(
+        " Pane {} of {} — {state} (w or Esc stops watching) ",
+        watching.pane_id, watching.mission_id
+    );
     let block = Block::bordered().title(title);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     match screen {
         Some(screen) => frame.render_widget(PaneScreen { screen }, inner),
-        None => frame.render_widget(Paragraph::new(Line::raw("waiting for the pane's first frame…")), inner),
+        None => frame.render_widget(
+            Paragraph::new(Line::raw("waiting for the pane's first frame…")),
+            inner,
+        ),
     }
 }
 
@@ -109,11 +128,18 @@ mod tests {
         let mut parser = vt100::Parser::new(5.try_into().unwrap(), 20.try_into().unwrap(), 0);
         parser.process(b"plain \x1b[31mred\x1b[0m\r\nsecond");
         let mut buffer = Buffer::empty(Rect::new(0, 0, 12, 3));
-        PaneScreen { screen: parser.screen() }.render(buffer.area, &mut buffer);
-        let first: String = (0..12).map(|x| buffer[(x, 0)].symbol().to_string()).collect();
+        PaneScreen {
+            screen: parser.screen(),
+        }
+        .render(buffer.area, &mut buffer);
+        let first: String = (0..12)
+            .map(|x| buffer[(x, 0)].symbol().to_string())
+            .collect();
         assert_eq!(first, "plain red   ");
         assert_eq!(buffer[(6, 0)].fg, Color::Indexed(1));
-        let second: String = (0..6).map(|x| buffer[(x, 1)].symbol().to_string()).collect();
+        let second: String = (0..6)
+            .map(|x| buffer[(x, 1)].symbol().to_string())
+            .collect();
         assert_eq!(second, "second");
     }
 }

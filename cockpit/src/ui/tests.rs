@@ -27,7 +27,10 @@ fn render(app: &App, pane: Option<&vt100::Screen>) -> String {
 
 fn assert_shows(screen: &str, needles: &[&str]) {
     for needle in needles {
-        assert!(screen.contains(needle), "the screen does not show {needle:?}:\n{screen}");
+        assert!(
+            screen.contains(needle),
+            "the screen does not show {needle:?}:\n{screen}"
+        );
     }
 }
 
@@ -57,7 +60,25 @@ fn the_main_screen_shows_missions_the_run_evidence_and_the_queue_with_its_keys()
             "run rm -rf build",
         ],
     );
-    assert_shows(&screen, &[" s ", "start", " e ", "evidence", " h ", "handoff", " c ", "close", " w ", "watch pane", " ? ", "help", " q ", "quit"]);
+    assert_shows(
+        &screen,
+        &[
+            " s ",
+            "start",
+            " e ",
+            "evidence",
+            " h ",
+            "handoff",
+            " c ",
+            "close",
+            " w ",
+            "watch pane",
+            " ? ",
+            "help",
+            " q ",
+            "quit",
+        ],
+    );
 }
 
 #[test]
@@ -65,10 +86,15 @@ fn the_consent_dialog_shows_every_line_the_recipe_scope_and_the_digest() {
     let mut app = app_with(vec![]);
     app.handle_key(char_key('s'));
     let requests = app.handle_key(key(KeyCode::Enter));
-    let crate::request::Request::Preview(action) = requests[0].clone() else { panic!() };
+    let crate::request::Request::Preview(action) = requests[0].clone() else {
+        panic!()
+    };
     let waiting = render(&app, None);
     assert_shows(&waiting, &["asking the server what this covers"]);
-    app.apply(ServerUpdate::Previewed { action, preview: recipe_preview() });
+    app.apply(ServerUpdate::Previewed {
+        action,
+        preview: recipe_preview(),
+    });
     let screen = render(&app, None);
     assert_shows(
         &screen,
@@ -99,13 +125,34 @@ fn the_answer_form_shows_options_free_text_and_the_approval_keys() {
     app.handle_key(key(KeyCode::Enter));
     app.handle_key(char_key(' '));
     let screen = render(&app, None);
-    assert_shows(&screen, &["Answer the provider", "DB — Which database? (choose one)", "(•) sqlite — a file", "( ) postgres", "other:", "Enter", "preview consent"]);
+    assert_shows(
+        &screen,
+        &[
+            "Answer the provider",
+            "DB — Which database? (choose one)",
+            "(•) sqlite — a file",
+            "( ) postgres",
+            "other:",
+            "Enter",
+            "preview consent",
+        ],
+    );
 
     let mut app = app_with(vec![approval_item()]);
     app.handle_key(key(KeyCode::Tab));
     app.handle_key(key(KeyCode::Enter));
     let screen = render(&app, None);
-    assert_shows(&screen, &["[high] approval", "run rm -rf build", "approve once", "approve for the session", " d ", "deny"]);
+    assert_shows(
+        &screen,
+        &[
+            "[high] approval",
+            "run rm -rf build",
+            "approve once",
+            "approve for the session",
+            " d ",
+            "deny",
+        ],
+    );
 }
 
 #[test]
@@ -116,18 +163,46 @@ fn the_forms_show_their_fields() {
         app.handle_key(key(KeyCode::Right));
     }
     let screen = render(&app, None);
-    assert_shows(&screen, &["Start a run", "‹ acp ›", "run id", "r2", "[x] always, for an ACP agent", "project recipe", "declared checks"]);
+    assert_shows(
+        &screen,
+        &[
+            "Start a run",
+            "‹ acp ›",
+            "run id",
+            "r2",
+            "[x] always, for an ACP agent",
+            "project recipe",
+            "declared checks",
+        ],
+    );
 
     let mut app = app_with(vec![]);
     app.handle_key(char_key('e'));
     type_text(&mut app, "");
     let screen = render(&app, None);
-    assert_shows(&screen, &["Manual evidence", "‹ review ›", "reviewer", "local-user", "reason", "override"]);
+    assert_shows(
+        &screen,
+        &[
+            "Manual evidence",
+            "‹ review ›",
+            "reviewer",
+            "local-user",
+            "reason",
+            "override",
+        ],
+    );
 
     let mut app = app_with(vec![]);
     app.handle_key(char_key('c'));
     let screen = render(&app, None);
-    assert_shows(&screen, &["Close m1 — Title of m1?", "runs the declared command checks again", "y closes"]);
+    assert_shows(
+        &screen,
+        &[
+            "Close m1 — Title of m1?",
+            "runs the declared command checks again",
+            "y closes",
+        ],
+    );
 }
 
 #[test]
@@ -160,7 +235,18 @@ fn help_lists_the_keys_of_every_screen() {
     let mut app = app_with(vec![]);
     app.handle_key(char_key('?'));
     let screen = render(&app, None);
-    assert_shows(&screen, &["Help", "Main screen", "Forms", "Answering", "Consent dialog", "record manual evidence", "approve exactly what is shown"]);
+    assert_shows(
+        &screen,
+        &[
+            "Help",
+            "Main screen",
+            "Forms",
+            "Answering",
+            "Consent dialog",
+            "record manual evidence",
+            "approve exactly what is shown",
+        ],
+    );
 }
 
 #[test]
@@ -175,5 +261,13 @@ fn long_operations_show_progress_and_a_watched_pane_shows_live() {
     let mut parser = vt100::Parser::new(10.try_into().unwrap(), 60.try_into().unwrap(), 0);
     parser.process(b"codex> reading the readme\r\ndone");
     let screen = render(&app, Some(parser.screen()));
-    assert_shows(&screen, &["Pane w1:p1 of m1", "joining", "codex> reading the readme", "done"]);
+    assert_shows(
+        &screen,
+        &[
+            "Pane w1:p1 of m1",
+            "joining",
+            "codex> reading the readme",
+            "done",
+        ],
+    );
 }
