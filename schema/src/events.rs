@@ -93,6 +93,24 @@ pub enum MissionEventDetail {
     },
 }
 
+/// Every mission event kind, as `MissionEventDetail::kind` names them.
+pub const MISSION_EVENT_KINDS: &[&str] = &[
+    "mission_created",
+    "mission_configured",
+    "mission_run_started",
+    "mission_run_continued",
+    "mission_run_pane_attached",
+    "mission_session_bound",
+    "mission_status_changed",
+    "mission_attention_changed",
+    "mission_evidence_changed",
+    "mission_evidence_pack_recorded",
+    "mission_checks_started",
+    "mission_checks_finished",
+    "mission_proof_sealed",
+    "mission_consent_recorded",
+];
+
 impl MissionEventDetail {
     /// The `event` / `data.type` name.
     pub fn kind(&self) -> &'static str {

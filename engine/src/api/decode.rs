@@ -96,6 +96,13 @@ pub enum MethodParams {
 /// limits are checked later by the handlers, with domain codes. Unknown fields follow
 /// the params type: types of methods whose policy is `Rejected` deny them.
 pub fn decode_params<T: DeserializeOwned>(params: &RawValue) -> Result<T, EngineError> {
+    // serde would read a struct from a JSON array too (`["m-1"]` as `{"mission_id":"m-1"}`);
+    // the contract's params are always an object.
+    if !params.get().trim_start().starts_with('{') {
+        return Err(EngineError::InvalidRequest(
+            "params must be a JSON object".to_string(),
+        ));
+    }
     serde_json::from_str(params.get())
         .map_err(|error| EngineError::InvalidRequest(error.to_string()))
 }

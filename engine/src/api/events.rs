@@ -10,6 +10,27 @@ use crate::mission::event_view::wire_event;
 
 pub const BATCH: u64 = 512;
 
+/// Refuses a mission filter that can never match: an id that breaks the ID rule
+/// (`invalid_mission`, as `mission.get` answers it) or an event kind nagi does not have
+/// (`invalid_params`). A filter on a mission that does not exist yet is fine: it may be
+/// created while the subscriber waits.
+pub fn check_mission_filter(mission_id: Option<&str>, kinds: &[String]) -> Result<(), EngineError> {
+    if let Some(mission_id) = mission_id {
+        crate::mission::validate::check_id("mission_id", mission_id)
+            .map_err(crate::mission::MissionError::InvalidMission)?;
+    }
+    if let Some(unknown) = kinds
+        .iter()
+        .find(|kind| !nagi_schema::events::MISSION_EVENT_KINDS.contains(&kind.as_str()))
+    {
+        return Err(EngineError::InvalidParams(format!(
+            "unknown mission event kind {unknown:?}; the kinds are {}",
+            nagi_schema::events::MISSION_EVENT_KINDS.join(", ")
+        )));
+    }
+    Ok(())
+}
+
 /// Reads the next logged events after `after` and converts them. Returns the new cursor.
 pub fn read_after(
     engine: &Engine,

@@ -194,6 +194,8 @@ async fn wait(
         EventMatch::Mission(matcher) => matcher,
         EventMatch::Pane(matcher) => return wait_for_pane_event(engine, &matcher, timeout).await,
     };
+    let kinds: Vec<String> = matcher.kind.iter().cloned().collect();
+    api::events::check_mission_filter(matcher.mission_id.as_deref(), &kinds)?;
     let waited = tokio::select! {
         found = tokio::time::timeout(timeout, api::events::wait_for_mission_event(engine, &matcher)) => found,
         _ = engine.shutdown.wait() => return Err(EngineError::ServerUnavailable("the server is shutting down".into())),
@@ -257,7 +259,14 @@ async fn stream_subscription(
     let mut pane_filters = Vec::new();
     for subscription in params.subscriptions {
         match subscription {
-            Subscription::Mission(mission) => mission_filters.push(mission),
+            Subscription::Mission(mission) => {
+                if let Err(error) =
+                    api::events::check_mission_filter(mission.mission_id.as_deref(), &mission.kinds)
+                {
+                    return write_line(output, &error_line(id, &error)).await.is_ok();
+                }
+                mission_filters.push(mission)
+            }
             Subscription::Pane(pane) => pane_filters.push(pane),
         }
     }

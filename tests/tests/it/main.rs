@@ -4,6 +4,7 @@
 mod attach;
 mod cockpit;
 mod consent;
+mod corpus;
 mod durability;
 mod events;
 mod faults;
