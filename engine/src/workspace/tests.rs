@@ -569,3 +569,53 @@ fn scans_and_handoff_diffs_never_write_the_index() {
     assert!(before == after, "the index was rewritten");
     assert!(!repository.path(".git/index.lock").exists());
 }
+
+#[test]
+fn a_hostile_repository_config_runs_nothing_during_scans_and_handoff_diffs() {
+    // A repository can name programs in its own `.git/config` that git runs on status and
+    // diff (fsmonitor, a diff driver, textconv, an external diff) and hooks; none may run.
+    let repository = TestRepository::new();
+    let base = repository.git(&["rev-parse", "HEAD"]);
+    let marker_dir = tempfile::tempdir().unwrap();
+    let marker = marker_dir.path().join("ran");
+    let script = marker_dir.path().join("hostile.sh");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\necho \"$0 $*\" >> {}\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let script_text = script.display().to_string();
+    repository.git(&["config", "core.fsmonitor", &script_text]);
+    repository.git(&["config", "diff.external", &script_text]);
+    repository.git(&["config", "diff.hostile.textconv", &script_text]);
+    repository.git(&["config", "diff.hostile.command", &script_text]);
+    repository.git(&["config", "core.pager", &script_text]);
+    repository.write(".gitattributes", "* diff=hostile\n");
+    for hook in [
+        "pre-commit",
+        "post-checkout",
+        "post-index-change",
+        "reference-transaction",
+    ] {
+        std::fs::create_dir_all(repository.path(".git/hooks")).unwrap();
+        std::fs::copy(&script, repository.path(&format!(".git/hooks/{hook}"))).unwrap();
+    }
+    repository.write("src/lib.rs", "pub fn lib() { changed() }\n");
+    repository.write("new.txt", "untracked\n");
+
+    repository.scan();
+    repository.scan_with(&with_ignored()).unwrap();
+    let (_, diff) = handoff_diff(&repository.root(), &base, &ScanConfig::default()).unwrap();
+    assert!(
+        diff.changed_paths.contains(&"src/lib.rs".to_string()),
+        "{:?}",
+        diff.changed_paths
+    );
+
+    assert!(
+        !marker.exists(),
+        "a program named by the repository ran: {}",
+        std::fs::read_to_string(&marker).unwrap_or_default()
+    );
+}
