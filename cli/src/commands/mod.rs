@@ -5,6 +5,7 @@ pub mod attention;
 pub mod events;
 pub mod mission;
 pub mod pane;
+pub mod project;
 pub mod server;
 pub mod wait;
 pub mod workspace;
@@ -65,5 +66,6 @@ pub fn run(cli: Cli) -> CommandResult {
         Command::Workspace(command) => workspace::run(&context, command),
         Command::Pane(command) => pane::run(&context, command),
         Command::Wait(command) => wait::run(&context, command),
+        Command::Project(command) => project::run(&context, command),
     }
 }

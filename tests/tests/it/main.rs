@@ -5,6 +5,7 @@ mod durability;
 mod events;
 mod attach;
 mod missions;
+mod project;
 mod proof;
 mod recovery;
 mod runs;
