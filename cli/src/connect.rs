@@ -11,7 +11,8 @@ use nagi_schema::client::{Client, ClientError};
 use crate::exit::CliError;
 
 pub fn session_paths(session: Option<&str>) -> Result<SessionPaths, CliError> {
-    resolve_session_paths(session, &PathEnvironment::from_process()).map_err(|error| CliError::Usage(error.to_string()))
+    resolve_session_paths(session, &PathEnvironment::from_process())
+        .map_err(|error| CliError::Usage(error.to_string()))
 }
 
 fn answers_ping(socket: &Path) -> bool {
@@ -39,7 +40,8 @@ pub fn connect_or_start(paths: &SessionPaths, session: Option<&str>) -> Result<C
 }
 
 fn start_background_server(paths: &SessionPaths, session: Option<&str>) -> Result<(), CliError> {
-    nagi_engine::daemon::ensure_private_dir(&paths.data_dir).map_err(|error| CliError::Unreachable(error.to_string()))?;
+    nagi_engine::daemon::ensure_private_dir(&paths.data_dir)
+        .map_err(|error| CliError::Unreachable(error.to_string()))?;
     let log_path = paths.server_log_path();
     use std::os::unix::fs::OpenOptionsExt;
     let log = std::fs::OpenOptions::new()
@@ -47,14 +49,26 @@ fn start_background_server(paths: &SessionPaths, session: Option<&str>) -> Resul
         .create(true)
         .append(true)
         .open(&log_path)
-        .map_err(|error| CliError::Unreachable(format!("cannot open the server log {}: {error}", log_path.display())))?;
-    let log_err = log.try_clone().map_err(|error| CliError::Unreachable(error.to_string()))?;
-    let executable = std::env::current_exe().map_err(|error| CliError::Unreachable(error.to_string()))?;
+        .map_err(|error| {
+            CliError::Unreachable(format!(
+                "cannot open the server log {}: {error}",
+                log_path.display()
+            ))
+        })?;
+    let log_err = log
+        .try_clone()
+        .map_err(|error| CliError::Unreachable(error.to_string()))?;
+    let executable =
+        std::env::current_exe().map_err(|error| CliError::Unreachable(error.to_string()))?;
     let mut command = Command::new(executable);
     if let Some(name) = session {
         command.args(["--session", name]);
     }
-    command.arg("server").stdin(Stdio::null()).stdout(Stdio::from(log)).stderr(Stdio::from(log_err));
+    command
+        .arg("server")
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(log))
+        .stderr(Stdio::from(log_err));
     // The environment (NAGI_SOCKET_PATH, NAGI_SESSION, NAGI_CONFIG_DIR) is inherited, so
     // the server resolves the same paths.
     {
@@ -67,7 +81,9 @@ fn start_background_server(paths: &SessionPaths, session: Option<&str>) -> Resul
             });
         }
     }
-    let child = command.spawn().map_err(|error| CliError::Unreachable(format!("cannot start a server: {error}")))?;
+    let child = command
+        .spawn()
+        .map_err(|error| CliError::Unreachable(format!("cannot start a server: {error}")))?;
     eprintln!(
         "nagi: no server answered at {}; started one in the background (pid {}, log {})",
         paths.socket_path.display(),

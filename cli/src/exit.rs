@@ -39,7 +39,10 @@ impl CliError {
     pub fn report(&self, json: bool) {
         match self {
             CliError::Remote { code, message } if json => {
-                println!("{}", serde_json::json!({"error": {"code": code, "message": message}}));
+                println!(
+                    "{}",
+                    serde_json::json!({"error": {"code": code, "message": message}})
+                );
             }
             CliError::Remote { code, message } => eprintln!("nagi: error {code}: {message}"),
             CliError::Usage(message) => eprintln!("nagi: {message}"),

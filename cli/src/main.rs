@@ -3,6 +3,7 @@
 mod attach;
 mod commands;
 mod connect;
+mod demo;
 mod exit;
 mod output;
 mod spec;
@@ -26,6 +27,15 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run a real mission end to end, offline, in a temp dir, and print its proof.
+    Demo,
+    /// nagi's offline demo agent (the provider `nagi demo` runs).
+    #[command(name = "demo-agent", hide = true)]
+    DemoAgent {
+        /// The adapter's own arguments (`app-server --listen stdio://`), accepted and ignored.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        provider_args: Vec<String>,
+    },
     /// Run the server in the foreground, or stop it.
     Server(commands::server::ServerArgs),
     /// Check that the server answers; print its protocol and version.
@@ -36,6 +46,9 @@ pub enum Command {
     /// List and inspect attention items.
     #[command(subcommand)]
     Attention(commands::attention::AttentionCommand),
+    /// The consent cockpit: missions, attention and every consent, full-screen.
+    #[command(long_about = commands::cockpit::COCKPIT_LONG_HELP)]
+    Cockpit(commands::cockpit::CockpitArgs),
     /// Follow events.
     #[command(subcommand)]
     Events(commands::events::EventsCommand),

@@ -3,7 +3,11 @@
 use serde_json::Value;
 
 fn text(value: &Value, key: &str) -> String {
-    value.get(key).and_then(Value::as_str).unwrap_or("").to_string()
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
 }
 
 pub fn format_time(millis: u64) -> String {
@@ -26,20 +30,36 @@ pub fn format_time(millis: u64) -> String {
 pub fn mission(view: &Value) -> String {
     let mut out = String::new();
     let status = text(view, "status");
-    out.push_str(&format!("mission {}  [{}]\n", text(view, "mission_id"), status));
+    out.push_str(&format!(
+        "mission {}  [{}]\n",
+        text(view, "mission_id"),
+        status
+    ));
     out.push_str(&format!("  title       {}\n", text(view, "title")));
     if let Some(reason) = view.get("status_reason").and_then(Value::as_str) {
         out.push_str(&format!("  reason      {reason}\n"));
     }
-    out.push_str(&format!("  repository  {}\n", text(view, "repository_path")));
+    out.push_str(&format!(
+        "  repository  {}\n",
+        text(view, "repository_path")
+    ));
     let objective = text(view, "objective");
     let mut objective_lines = objective.lines();
-    out.push_str(&format!("  objective   {}\n", objective_lines.next().unwrap_or("")));
+    out.push_str(&format!(
+        "  objective   {}\n",
+        objective_lines.next().unwrap_or("")
+    ));
     for line in objective_lines {
         out.push_str(&format!("              {line}\n"));
     }
     out.push_str("  criteria\n");
-    for (index, criterion) in view.get("criteria").and_then(Value::as_array).into_iter().flatten().enumerate() {
+    for (index, criterion) in view
+        .get("criteria")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         let checks: Vec<&str> = criterion
             .get("required_check_ids")
             .and_then(Value::as_array)
@@ -47,19 +67,43 @@ pub fn mission(view: &Value) -> String {
             .flatten()
             .filter_map(Value::as_str)
             .collect();
-        let coverage = if checks.is_empty() { "uncovered".to_string() } else { format!("covered by {}", checks.join(", ")) };
-        out.push_str(&format!("    {}. {}  ({coverage})\n", index + 1, text(criterion, "description")));
+        let coverage = if checks.is_empty() {
+            "uncovered".to_string()
+        } else {
+            format!("covered by {}", checks.join(", "))
+        };
+        out.push_str(&format!(
+            "    {}. {}  ({coverage})\n",
+            index + 1,
+            text(criterion, "description")
+        ));
     }
-    let checks = view.get("checks").and_then(Value::as_array).cloned().unwrap_or_default();
+    let checks = view
+        .get("checks")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     if checks.is_empty() {
         out.push_str("  checks      none configured (nagi mission configure)\n");
     } else {
         out.push_str(&format!("  checks ({})\n", checks.len()));
-        let evidence = view.get("evidence").and_then(Value::as_array).cloned().unwrap_or_default();
+        let evidence = view
+            .get("evidence")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
         for check in &checks {
             let id = text(check, "check_id");
-            let required = if check.get("required").and_then(Value::as_bool) == Some(true) { "required" } else { "optional" };
-            out.push_str(&format!("    {id:<20} {:<8} {required:<9} {}\n", text(check, "kind"), text(check, "status")));
+            let required = if check.get("required").and_then(Value::as_bool) == Some(true) {
+                "required"
+            } else {
+                "optional"
+            };
+            out.push_str(&format!(
+                "    {id:<20} {:<8} {required:<9} {}\n",
+                text(check, "kind"),
+                text(check, "status")
+            ));
             if let Some(item) = evidence.iter().find(|item| text(item, "check_id") == id) {
                 let mut facts = Vec::new();
                 if let Some(code) = item.get("exit_code").and_then(Value::as_i64) {
@@ -83,11 +127,26 @@ pub fn mission(view: &Value) -> String {
     if let Some(run) = view.get("run") {
         out.push_str(&format!("  run         {}\n", run_line(run)));
     }
-    for run in view.get("run_history").and_then(Value::as_array).into_iter().flatten() {
+    for run in view
+        .get("run_history")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         out.push_str(&format!("  earlier run {}\n", run_line(run)));
     }
-    let attention = view.get("unresolved_attention_count").and_then(Value::as_u64).unwrap_or(0);
-    out.push_str(&format!("  attention   {attention} unresolved{}\n", if attention > 0 { " (nagi attention list)" } else { "" }));
+    let attention = view
+        .get("unresolved_attention_count")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    out.push_str(&format!(
+        "  attention   {attention} unresolved{}\n",
+        if attention > 0 {
+            " (nagi attention list)"
+        } else {
+            ""
+        }
+    ));
     if let Some(updated) = view.get("updated_at_millis").and_then(Value::as_u64) {
         out.push_str(&format!("  updated     {}\n", format_time(updated)));
     }
@@ -95,7 +154,12 @@ pub fn mission(view: &Value) -> String {
 }
 
 fn run_line(run: &Value) -> String {
-    let mut line = format!("{} {} {}", text(run, "run_id"), text(run, "provider"), text(run, "mode"));
+    let mut line = format!(
+        "{} {} {}",
+        text(run, "run_id"),
+        text(run, "provider"),
+        text(run, "mode")
+    );
     line.push_str(&format!(" in {}", text(run, "worktree_path")));
     if let Some(pane) = run.get("pane_id").and_then(Value::as_str) {
         line.push_str(&format!(", pane {pane} (nagi pane attach {pane})"));
@@ -113,14 +177,25 @@ pub fn mission_list(missions: &[Value]) -> String {
     if missions.is_empty() {
         return "no missions (nagi mission create)\n".into();
     }
-    let width = missions.iter().map(|mission| text(mission, "mission_id").len()).max().unwrap_or(10).max(10);
-    let mut out = format!("{:<width$}  {:<16} {:>9}  TITLE\n", "MISSION", "STATUS", "ATTENTION");
+    let width = missions
+        .iter()
+        .map(|mission| text(mission, "mission_id").len())
+        .max()
+        .unwrap_or(10)
+        .max(10);
+    let mut out = format!(
+        "{:<width$}  {:<16} {:>9}  TITLE\n",
+        "MISSION", "STATUS", "ATTENTION"
+    );
     for mission in missions {
         out.push_str(&format!(
             "{:<width$}  {:<16} {:>9}  {}\n",
             text(mission, "mission_id"),
             text(mission, "status"),
-            mission.get("unresolved_attention_count").and_then(Value::as_u64).unwrap_or(0),
+            mission
+                .get("unresolved_attention_count")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
             text(mission, "title")
         ));
     }
@@ -137,12 +212,35 @@ pub fn attention_item(item: &Value) -> String {
         text(item, "run_id")
     );
     out.push_str(&format!("  asks      {}\n", text(item, "requested_action")));
-    let state = item.get("state").map(|state| text(state, "state")).unwrap_or_default();
-    let delivery = item.get("delivery").map(|delivery| text(delivery, "state")).unwrap_or_default();
-    out.push_str(&format!("  state     {state} (delivery {delivery}, {})\n", text(item, "response_capability")));
-    for question in item.get("questions").and_then(Value::as_array).into_iter().flatten() {
-        out.push_str(&format!("  question  {} — {}\n", text(question, "header"), text(question, "prompt")));
-        for option in question.get("options").and_then(Value::as_array).into_iter().flatten() {
+    let state = item
+        .get("state")
+        .map(|state| text(state, "state"))
+        .unwrap_or_default();
+    let delivery = item
+        .get("delivery")
+        .map(|delivery| text(delivery, "state"))
+        .unwrap_or_default();
+    out.push_str(&format!(
+        "  state     {state} (delivery {delivery}, {})\n",
+        text(item, "response_capability")
+    ));
+    for question in item
+        .get("questions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        out.push_str(&format!(
+            "  question  {} — {}\n",
+            text(question, "header"),
+            text(question, "prompt")
+        ));
+        for option in question
+            .get("options")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             out.push_str(&format!("            • {}\n", text(option, "label")));
         }
     }
@@ -160,15 +258,45 @@ pub fn receipt(receipt: &Value) -> String {
         text(&identity, "base_revision"),
         text(receipt, "head_revision"),
     );
-    out.push_str(&format!("  workspace   {}\n  subject     {}\n  seal        {}\n", text(receipt, "workspace_digest"), text(receipt, "subject_digest"), text(receipt, "seal_digest")));
+    out.push_str(&format!(
+        "  workspace   {}\n  subject     {}\n  seal        {}\n",
+        text(receipt, "workspace_digest"),
+        text(receipt, "subject_digest"),
+        text(receipt, "seal_digest")
+    ));
     if let Some(verified) = receipt.get("verified_at_millis").and_then(Value::as_u64) {
-        out.push_str(&format!("  verified    {} (event #{})\n", format_time(verified), receipt.get("authority_sequence").and_then(Value::as_u64).unwrap_or(0)));
+        out.push_str(&format!(
+            "  verified    {} (event #{})\n",
+            format_time(verified),
+            receipt
+                .get("authority_sequence")
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        ));
     }
     out.push_str("  evidence\n");
-    for evidence in receipt.get("fresh_evidence").and_then(Value::as_array).into_iter().flatten() {
+    for evidence in receipt
+        .get("fresh_evidence")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let source = evidence.get("source").cloned().unwrap_or(Value::Null);
         let how = match text(&source, "kind").as_str() {
-            "command" => format!("{} {} → exit {}", text(&source, "program"), source.get("args").and_then(Value::as_array).map(|args| args.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" ")).unwrap_or_default(), source.get("exit_code").and_then(Value::as_i64).unwrap_or(0)),
+            "command" => format!(
+                "{} {} → exit {}",
+                text(&source, "program"),
+                source
+                    .get("args")
+                    .and_then(Value::as_array)
+                    .map(|args| args
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .collect::<Vec<_>>()
+                        .join(" "))
+                    .unwrap_or_default(),
+                source.get("exit_code").and_then(Value::as_i64).unwrap_or(0)
+            ),
             "manual" => format!("reviewed by {}", text(&source, "reviewer")),
             other => other.to_string(),
         };
@@ -191,10 +319,21 @@ pub fn handoff_artifact(artifact: &Value) -> String {
         text(artifact, "head_revision"),
         diff.get("dirty").and_then(Value::as_bool).unwrap_or(false),
     );
-    for path in diff.get("changed_paths").and_then(Value::as_array).into_iter().flatten().take(20) {
+    for path in diff
+        .get("changed_paths")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .take(20)
+    {
         out.push_str(&format!("    {}\n", path.as_str().unwrap_or("")));
     }
-    for warning in artifact.get("warnings").and_then(Value::as_array).into_iter().flatten() {
+    for warning in artifact
+        .get("warnings")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         out.push_str(&format!("  note: {}\n", warning.as_str().unwrap_or("")));
     }
     out.push_str(&format!(
@@ -211,15 +350,31 @@ pub fn handoff_artifact(artifact: &Value) -> String {
 
 pub fn event_line(event: &Value) -> String {
     let data = event.get("data").cloned().unwrap_or(Value::Null);
-    let seq = data.get("seq").and_then(Value::as_u64).map(|seq| format!("#{seq} ")).unwrap_or_default();
+    let seq = data
+        .get("seq")
+        .and_then(Value::as_u64)
+        .map(|seq| format!("#{seq} "))
+        .unwrap_or_default();
     let mission = text(&data, "mission_id");
     let status = text(&data, "status");
     let mut line = format!("{seq}{} {}", text(event, "event"), mission);
     if !status.is_empty() {
         line.push_str(&format!(" → {status}"));
     }
-    for key in ["run_id", "attention_id", "check_id", "assessment", "state", "reason", "pane_id"] {
-        if let Some(value) = data.get(key).and_then(Value::as_str).filter(|value| !value.is_empty()) {
+    for key in [
+        "run_id",
+        "attention_id",
+        "check_id",
+        "assessment",
+        "state",
+        "reason",
+        "pane_id",
+    ] {
+        if let Some(value) = data
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|value| !value.is_empty())
+        {
             line.push_str(&format!(" {key}={value}"));
         }
     }
@@ -231,6 +386,9 @@ mod tests {
     #[test]
     fn times_render_as_utc() {
         assert_eq!(super::format_time(0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(super::format_time(1_796_167_361_000), "2026-12-01 23:22:41 UTC");
+        assert_eq!(
+            super::format_time(1_796_167_361_000),
+            "2026-12-01 23:22:41 UTC"
+        );
     }
 }

@@ -63,23 +63,33 @@ fn default_required() -> bool {
 }
 
 pub fn read_mission_file(path: &Path) -> Result<MissionFile, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|error| CliError::Usage(format!("cannot read {}: {error}", path.display())))?;
-    let is_json = path.extension().is_some_and(|extension| extension.eq_ignore_ascii_case("json"));
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| CliError::Usage(format!("cannot read {}: {error}", path.display())))?;
+    let is_json = path
+        .extension()
+        .is_some_and(|extension| extension.eq_ignore_ascii_case("json"));
     if is_json {
-        serde_json::from_str(&text).map_err(|error| CliError::Usage(format!("{}: {error}", path.display())))
+        serde_json::from_str(&text)
+            .map_err(|error| CliError::Usage(format!("{}: {error}", path.display())))
     } else {
-        toml::from_str(&text).map_err(|error| CliError::Usage(format!("{}: {error}", path.display())))
+        toml::from_str(&text)
+            .map_err(|error| CliError::Usage(format!("{}: {error}", path.display())))
     }
 }
 
 impl CheckEntry {
     pub fn into_check(self, criteria_count: usize) -> Result<MissionCheck, CliError> {
-        let covers = self.covers.unwrap_or_else(|| (0..criteria_count as u64).collect());
+        let covers = self
+            .covers
+            .unwrap_or_else(|| (0..criteria_count as u64).collect());
         match self.kind.as_str() {
             "command" => {
-                let program = self
-                    .program
-                    .ok_or_else(|| CliError::Usage(format!("check {}: a command check needs `program`", self.id)))?;
+                let program = self.program.ok_or_else(|| {
+                    CliError::Usage(format!(
+                        "check {}: a command check needs `program`",
+                        self.id
+                    ))
+                })?;
                 Ok(MissionCheck::Command(CommandCheck {
                     id: self.id,
                     program,
@@ -99,7 +109,10 @@ impl CheckEntry {
                 required: self.required,
                 covers,
             })),
-            other => Err(CliError::Usage(format!("check {}: kind must be \"command\" or \"manual\", not {other:?}", self.id))),
+            other => Err(CliError::Usage(format!(
+                "check {}: kind must be \"command\" or \"manual\", not {other:?}",
+                self.id
+            ))),
         }
     }
 }
@@ -113,8 +126,12 @@ fn split_assignment<'a>(flag: &str, text: &'a str) -> Result<(&'a str, &'a str),
 /// `--check 'unit=cargo test --quiet'`
 pub fn command_check_from_flag(text: &str) -> Result<CheckEntry, CliError> {
     let (id, command) = split_assignment("--check", text)?;
-    let words = shlex::split(command).ok_or_else(|| CliError::Usage(format!("--check {id}: unbalanced quotes in {command:?}")))?;
-    let (program, args) = words.split_first().ok_or_else(|| CliError::Usage(format!("--check {id}: no program")))?;
+    let words = shlex::split(command).ok_or_else(|| {
+        CliError::Usage(format!("--check {id}: unbalanced quotes in {command:?}"))
+    })?;
+    let (program, args) = words
+        .split_first()
+        .ok_or_else(|| CliError::Usage(format!("--check {id}: no program")))?;
     Ok(CheckEntry {
         id: id.to_string(),
         kind: "command".into(),
@@ -145,7 +162,10 @@ pub fn manual_check_from_flag(text: &str) -> Result<CheckEntry, CliError> {
         include_ignored: false,
         required: true,
         covers: None,
-        reviewers: reviewers.split(',').map(|reviewer| reviewer.trim().to_string()).collect(),
+        reviewers: reviewers
+            .split(',')
+            .map(|reviewer| reviewer.trim().to_string())
+            .collect(),
         allow_override: false,
     })
 }
@@ -153,14 +173,22 @@ pub fn manual_check_from_flag(text: &str) -> Result<CheckEntry, CliError> {
 /// `--covers 'unit=0,2'`
 pub fn apply_covers_flag(checks: &mut [CheckEntry], text: &str) -> Result<(), CliError> {
     let (id, list) = split_assignment("--covers", text)?;
-    let covers = list
-        .split(',')
-        .map(|index| index.trim().parse::<u64>().map_err(|_| CliError::Usage(format!("--covers {id}: {index:?} is not an index"))))
-        .collect::<Result<Vec<_>, _>>()?;
+    let covers =
+        list.split(',')
+            .map(|index| {
+                index.trim().parse::<u64>().map_err(|_| {
+                    CliError::Usage(format!("--covers {id}: {index:?} is not an index"))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
     let check = checks
         .iter_mut()
         .find(|check| check.id == id)
-        .ok_or_else(|| CliError::Usage(format!("--covers names check {id:?}, which no --check declares")))?;
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "--covers names check {id:?}, which no --check declares"
+            ))
+        })?;
     check.covers = Some(covers);
     Ok(())
 }
@@ -172,7 +200,9 @@ mod tests {
     #[test]
     fn a_check_flag_splits_like_a_shell_and_covers_everything() {
         let entry = command_check_from_flag("unit=cargo test -- 'a b'").unwrap();
-        let MissionCheck::Command(check) = entry.into_check(3).unwrap() else { panic!() };
+        let MissionCheck::Command(check) = entry.into_check(3).unwrap() else {
+            panic!()
+        };
         assert_eq!(check.program, "cargo");
         assert_eq!(check.args, vec!["test", "--", "a b"]);
         assert_eq!(check.covers, vec![0, 1, 2]);

@@ -14,13 +14,22 @@ use nagi_schema::pane::{OutputMatch, PaneWaitForOutputParams, ReadSource};
 
 const SENTINEL: &str = "NAGI-MEMORY-SENTINEL";
 
-fn tmux_rss(directory: &std::path::Path, file: &std::path::Path, panes: usize, lines: usize) -> Option<usize> {
+fn tmux_rss(
+    directory: &std::path::Path,
+    file: &std::path::Path,
+    panes: usize,
+    lines: usize,
+) -> Option<usize> {
     if !Tmux::available() {
         return None;
     }
     let tmux = Tmux::new(directory, "nagi-bench-memory", lines);
     for index in 0..panes {
-        let script = format!("cat {}; tmux -L {} wait -S filled-{index}; sleep 100000", file.display(), tmux.socket);
+        let script = format!(
+            "cat {}; tmux -L {} wait -S filled-{index}; sleep 100000",
+            file.display(),
+            tmux.socket
+        );
         if index == 0 {
             tmux.run(&["new-session", "-d", "-x", "200", "-y", "50", &script]);
         } else {
@@ -53,7 +62,10 @@ async fn nagi_rss(file: &std::path::Path, panes: usize, lines: usize) -> (usize,
     for _ in 0..panes {
         let script = format!("cat {}; echo {SENTINEL}; sleep 100000", file.display());
         let (_, _, pane) = host
-            .create_workspace(WorkspaceCreate { command: Some(vec!["sh".into(), "-c".into(), script]), ..WorkspaceCreate::default() })
+            .create_workspace(WorkspaceCreate {
+                command: Some(vec!["sh".into(), "-c".into(), script]),
+                ..WorkspaceCreate::default()
+            })
             .expect("bench pane starts");
         pane_ids.push(pane.pane_id);
     }
@@ -61,15 +73,33 @@ async fn nagi_rss(file: &std::path::Path, panes: usize, lines: usize) -> (usize,
         let wait = PaneWaitForOutputParams {
             pane_id: pane_id.clone(),
             source: ReadSource::Visible,
-            output_match: OutputMatch::Substring { value: SENTINEL.into() },
+            output_match: OutputMatch::Substring {
+                value: SENTINEL.into(),
+            },
             lines: None,
             strip_ansi: true,
             timeout_ms: Some(600_000),
         };
-        nagi_engine::pane::dispatch(&host, "pane.wait_for_output", serde_json::to_value(&wait).unwrap()).await.unwrap().expect("filled");
+        nagi_engine::pane::dispatch(
+            &host,
+            "pane.wait_for_output",
+            serde_json::to_value(&wait).unwrap(),
+        )
+        .await
+        .unwrap()
+        .expect("filled");
     }
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    let retained: u64 = pane_ids.iter().map(|pane_id| host.pane_info(pane_id).unwrap().scroll.unwrap().max_offset_from_bottom).sum();
+    let retained: u64 = pane_ids
+        .iter()
+        .map(|pane_id| {
+            host.pane_info(pane_id)
+                .unwrap()
+                .scroll
+                .unwrap()
+                .max_offset_from_bottom
+        })
+        .sum();
     println!("  nagi scrollback rows retained: {retained}");
     let rss = rss_bytes(std::process::id() as i32);
     host.shutdown().await;
@@ -86,14 +116,28 @@ fn main() {
     let file = directory.path().join("scrollback.txt");
     // Enough lines to fill the scrollback and the screen.
     let bytes = write_text_file(&file, (lines + 200) * 120);
-    println!("pane_memory: {panes} panes x {lines} scrollback lines ({:.1} MB of text per pane), 200x50", mb(bytes));
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+    println!(
+        "pane_memory: {panes} panes x {lines} scrollback lines ({:.1} MB of text per pane), 200x50",
+        mb(bytes)
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
     let (nagi, baseline) = runtime.block_on(nagi_rss(&file, panes, lines));
-    println!("  nagi process RSS     {:>8.1} MB  (before the panes: {:.1} MB)", mb(nagi), mb(baseline));
+    println!(
+        "  nagi process RSS     {:>8.1} MB  (before the panes: {:.1} MB)",
+        mb(nagi),
+        mb(baseline)
+    );
     match tmux_rss(directory.path(), &file, panes, lines) {
         Some(tmux) => {
             println!("  tmux server RSS      {:>8.1} MB", mb(tmux));
-            println!("  nagi / tmux          {:>8.2}x  (target <= 2x)", nagi as f64 / tmux as f64);
+            println!(
+                "  nagi / tmux          {:>8.2}x  (target <= 2x)",
+                nagi as f64 / tmux as f64
+            );
         }
         None => println!("  tmux not installed; no ratio"),
     }

@@ -90,12 +90,24 @@ impl UserConfig {
     pub fn load(path: &Path) -> Result<UserConfig, ConfigError> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(UserConfig::default()),
-            Err(error) => return Err(ConfigError { path: path.display().to_string(), message: error.to_string() }),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(UserConfig::default());
+            }
+            Err(error) => {
+                return Err(ConfigError {
+                    path: path.display().to_string(),
+                    message: error.to_string(),
+                });
+            }
         };
-        let config: UserConfig =
-            toml::from_str(&text).map_err(|error| ConfigError { path: path.display().to_string(), message: error.to_string() })?;
-        config.validate().map_err(|message| ConfigError { path: path.display().to_string(), message })?;
+        let config: UserConfig = toml::from_str(&text).map_err(|error| ConfigError {
+            path: path.display().to_string(),
+            message: error.to_string(),
+        })?;
+        config.validate().map_err(|message| ConfigError {
+            path: path.display().to_string(),
+            message,
+        })?;
         Ok(config)
     }
 
@@ -110,13 +122,22 @@ impl UserConfig {
             let Some(provider) = provider else { continue };
             if let Some(command) = &provider.command {
                 if command.is_empty() {
-                    return Err(format!("{name}.command is an empty list; give the executable as its first element"));
+                    return Err(format!(
+                        "{name}.command is an empty list; give the executable as its first element"
+                    ));
                 }
                 if command.len() > MAX_ACP_ARGS {
-                    return Err(format!("{name}.command has {} elements; the limit is {MAX_ACP_ARGS}", command.len()));
+                    return Err(format!(
+                        "{name}.command has {} elements; the limit is {MAX_ACP_ARGS}",
+                        command.len()
+                    ));
                 }
-                if let Some(bad) = command.iter().position(|arg| arg.is_empty() || arg.len() > MAX_ACP_ARG_BYTES || arg.contains('\0')) {
-                    return Err(format!("{name}.command[{bad}] must be non-empty, at most 16 KiB, without NUL"));
+                if let Some(bad) = command.iter().position(|arg| {
+                    arg.is_empty() || arg.len() > MAX_ACP_ARG_BYTES || arg.contains('\0')
+                }) {
+                    return Err(format!(
+                        "{name}.command[{bad}] must be non-empty, at most 16 KiB, without NUL"
+                    ));
                 }
             }
         }

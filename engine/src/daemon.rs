@@ -31,14 +31,21 @@ pub enum DaemonError {
 /// Creates `dir` with mode 0700, or checks that an existing one is private.
 pub fn ensure_private_dir(dir: &Path) -> Result<(), DaemonError> {
     if !dir.exists() {
-        std::fs::create_dir_all(dir).map_err(|error| DaemonError::Setup(format!("cannot create {}: {error}", dir.display())))?;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(|error| DaemonError::Setup(format!("cannot make {} private: {error}", dir.display())))?;
+        std::fs::create_dir_all(dir).map_err(|error| {
+            DaemonError::Setup(format!("cannot create {}: {error}", dir.display()))
+        })?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(|error| {
+            DaemonError::Setup(format!("cannot make {} private: {error}", dir.display()))
+        })?;
         return Ok(());
     }
-    let metadata = std::fs::metadata(dir).map_err(|error| DaemonError::Setup(format!("cannot read {}: {error}", dir.display())))?;
+    let metadata = std::fs::metadata(dir)
+        .map_err(|error| DaemonError::Setup(format!("cannot read {}: {error}", dir.display())))?;
     if !metadata.is_dir() {
-        return Err(DaemonError::Setup(format!("{} exists and is not a directory", dir.display())));
+        return Err(DaemonError::Setup(format!(
+            "{} exists and is not a directory",
+            dir.display()
+        )));
     }
     let mode = metadata.permissions().mode() & 0o777;
     if mode & 0o077 != 0 {
@@ -67,18 +74,38 @@ pub fn take_server_lock(path: &Path) -> Result<Option<ServerLock>, DaemonError> 
         .truncate(false)
         .mode(0o600)
         .open(path)
-        .map_err(|error| DaemonError::Setup(format!("cannot open {}: {error}", path.display())))?;
+        .map_err(|error| DaemonError::Setup(describe_unwritable(path, &error)))?;
     // SAFETY: flock on a valid, owned file descriptor.
     let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
     Ok(locked.then_some(ServerLock { _file: file }))
 }
 
+/// Names the fix for the common causes, so a read-only disk does not read as a bug.
+fn describe_unwritable(path: &Path, error: &std::io::Error) -> String {
+    let directory = path.parent().unwrap_or(path).display();
+    match error.kind() {
+        std::io::ErrorKind::ReadOnlyFilesystem => format!(
+            "the data directory {directory} is on a read-only filesystem: the server needs to write its database there; remount it read-write or choose another socket path (NAGI_SOCKET_PATH)"
+        ),
+        std::io::ErrorKind::PermissionDenied => {
+            format!(
+                "the data directory {directory} is not writable by this user: the server needs to write its database there ({error})"
+            )
+        }
+        _ => format!("cannot open {}: {error}", path.display()),
+    }
+}
+
 /// Raises the open-file limit to its hard maximum: every connection and pane is a file.
 fn raise_open_file_limit() {
-    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
     // SAFETY: plain getrlimit/setrlimit on a local struct.
     unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
+        {
             limit.rlim_cur = limit.rlim_max;
             libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
         }
@@ -100,26 +127,35 @@ pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
     ensure_private_dir(&paths.data_dir)?;
     let socket_text = paths.socket_path.display().to_string();
     let Some(lock) = take_server_lock(&paths.server_lock_path())? else {
-        return Err(DaemonError::AlreadyRunning { socket: socket_text });
+        return Err(DaemonError::AlreadyRunning {
+            socket: socket_text,
+        });
     };
     if paths.socket_path.exists() {
         // We hold the lock, so nobody serves this socket: it is stale. A live server of an
         // older nagi without the lock would still answer; refuse to steal from it.
         if std::os::unix::net::UnixStream::connect(&paths.socket_path).is_ok() {
-            return Err(DaemonError::AlreadyRunning { socket: socket_text });
+            return Err(DaemonError::AlreadyRunning {
+                socket: socket_text,
+            });
         }
-        std::fs::remove_file(&paths.socket_path)
-            .map_err(|error| DaemonError::Setup(format!("cannot remove the stale socket {socket_text}: {error}")))?;
+        std::fs::remove_file(&paths.socket_path).map_err(|error| {
+            DaemonError::Setup(format!(
+                "cannot remove the stale socket {socket_text}: {error}"
+            ))
+        })?;
     }
     raise_open_file_limit();
     become_child_subreaper();
 
     let mut store_config = StoreConfig::new(paths.database_path());
     store_config.max_page_count = config.store_max_page_count;
-    let store = Arc::new(Store::open(store_config).map_err(|error| DaemonError::Store {
-        path: paths.database_path().display().to_string(),
-        message: error.message,
-    })?);
+    let store = Arc::new(
+        Store::open(store_config).map_err(|error| DaemonError::Store {
+            path: paths.database_path().display().to_string(),
+            message: error.message,
+        })?,
+    );
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -171,7 +207,10 @@ pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
 async fn stop_live_runs(engine: &Arc<Engine>) {
     for run_id in engine.runs.live_run_ids() {
         if let Some(run) = engine.runs.get(&run_id) {
-            let _ = run.commands.send(nagi_providers::ProviderCommand::Shutdown).await;
+            let _ = run
+                .commands
+                .send(nagi_providers::ProviderCommand::Shutdown)
+                .await;
         }
     }
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -186,7 +225,8 @@ fn bind_private_socket(path: &Path) -> Result<tokio::net::UnixListener, DaemonEr
     let previous = unsafe { libc::umask(0o177) };
     let bound = tokio::net::UnixListener::bind(path);
     unsafe { libc::umask(previous) };
-    let listener = bound.map_err(|error| DaemonError::Setup(format!("cannot bind {}: {error}", path.display())))?;
+    let listener = bound
+        .map_err(|error| DaemonError::Setup(format!("cannot bind {}: {error}", path.display())))?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
         .map_err(|error| DaemonError::Setup(format!("cannot set the socket's mode: {error}")))?;
     Ok(listener)

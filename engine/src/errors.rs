@@ -5,8 +5,8 @@ use nagi_store::{StoreError, StoreErrorKind};
 
 use crate::handoff::HandoffError;
 use crate::mission::MissionError;
-use crate::proof::ProofError;
 use crate::pane::PaneError;
+use crate::proof::ProofError;
 use crate::recipe::exec::RecipeExecError;
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -66,7 +66,10 @@ pub fn wire_error(error: &EngineError) -> (ErrorCode, String) {
 /// the most neutral code rather than a panic.
 fn pane_code(error: &PaneError) -> ErrorCode {
     ErrorCode::from_wire(error.code()).unwrap_or_else(|| {
-        tracing::error!(code = error.code(), "the pane host used an error code missing from the catalogue");
+        tracing::error!(
+            code = error.code(),
+            "the pane host used an error code missing from the catalogue"
+        );
         ErrorCode::InvalidParams
     })
 }
@@ -88,20 +91,26 @@ fn store_code(error: &StoreError) -> ErrorCode {
     match error.kind {
         StoreErrorKind::Full => ErrorCode::StorageFull,
         StoreErrorKind::Closed => ErrorCode::ServerUnavailable,
-        StoreErrorKind::ReadOnly | StoreErrorKind::Io | StoreErrorKind::Corrupt | StoreErrorKind::NewerSchema | StoreErrorKind::Other => {
-            ErrorCode::StorageFailed
-        }
+        StoreErrorKind::ReadOnly
+        | StoreErrorKind::Io
+        | StoreErrorKind::Corrupt
+        | StoreErrorKind::NewerSchema
+        | StoreErrorKind::Other => ErrorCode::StorageFailed,
     }
 }
 
 fn proof_code(error: &ProofError) -> ErrorCode {
     match error {
         ProofError::NoClosurePlan { .. } => ErrorCode::InvalidClosure,
-        ProofError::NotAManualCheck { .. } | ProofError::InvalidManualEvidence { .. } => ErrorCode::InvalidParams,
-        ProofError::ReviewerNotListed { .. } | ProofError::OverrideNotAllowed { .. } => ErrorCode::ConsentForbidden,
-        ProofError::ArtifactUnreadable { .. } | ProofError::CollectionCancelled { .. } | ProofError::WorkspaceUnavailable { .. } => {
-            ErrorCode::ProofWorkerFailed
+        ProofError::NotAManualCheck { .. } | ProofError::InvalidManualEvidence { .. } => {
+            ErrorCode::InvalidParams
         }
+        ProofError::ReviewerNotListed { .. } | ProofError::OverrideNotAllowed { .. } => {
+            ErrorCode::ConsentForbidden
+        }
+        ProofError::ArtifactUnreadable { .. }
+        | ProofError::CollectionCancelled { .. }
+        | ProofError::WorkspaceUnavailable { .. } => ErrorCode::ProofWorkerFailed,
         ProofError::ProofNotReady { .. } => ErrorCode::ProofNotReady,
         ProofError::ProofBindingMismatch { .. } => ErrorCode::ProofBindingMismatch,
         ProofError::NoRun { .. }
@@ -117,7 +126,9 @@ fn proof_code(error: &ProofError) -> ErrorCode {
 
 fn handoff_code(error: &HandoffError) -> ErrorCode {
     match error {
-        HandoffError::InvalidState { .. } | HandoffError::NoRun { .. } => ErrorCode::InvalidHandoffState,
+        HandoffError::InvalidState { .. } | HandoffError::NoRun { .. } => {
+            ErrorCode::InvalidHandoffState
+        }
         HandoffError::SameProvider { .. } => ErrorCode::InvalidHandoffProvider,
         HandoffError::ConsentRequired { .. } => ErrorCode::InteractiveConsentRequired,
         HandoffError::ArtifactChanged { .. } => ErrorCode::HandoffArtifactChanged,
@@ -174,24 +185,65 @@ mod tests {
     /// variant is added, so that the new variant's code is checked too.
     fn every_pane_error() -> Vec<PaneError> {
         let all = vec![
-            PaneError::ParamsDecode { method: "m".into(), message: "x".into() },
+            PaneError::ParamsDecode {
+                method: "m".into(),
+                message: "x".into(),
+            },
             PaneError::InvalidParams("x".into()),
-            PaneError::LinesOutOfRange { lines: 0, max: 10_000 },
-            PaneError::PaneNotFound { pane_id: "w9:p9".into() },
+            PaneError::LinesOutOfRange {
+                lines: 0,
+                max: 10_000,
+            },
+            PaneError::PaneNotFound {
+                pane_id: "w9:p9".into(),
+            },
             PaneError::NoFocusedPane,
-            PaneError::WorkspaceNotFound { workspace_id: "w9".into() },
+            PaneError::WorkspaceNotFound {
+                workspace_id: "w9".into(),
+            },
             PaneError::NoFocusedWorkspace,
-            PaneError::TabNotFound { tab_id: "w9:t9".into() },
-            PaneError::SessionNotFound { session_id: "term".into() },
-            PaneError::InvalidKey { key: "ctrl+".into(), reason: "x".into() },
-            PaneError::InvalidRegex { pattern: "(".into(), message: "x".into() },
-            PaneError::NotController { session_id: "s".into(), client_id: "c".into() },
-            PaneError::ResizeTooSmall { cols: 1, rows: 1, min_cols: 20, min_rows: 5 },
-            PaneError::FeatureUnavailable { feature: "method pane.split".into() },
-            PaneError::PaneSpawnFailed { program: "p".into(), message: "x".into() },
-            PaneError::Timeout { pane_id: "w1:p1".into(), timeout_ms: 1 },
-            PaneError::PaneExited { pane_id: "w1:p1".into() },
-            PaneError::PaneIo { pane_id: "w1:p1".into(), message: "x".into() },
+            PaneError::TabNotFound {
+                tab_id: "w9:t9".into(),
+            },
+            PaneError::SessionNotFound {
+                session_id: "term".into(),
+            },
+            PaneError::InvalidKey {
+                key: "ctrl+".into(),
+                reason: "x".into(),
+            },
+            PaneError::InvalidRegex {
+                pattern: "(".into(),
+                message: "x".into(),
+            },
+            PaneError::NotController {
+                session_id: "s".into(),
+                client_id: "c".into(),
+            },
+            PaneError::ResizeTooSmall {
+                cols: 1,
+                rows: 1,
+                min_cols: 20,
+                min_rows: 5,
+            },
+            PaneError::FeatureUnavailable {
+                feature: "method pane.split".into(),
+            },
+            PaneError::PaneSpawnFailed {
+                program: "p".into(),
+                message: "x".into(),
+            },
+            PaneError::Timeout {
+                pane_id: "w1:p1".into(),
+                timeout_ms: 1,
+            },
+            PaneError::PaneExited {
+                pane_id: "w1:p1".into(),
+            },
+            PaneError::PaneIo {
+                pane_id: "w1:p1".into(),
+                message: "x".into(),
+            },
             PaneError::ShuttingDown,
         ];
         for error in &all {

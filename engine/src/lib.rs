@@ -4,6 +4,7 @@
 pub mod api;
 pub mod clock;
 pub mod config;
+pub mod consent;
 pub mod daemon;
 pub mod digest;
 pub mod engine;

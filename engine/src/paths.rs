@@ -69,7 +69,9 @@ impl SessionPaths {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PathError {
-    #[error("session name {0:?} is not valid: use letters, digits, '_', '.' and '-' (not '.' or '..')")]
+    #[error(
+        "session name {0:?} is not valid: use letters, digits, '_', '.' and '-' (not '.' or '..')"
+    )]
     InvalidSessionName(String),
     #[error("cannot find a config directory: set NAGI_CONFIG_DIR, XDG_CONFIG_HOME or HOME")]
     NoConfigDir,
@@ -82,7 +84,9 @@ fn session_name_is_valid(name: &str) -> bool {
         && name != "."
         && name != ".."
         && name.len() <= 64
-        && name.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'.' | b'-'))
+        && name
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'.' | b'-'))
 }
 
 pub fn config_dir(environment: &PathEnvironment) -> Result<PathBuf, PathError> {
@@ -98,7 +102,10 @@ pub fn config_dir(environment: &PathEnvironment) -> Result<PathBuf, PathError> {
     Err(PathError::NoConfigDir)
 }
 
-pub fn resolve_session_paths(session_flag: Option<&str>, environment: &PathEnvironment) -> Result<SessionPaths, PathError> {
+pub fn resolve_session_paths(
+    session_flag: Option<&str>,
+    environment: &PathEnvironment,
+) -> Result<SessionPaths, PathError> {
     let config_dir = config_dir(environment)?;
     let named = |name: &str| -> Result<SessionPaths, PathError> {
         if !session_name_is_valid(name) {
@@ -117,7 +124,10 @@ pub fn resolve_session_paths(session_flag: Option<&str>, environment: &PathEnvir
     }
     if let Some(socket) = &environment.nagi_socket_path {
         let socket_path = PathBuf::from(socket);
-        let Some(parent) = socket_path.parent().filter(|_| socket_path.is_absolute() && socket_path.file_name().is_some()) else {
+        let Some(parent) = socket_path
+            .parent()
+            .filter(|_| socket_path.is_absolute() && socket_path.file_name().is_some())
+        else {
             return Err(PathError::InvalidSocketPath(socket.clone()));
         };
         return Ok(SessionPaths {
@@ -130,7 +140,12 @@ pub fn resolve_session_paths(session_flag: Option<&str>, environment: &PathEnvir
     if let Some(name) = &environment.nagi_session {
         return named(name);
     }
-    Ok(SessionPaths { config_dir: config_dir.clone(), socket_path: config_dir.join("nagi.sock"), data_dir: config_dir, session_name: None })
+    Ok(SessionPaths {
+        config_dir: config_dir.clone(),
+        socket_path: config_dir.join("nagi.sock"),
+        data_dir: config_dir,
+        session_name: None,
+    })
 }
 
 #[cfg(test)]
@@ -150,20 +165,38 @@ mod tests {
     #[test]
     fn resolution_follows_the_documented_order() {
         let mut env = environment();
-        assert_eq!(resolve_session_paths(None, &env).unwrap().socket_path, Path::new("/xdg/nagi/nagi.sock"));
+        assert_eq!(
+            resolve_session_paths(None, &env).unwrap().socket_path,
+            Path::new("/xdg/nagi/nagi.sock")
+        );
         env.xdg_config_home = None;
-        assert_eq!(resolve_session_paths(None, &env).unwrap().socket_path, Path::new("/home/u/.config/nagi/nagi.sock"));
+        assert_eq!(
+            resolve_session_paths(None, &env).unwrap().socket_path,
+            Path::new("/home/u/.config/nagi/nagi.sock")
+        );
         env.nagi_config_dir = Some("/cfg".into());
-        assert_eq!(resolve_session_paths(None, &env).unwrap().socket_path, Path::new("/cfg/nagi.sock"));
+        assert_eq!(
+            resolve_session_paths(None, &env).unwrap().socket_path,
+            Path::new("/cfg/nagi.sock")
+        );
         env.nagi_session = Some("work".into());
-        assert_eq!(resolve_session_paths(None, &env).unwrap().socket_path, Path::new("/cfg/sessions/work/nagi.sock"));
+        assert_eq!(
+            resolve_session_paths(None, &env).unwrap().socket_path,
+            Path::new("/cfg/sessions/work/nagi.sock")
+        );
         env.nagi_socket_path = Some("/run/x/n.sock".into());
         let paths = resolve_session_paths(None, &env).unwrap();
         assert_eq!(paths.socket_path, Path::new("/run/x/n.sock"));
         assert_eq!(paths.database_path(), Path::new("/run/x/nagi.db"));
         let flagged = resolve_session_paths(Some("cli"), &env).unwrap();
-        assert_eq!(flagged.socket_path, Path::new("/cfg/sessions/cli/nagi.sock"));
-        assert_eq!(flagged.claim_lock_dir(), Path::new("/cfg/mission-worktree-locks"));
+        assert_eq!(
+            flagged.socket_path,
+            Path::new("/cfg/sessions/cli/nagi.sock")
+        );
+        assert_eq!(
+            flagged.claim_lock_dir(),
+            Path::new("/cfg/mission-worktree-locks")
+        );
     }
 
     #[test]
@@ -174,6 +207,9 @@ mod tests {
         }
         let mut env = environment();
         env.nagi_socket_path = Some("relative.sock".into());
-        assert!(matches!(resolve_session_paths(None, &env), Err(PathError::InvalidSocketPath(_))));
+        assert!(matches!(
+            resolve_session_paths(None, &env),
+            Err(PathError::InvalidSocketPath(_))
+        ));
     }
 }

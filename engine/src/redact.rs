@@ -3,7 +3,8 @@
 //! [`redact`] applies, in order:
 //!
 //! 0. PEM private-key blocks (first, so no later rule can split a block and
-//!    leave half a key behind; an unterminated block is redacted to the end).
+//!    leave half a key behind; an unterminated block is redacted to the end,
+//!    and so is one whose BEGIN line lost its closing dashes).
 //! 1. `Bearer <token ≥ 12>` → `Bearer [REDACTED]` (contract rule 1), and
 //!    `Authorization: Basic <credentials>`.
 //! 2. Whole-word tokens `sk-…`, `gh[pousr]_…`, `AKIA…` (contract rule 2).
@@ -21,8 +22,11 @@
 //!
 //! The contract's four rules keep their relative order and their case
 //! insensitivity; the extra rules only ever redact more. Every replacement
-//! contains `[REDACTED]`, which no rule matches as a secret, so redacting
-//! twice gives the same text as redacting once.
+//! contains `[REDACTED]`, which no rule matches as a secret. A replacement can
+//! still expose a neighbour to a rule that already ran (a token glued to the
+//! one before it gains a word boundary once that one is `[REDACTED]`), so the
+//! rules are repeated until the text no longer changes: redacting twice gives
+//! the same text as redacting once.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -38,7 +42,7 @@ fn compile(pattern: &str) -> Regex {
 
 static PRIVATE_KEY_BLOCK: LazyLock<Regex> = LazyLock::new(|| {
     compile(
-        r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)",
+        r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)",
     )
 });
 static BEARER_TOKEN: LazyLock<Regex> =
@@ -218,8 +222,24 @@ fn redact_high_entropy_value(captures: &Captures<'_>) -> String {
     }
 }
 
+/// At most this many passes of the rules; in practice the second one finds nothing.
+const MAX_PASSES: usize = 8;
+
 /// Redacts secrets from `text`; borrows it unchanged when nothing matched.
 pub fn redact(text: &str) -> Cow<'_, str> {
+    let mut result = redact_once(text);
+    for _ in 1..MAX_PASSES {
+        let Cow::Owned(previous) = &result else { break };
+        match redact_once(previous) {
+            Cow::Borrowed(_) => break,
+            Cow::Owned(again) => result = Cow::Owned(again),
+        }
+    }
+    result
+}
+
+/// One pass of every rule, in order.
+fn redact_once(text: &str) -> Cow<'_, str> {
     let mut result = Cow::Borrowed(text);
     result = replace(result, &PRIVATE_KEY_BLOCK, REDACTED);
     result = replace(
@@ -438,6 +458,26 @@ mod tests {
             "unterminated pem",
             "-----BEGIN PRIVATE KEY-----\nMIIEvQ",
             "[REDACTED]",
+        ),
+        (
+            "pem header without its closing dashes (found by fuzz/run redact)",
+            "-----BEGIN RSA PRIVATE KEY\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\nok",
+            "[REDACTED]\nok",
+        ),
+        (
+            "pem header cut at the end of the text",
+            "-----BEGIN PRIVATE KEY",
+            "[REDACTED]",
+        ),
+        (
+            "high-entropy value after a doubled separator (found by fuzz/run redact)",
+            "_pat==gNryP4J3jValueere23@",
+            "_pat=[REDACTED]",
+        ),
+        (
+            "a token glued to the one before it (found by the mixture property)",
+            "AIzaSyA1234567890abcdefghijklmnopqrstuvxoxb-123456789012-abcdefghij",
+            "[REDACTED][REDACTED]",
         ),
     ];
 

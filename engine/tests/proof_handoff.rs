@@ -6,12 +6,16 @@ use std::os::unix::fs::PermissionsExt;
 
 use nagi_engine::digest::suggested_handoff_run_id;
 use nagi_engine::handoff::{
-    HandoffArtifactConfig, HandoffAuthority, HandoffError, HandoffStartPrecheck, build_handoff_artifact, confirm_rebuilt_artifact,
-    decide_run_continued, handoff_prompt, precheck_handoff_start,
+    HandoffArtifactConfig, HandoffAuthority, HandoffError, HandoffStartPrecheck,
+    build_handoff_artifact, confirm_rebuilt_artifact, decide_run_continued, handoff_prompt,
+    precheck_handoff_start,
 };
 use nagi_engine::mission::event::MissionEvent;
 use nagi_engine::mission::view::NoLiveRuns;
-use nagi_engine::proof::{ProofError, Verdict, close_outcome, current_identity, manual_evidence, proof_receipt, readiness_outcome};
+use nagi_engine::proof::{
+    ProofError, Verdict, close_outcome, current_identity, manual_evidence, proof_receipt,
+    readiness_outcome,
+};
 use nagi_engine::workspace::{ScanConfig, handoff_diff};
 use nagi_schema::handoff::MissionHandoffArtifactV1;
 use nagi_schema::mission::{MissionCheckStatusV1, MissionProvider, MissionStatus};
@@ -21,11 +25,21 @@ use support::*;
 const CRITERIA: [&str; 2] = ["The login redirect works", "A person reviewed the change"];
 
 fn command_only_ledger(repository: &TestRepository) -> Ledger {
-    Ledger::start(repository, "Fix the login redirect", &CRITERIA, vec![unit_check()])
+    Ledger::start(
+        repository,
+        "Fix the login redirect",
+        &CRITERIA,
+        vec![unit_check()],
+    )
 }
 
 fn check_status(verdict: &Verdict, check_id: &str) -> MissionCheckStatusV1 {
-    verdict.checks().iter().find(|check| check.check_id == check_id).unwrap().status
+    verdict
+        .checks()
+        .iter()
+        .find(|check| check.check_id == check_id)
+        .unwrap()
+        .status
 }
 
 /// Collects, evaluates and seals readiness; returns the verdict.
@@ -50,16 +64,30 @@ fn a_passing_mission_becomes_ready_then_archives_with_a_later_sequence() {
         vec![unit_check(), review_check(false)],
     );
     ledger.collect_command_evidence();
-    assert_eq!(ledger.mission.evidence["unit"].artifacts[0].path, "report.json");
+    assert_eq!(
+        ledger.mission.evidence["unit"].artifacts[0].path,
+        "report.json"
+    );
 
     // The manual check: a listed reviewer passes it, anyone else is refused.
     let identity = current_identity(&ledger.mission).unwrap();
     let review = ledger.mission.declaration("review").unwrap().clone();
     let snapshot = repository.scan();
-    let refused = manual_evidence(&review, &identity, "bob", "looks fine", false, &snapshot, 5_000).unwrap_err();
+    let refused = manual_evidence(
+        &review,
+        &identity,
+        "bob",
+        "looks fine",
+        false,
+        &snapshot,
+        5_000,
+    )
+    .unwrap_err();
     assert!(matches!(refused, ProofError::ReviewerNotListed { .. }));
     assert!(matches!(
-        manual_evidence(&review, &identity, "alice", "ship it", true, &snapshot, 5_000),
+        manual_evidence(
+            &review, &identity, "alice", "ship it", true, &snapshot, 5_000
+        ),
         Err(ProofError::OverrideNotAllowed { .. })
     ));
     let evidence = manual_evidence(
@@ -73,20 +101,33 @@ fn a_passing_mission_becomes_ready_then_archives_with_a_later_sequence() {
     )
     .unwrap();
     let at_millis = evidence.recorded_at_millis;
-    ledger.commit(MissionEvent::EvidenceRecorded { evidence, at_millis });
+    ledger.commit(MissionEvent::EvidenceRecorded {
+        evidence,
+        at_millis,
+    });
 
     let verdict = ledger.verify_now(&repository.root());
-    assert!(matches!(verdict, Verdict::Verified { .. }), "{:?}", reasons(&verdict));
+    assert!(
+        matches!(verdict, Verdict::Verified { .. }),
+        "{:?}",
+        reasons(&verdict)
+    );
     let head = ledger.head();
     let at = ledger.tick();
-    let sealed = readiness_outcome(&ledger.mission, &verdict, &head, at).unwrap().unwrap();
+    let sealed = readiness_outcome(&ledger.mission, &verdict, &head, at)
+        .unwrap()
+        .unwrap();
     ledger.commit(sealed);
     assert_eq!(ledger.mission.status, MissionStatus::ReadyToClose);
     let ready = proof_receipt(&ledger.mission).unwrap();
     assert_eq!(ready.decision, ProofClosureDecisionV1::ReadyToClose);
     assert_eq!(ready.head_revision, repository.head());
     assert_eq!(
-        ready.fresh_evidence.iter().map(|entry| entry.check_id.as_str()).collect::<Vec<_>>(),
+        ready
+            .fresh_evidence
+            .iter()
+            .map(|entry| entry.check_id.as_str())
+            .collect::<Vec<_>>(),
         ["unit", "review"]
     );
 
@@ -96,7 +137,10 @@ fn a_passing_mission_becomes_ready_then_archives_with_a_later_sequence() {
     let head = ledger.head();
     let at = ledger.tick();
     let event = close_outcome(&ledger.mission, &verdict, &head, at).unwrap();
-    assert!(matches!(&event, MissionEvent::MissionSealed { .. }), "{event:?}");
+    assert!(
+        matches!(&event, MissionEvent::MissionSealed { .. }),
+        "{event:?}"
+    );
     ledger.commit(event);
     assert_eq!(ledger.mission.status, MissionStatus::Archived);
     let archive = proof_receipt(&ledger.mission).unwrap();
@@ -110,17 +154,25 @@ fn a_passing_mission_becomes_ready_then_archives_with_a_later_sequence() {
 #[test]
 fn a_failing_check_keeps_the_mission_in_review_with_a_reason() {
     let repository = TestRepository::new();
-    repository.write("src/lib.rs", "pub fn login() -> &'static str { \"broken\" }\n");
+    repository.write(
+        "src/lib.rs",
+        "pub fn login() -> &'static str { \"broken\" }\n",
+    );
     let mut ledger = command_only_ledger(&repository);
     let verdict = make_ready(&mut ledger, &repository);
     assert_eq!(ledger.mission.status, MissionStatus::ReviewRequired);
     assert_eq!(check_status(&verdict, "unit"), MissionCheckStatusV1::Failed);
     let reasons = reasons(&verdict);
     assert!(
-        reasons.iter().any(|reason| reason.starts_with("required check unit is failed")),
+        reasons
+            .iter()
+            .any(|reason| reason.starts_with("required check unit is failed")),
         "{reasons:?}"
     );
-    assert!(matches!(proof_receipt(&ledger.mission), Err(ProofError::ProofNotReady { .. })));
+    assert!(matches!(
+        proof_receipt(&ledger.mission),
+        Err(ProofError::ProofNotReady { .. })
+    ));
 }
 
 #[test]
@@ -129,12 +181,17 @@ fn a_missing_required_artifact_fails_the_check() {
     let mut ledger = command_only_ledger(&repository);
     // The check's program exists but writes no artifact.
     let plan = ledger.mission.plan.as_mut().unwrap();
-    if let nagi_engine::mission::model::DeclarationKind::Command { args, .. } = &mut plan.declarations[0].kind {
+    if let nagi_engine::mission::model::DeclarationKind::Command { args, .. } =
+        &mut plan.declarations[0].kind
+    {
         args[1] = "true".into();
     }
     ledger.collect_command_evidence();
     let evidence = &ledger.mission.evidence["unit"];
-    assert_eq!(evidence.assessment, nagi_schema::mission::MissionEvidenceAssessmentV1::Failed);
+    assert_eq!(
+        evidence.assessment,
+        nagi_schema::mission::MissionEvidenceAssessmentV1::Failed
+    );
     assert!(
         evidence
             .detail
@@ -157,16 +214,28 @@ fn artifacts_are_hashed_from_their_bytes_and_a_changed_one_fails_the_proof() {
     let mut ledger = command_only_ledger(&repository);
     ledger.collect_command_evidence();
     let artifact = &ledger.mission.evidence["unit"].artifacts[0];
-    assert_eq!(artifact.content_digest, nagi_engine::digest::sha256_hex(b"{\"ok\":true}"));
+    assert_eq!(
+        artifact.content_digest,
+        nagi_engine::digest::sha256_hex(b"{\"ok\":true}")
+    );
     assert_eq!(artifact.media_type, "application/json");
-    assert!(matches!(ledger.verify_now(&repository.root()), Verdict::Verified { .. }));
+    assert!(matches!(
+        ledger.verify_now(&repository.root()),
+        Verdict::Verified { .. }
+    ));
 
     repository.write("report.json", "{\"ok\":false}");
     let verdict = ledger.verify_now(&repository.root());
-    assert_eq!(check_status(&verdict, "unit"), MissionCheckStatusV1::ArtifactMissingOrChanged);
+    assert_eq!(
+        check_status(&verdict, "unit"),
+        MissionCheckStatusV1::ArtifactMissingOrChanged
+    );
     std::fs::remove_file(repository.path("report.json")).unwrap();
     let verdict = ledger.verify_now(&repository.root());
-    assert_eq!(check_status(&verdict, "unit"), MissionCheckStatusV1::ArtifactMissingOrChanged);
+    assert_eq!(
+        check_status(&verdict, "unit"),
+        MissionCheckStatusV1::ArtifactMissingOrChanged
+    );
 }
 
 #[test]
@@ -174,20 +243,32 @@ fn relevant_edits_staging_deletion_and_mode_changes_make_evidence_stale() {
     type Change = fn(&TestRepository);
     let changes: [(&str, Change); 4] = [
         ("edited", |repository| {
-            repository.write("src/lib.rs", "pub fn login() -> &'static str { \"ok\" } // edited\n")
+            repository.write(
+                "src/lib.rs",
+                "pub fn login() -> &'static str { \"ok\" } // edited\n",
+            )
         }),
         ("staged", |repository| {
             repository.git(&["add", "src/lib.rs"]);
         }),
-        ("deleted", |repository| std::fs::remove_file(repository.path("src/lib.rs")).unwrap()),
+        ("deleted", |repository| {
+            std::fs::remove_file(repository.path("src/lib.rs")).unwrap()
+        }),
         ("mode", |repository| {
-            std::fs::set_permissions(repository.path("src/lib.rs"), std::fs::Permissions::from_mode(0o755)).unwrap()
+            std::fs::set_permissions(
+                repository.path("src/lib.rs"),
+                std::fs::Permissions::from_mode(0o755),
+            )
+            .unwrap()
         }),
     ];
     for (what, change) in changes {
         let repository = TestRepository::new();
         // An unstaged edit first, so that staging it changes only its disposition.
-        repository.write("src/lib.rs", "pub fn login() -> &'static str { \"ok\" } // wip\n");
+        repository.write(
+            "src/lib.rs",
+            "pub fn login() -> &'static str { \"ok\" } // wip\n",
+        );
         let mut ledger = command_only_ledger(&repository);
         ledger.collect_command_evidence();
         assert_eq!(
@@ -197,7 +278,11 @@ fn relevant_edits_staging_deletion_and_mode_changes_make_evidence_stale() {
         );
         change(&repository);
         let verdict = ledger.verify_now(&repository.root());
-        assert_eq!(check_status(&verdict, "unit"), MissionCheckStatusV1::Stale, "{what}");
+        assert_eq!(
+            check_status(&verdict, "unit"),
+            MissionCheckStatusV1::Stale,
+            "{what}"
+        );
         assert!(
             reasons(&verdict)
                 .iter()
@@ -269,19 +354,42 @@ fn an_override_counts_only_where_the_plan_allows_it() {
     )
     .unwrap();
     let at_millis = evidence.recorded_at_millis;
-    ledger.commit(MissionEvent::EvidenceRecorded { evidence, at_millis });
+    ledger.commit(MissionEvent::EvidenceRecorded {
+        evidence,
+        at_millis,
+    });
     let verdict = ledger.verify_now(&repository.root());
-    assert!(matches!(verdict, Verdict::Verified { .. }), "{:?}", reasons(&verdict));
+    assert!(
+        matches!(verdict, Verdict::Verified { .. }),
+        "{:?}",
+        reasons(&verdict)
+    );
 }
 
 // ---------------------------------------------------------------------------------------
 // Handoff
 // ---------------------------------------------------------------------------------------
 
-fn preview(ledger: &Ledger, to: MissionProvider, generated_at_millis: u64) -> MissionHandoffArtifactV1 {
+fn preview(
+    ledger: &Ledger,
+    to: MissionProvider,
+    generated_at_millis: u64,
+) -> MissionHandoffArtifactV1 {
     let run = ledger.mission.run.as_ref().unwrap();
-    let (_, diff) = handoff_diff(std::path::Path::new(&run.worktree_path), &run.base_revision, &ScanConfig::default()).unwrap();
-    build_handoff_artifact(&ledger.mission, to, generated_at_millis, &diff, &HandoffArtifactConfig::default()).unwrap()
+    let (_, diff) = handoff_diff(
+        std::path::Path::new(&run.worktree_path),
+        &run.base_revision,
+        &ScanConfig::default(),
+    )
+    .unwrap();
+    build_handoff_artifact(
+        &ledger.mission,
+        to,
+        generated_at_millis,
+        &diff,
+        &HandoffArtifactConfig::default(),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -307,18 +415,31 @@ fn the_artifact_digest_follows_every_input_and_is_stable_otherwise() {
 
     let mut digests = vec![first.artifact_sha256.clone()];
     let mut expect_new = |artifact: MissionHandoffArtifactV1, what: &str| {
-        assert!(!digests.contains(&artifact.artifact_sha256), "{what} did not change the digest");
+        assert!(
+            !digests.contains(&artifact.artifact_sha256),
+            "{what} did not change the digest"
+        );
         digests.push(artifact.artifact_sha256);
     };
-    expect_new(preview(&ledger, MissionProvider::OpenCode, 7_000), "another target");
-    repository.write("src/lib.rs", "pub fn login() -> &'static str { \"ok\" } // edited\n");
+    expect_new(
+        preview(&ledger, MissionProvider::OpenCode, 7_000),
+        "another target",
+    );
+    repository.write(
+        "src/lib.rs",
+        "pub fn login() -> &'static str { \"ok\" } // edited\n",
+    );
     let edited = preview(&ledger, MissionProvider::ClaudeCode, 7_000);
     assert_eq!(edited.diff.changed_paths, ["src/lib.rs"]);
     assert!(edited.diff.dirty && edited.diff.stat.contains("src/lib.rs"));
     expect_new(edited, "an edited file");
     repository.write("todo.txt", "new untracked file\n");
     let untracked = preview(&ledger, MissionProvider::ClaudeCode, 7_000);
-    assert!(untracked.diff.stat.ends_with("1 untracked path(s)"), "{}", untracked.diff.stat);
+    assert!(
+        untracked.diff.stat.ends_with("1 untracked path(s)"),
+        "{}",
+        untracked.diff.stat
+    );
     expect_new(untracked, "a new untracked file");
 
     // The artifact the check writes, ahead of time, so that running it changes no file.
@@ -327,7 +448,10 @@ fn the_artifact_digest_follows_every_input_and_is_stable_otherwise() {
     expect_new(before_checks.clone(), "the report file");
     ledger.collect_command_evidence();
     let after_checks = preview(&ledger, MissionProvider::ClaudeCode, 7_000);
-    assert_eq!(after_checks.diff, before_checks.diff, "the check changed no file");
+    assert_eq!(
+        after_checks.diff, before_checks.diff,
+        "the check changed no file"
+    );
     assert_eq!(after_checks.checks[0].status, MissionCheckStatusV1::Passed);
     expect_new(after_checks, "a check status change");
     let at_millis = ledger.tick();
@@ -346,13 +470,20 @@ fn the_artifact_digest_follows_every_input_and_is_stable_otherwise() {
     let decided = preview(&ledger, MissionProvider::ClaudeCode, 7_000);
     assert_eq!(decided.decisions.len(), 1);
     assert_eq!(decided.decisions[0].attention_id, attention);
-    assert_ne!(decided.artifact_sha256, before_decision.artifact_sha256, "a new attention decision");
+    assert_ne!(
+        decided.artifact_sha256, before_decision.artifact_sha256,
+        "a new attention decision"
+    );
 }
 
 /// Opens an attention item and records an acknowledged answer to it.
 fn open_and_answer(ledger: &mut Ledger) -> String {
-    use nagi_engine::mission::model::{AttemptState, Attention, AttentionLifecycle, RequestClass, ResponseAttempt};
-    use nagi_schema::attention::{AttentionDecisionV1, AttentionKindV1, AttentionRiskV1, AttentionSourceV1};
+    use nagi_engine::mission::model::{
+        AttemptState, Attention, AttentionLifecycle, RequestClass, ResponseAttempt,
+    };
+    use nagi_schema::attention::{
+        AttentionDecisionV1, AttentionKindV1, AttentionRiskV1, AttentionSourceV1,
+    };
     let attention_id = "attention:one".to_string();
     let at_millis = ledger.tick();
     let attention = Attention {
@@ -374,7 +505,10 @@ fn open_and_answer(ledger: &mut Ledger) -> String {
         created_at_millis: at_millis,
         updated_at_millis: at_millis,
     };
-    ledger.commit(MissionEvent::AttentionOpened { attention, at_millis });
+    ledger.commit(MissionEvent::AttentionOpened {
+        attention,
+        at_millis,
+    });
     let at_millis = ledger.tick();
     let attempt = ResponseAttempt {
         attempt: 1,
@@ -418,7 +552,10 @@ fn planted_secrets_never_reach_the_artifact_or_the_prompt() {
     // Git shortens this name in its stat to `...<end of the token>_with_a_long…`, cutting
     // the token below the length any redaction rule recognises.
     repository.write(
-        &format!("docs/{}_with_a_long_descriptive_suffix_for_the_name.txt", secrets[1]),
+        &format!(
+            "docs/{}_with_a_long_descriptive_suffix_for_the_name.txt",
+            secrets[1]
+        ),
         "one\n",
     );
     repository.write(&format!("config/{}.env", secrets[2]), "two\n");
@@ -426,21 +563,46 @@ fn planted_secrets_never_reach_the_artifact_or_the_prompt() {
     repository.git(&["commit", "-q", "-m", "files named after secrets"]);
     repository.write(&format!("config/{}.env", secrets[2]), "two, edited\n");
     // The run's base is the commit before, so both files differ from it.
-    let mut ledger = Ledger::start(&repository, &objective, &[&criterion, CRITERIA[1]], vec![unit_check()]);
+    let mut ledger = Ledger::start(
+        &repository,
+        &objective,
+        &[&criterion, CRITERIA[1]],
+        vec![unit_check()],
+    );
     ledger.mission.run.as_mut().unwrap().base_revision = repository.git(&["rev-parse", "HEAD~1"]);
 
     let artifact = preview(&ledger, MissionProvider::ClaudeCode, 9_000);
-    assert_eq!(artifact.diff.changed_paths.len(), 2, "{:?}", artifact.diff.changed_paths);
-    assert!(artifact.diff.stat.contains("[REDACTED]"), "{}", artifact.diff.stat);
+    assert_eq!(
+        artifact.diff.changed_paths.len(),
+        2,
+        "{:?}",
+        artifact.diff.changed_paths
+    );
+    assert!(
+        artifact.diff.stat.contains("[REDACTED]"),
+        "{}",
+        artifact.diff.stat
+    );
     let serialised = serde_json::to_string(&artifact).unwrap();
     let prompt = handoff_prompt(&artifact);
     for secret in secrets {
-        assert!(!serialised.contains(secret), "{secret} leaked into the artifact: {serialised}");
+        assert!(
+            !serialised.contains(secret),
+            "{secret} leaked into the artifact: {serialised}"
+        );
         assert!(!prompt.contains(secret), "{secret} leaked into the prompt");
     }
     // No tail of the GitHub token survives a shortened stat name either.
-    assert!(!serialised.contains(&secrets[1][24..]), "{}", artifact.diff.stat);
-    assert!(artifact.diff.stat.contains("docs/[REDACTED].txt | 1 +"), "{}", artifact.diff.stat);
+    assert!(
+        !serialised.contains(&secrets[1][24..]),
+        "{}",
+        artifact.diff.stat
+    );
+    assert!(
+        artifact.diff.stat.contains("docs/[REDACTED].txt | 1 +"),
+        "{}",
+        artifact.diff.stat
+    );
     assert!(prompt.contains("Fix login; the staging key is [REDACTED]"));
 }
 
@@ -463,7 +625,10 @@ fn a_handoff_start_continues_the_run_only_with_the_inspected_artifact() {
     assert_eq!(precheck, Ok(HandoffStartPrecheck::Rebuild));
 
     // The workspace drifts: the rebuilt artifact no longer matches.
-    repository.write("src/lib.rs", "pub fn login() -> &'static str { \"ok\" } // drift\n");
+    repository.write(
+        "src/lib.rs",
+        "pub fn login() -> &'static str { \"ok\" } // drift\n",
+    );
     let drifted = preview(&ledger, MissionProvider::ClaudeCode, 8_000);
     assert!(matches!(
         confirm_rebuilt_artifact(&drifted, &supplied),
@@ -483,12 +648,13 @@ fn a_handoff_start_continues_the_run_only_with_the_inspected_artifact() {
     assert_eq!(run.run_id, inspected.suggested_run_id);
     assert_eq!(run.handoff_from_run_id.as_deref(), Some("run-1"));
     assert_eq!(run.base_revision, mission.run_history[0].base_revision);
-    assert!(matches!(proof_receipt(mission), Err(ProofError::ProofNotReady { .. })));
+    assert!(matches!(
+        proof_receipt(mission),
+        Err(ProofError::ProofNotReady { .. })
+    ));
     assert!(
-        mission
-            .evidence
-            .values()
-            .all(|evidence| evidence.assessment == nagi_schema::mission::MissionEvidenceAssessmentV1::Stale)
+        mission.evidence.values().all(|evidence| evidence.assessment
+            == nagi_schema::mission::MissionEvidenceAssessmentV1::Stale)
     );
 
     // Evidence of the source run never proves the continuation.
@@ -502,5 +668,8 @@ fn a_handoff_start_continues_the_run_only_with_the_inspected_artifact() {
     let mut continuation = ledger;
     continuation.mission.run.as_mut().unwrap().run_id = inspected.suggested_run_id.clone();
     let verdict = continuation.verify_now(&repository.root());
-    assert_eq!(check_status(&verdict, "unit"), MissionCheckStatusV1::IdentityMismatch);
+    assert_eq!(
+        check_status(&verdict, "unit"),
+        MissionCheckStatusV1::IdentityMismatch
+    );
 }

@@ -411,6 +411,12 @@ impl AcpSession {
         _connection: &ConnectionTo<Agent>,
         result: Result<PromptResponse, agent_client_protocol::Error>,
     ) -> Result<(), SessionEnd> {
+        // The SDK hands notifications to our channel before it resolves the prompt, but the
+        // select loop may see the response first: take what is already queued so the turn's
+        // last message chunks land before it ends.
+        while let Ok(inbound) = self.inbound.try_recv() {
+            self.handle_inbound(inbound).await?;
+        }
         self.flush_message().await?;
         let outcome = match result {
             Ok(response) => match response.stop_reason {

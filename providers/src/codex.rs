@@ -420,8 +420,11 @@ impl CodexSession {
         if self.turn.is_some() {
             return Ok(());
         }
-        let (Some(thread_id), Some(text)) = (self.thread_id.clone(), self.queued_turns.pop_front())
-        else {
+        // A turn sent before the thread is open waits in the queue until it is.
+        let Some(thread_id) = self.thread_id.clone() else {
+            return Ok(());
+        };
+        let Some(text) = self.queued_turns.pop_front() else {
             return Ok(());
         };
         self.turn = Some(TurnState {

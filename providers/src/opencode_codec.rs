@@ -33,7 +33,7 @@ const LISTENING_PREFIX: &str = "opencode server listening on ";
 
 /// The port from `opencode server listening on http://127.0.0.1:<port>`. `None` for any
 /// other line; an error for a listening line that is not plain http on 127.0.0.1 with a
-/// non-zero port and path `/`.
+/// non-zero port in plain decimal (no sign, no leading zero) and path `/`.
 pub fn parse_listening_line(line: &str) -> Option<Result<u16, OpenCodeCodecError>> {
     let url = line.trim().strip_prefix(LISTENING_PREFIX)?;
     let Some(rest) = url.strip_prefix("http://127.0.0.1:") else {
@@ -50,9 +50,11 @@ pub fn parse_listening_line(line: &str) -> Option<Result<u16, OpenCodeCodecError
             "opencode listens under path {path}, not /"
         ))));
     }
+    let plain_decimal =
+        port_text.bytes().all(|byte| byte.is_ascii_digit()) && !port_text.starts_with('0');
     Some(match port_text.parse::<u16>() {
-        Ok(0) | Err(_) => Err(violation(format!("opencode reported port {port_text:?}"))),
-        Ok(port) => Ok(port),
+        Ok(port) if plain_decimal => Ok(port),
+        Ok(_) | Err(_) => Err(violation(format!("opencode reported port {port_text:?}"))),
     })
 }
 
@@ -340,6 +342,12 @@ mod tests {
                 .is_err()
         );
         assert!(parse_listening_line("some log line").is_none());
+        // Found by fuzz/run opencode_event: a port that is not plain decimal was read
+        // as another number.
+        for odd in ["00046", "+4096", "04096", "-1", ""] {
+            let line = format!("opencode server listening on http://127.0.0.1:{odd}");
+            assert!(parse_listening_line(&line).unwrap().is_err(), "{line:?}");
+        }
     }
 
     #[test]

@@ -19,7 +19,9 @@ pub enum AttentionKindV1 {
     ManualVerification,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum AttentionRiskV1 {
     Low,
@@ -92,11 +94,30 @@ pub struct AttentionQuestionV1 {
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum AttentionStateV1 {
     Open,
-    PendingResponse { decision: AttentionDecisionV1, actor: String, requested_at_millis: u64 },
-    Resolved { decision: AttentionDecisionV1, actor: String, at_millis: u64 },
-    ReconciliationRequired { decision: AttentionDecisionV1, actor: String, code: AttentionFailureCodeV1, at_millis: u64 },
-    Dismissed { actor: String, reason: String, at_millis: u64 },
-    Expired { at_millis: u64 },
+    PendingResponse {
+        decision: AttentionDecisionV1,
+        actor: String,
+        requested_at_millis: u64,
+    },
+    Resolved {
+        decision: AttentionDecisionV1,
+        actor: String,
+        at_millis: u64,
+    },
+    ReconciliationRequired {
+        decision: AttentionDecisionV1,
+        actor: String,
+        code: AttentionFailureCodeV1,
+        at_millis: u64,
+    },
+    Dismissed {
+        actor: String,
+        reason: String,
+        at_millis: u64,
+    },
+    Expired {
+        at_millis: u64,
+    },
 }
 
 impl AttentionStateV1 {
@@ -104,7 +125,9 @@ impl AttentionStateV1 {
     pub fn is_unresolved(&self) -> bool {
         matches!(
             self,
-            AttentionStateV1::Open | AttentionStateV1::PendingResponse { .. } | AttentionStateV1::ReconciliationRequired { .. }
+            AttentionStateV1::Open
+                | AttentionStateV1::PendingResponse { .. }
+                | AttentionStateV1::ReconciliationRequired { .. }
         )
     }
 }
@@ -113,10 +136,24 @@ impl AttentionStateV1 {
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum AttentionDeliveryStateV1 {
     NotRequested,
-    Pending { attempt: u32, requested_at_millis: u64 },
-    Acknowledged { attempt: u32, at_millis: u64 },
-    DefinitelyNotApplied { attempt: u32, code: AttentionFailureCodeV1, at_millis: u64 },
-    DeliveryUnknown { attempt: u32, code: AttentionFailureCodeV1, at_millis: u64 },
+    Pending {
+        attempt: u32,
+        requested_at_millis: u64,
+    },
+    Acknowledged {
+        attempt: u32,
+        at_millis: u64,
+    },
+    DefinitelyNotApplied {
+        attempt: u32,
+        code: AttentionFailureCodeV1,
+        at_millis: u64,
+    },
+    DeliveryUnknown {
+        attempt: u32,
+        code: AttentionFailureCodeV1,
+        at_millis: u64,
+    },
     NotApplicable,
 }
 

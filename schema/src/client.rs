@@ -11,7 +11,10 @@ use serde_json::Value;
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     #[error("cannot reach the nagi server at {path}: {source}")]
-    Connect { path: String, source: std::io::Error },
+    Connect {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("connection to the nagi server failed: {0}")]
     Io(#[from] std::io::Error),
     #[error("{code}: {message}")]
@@ -40,10 +43,16 @@ pub struct Client {
 
 impl Client {
     pub fn connect(path: &Path) -> Result<Client, ClientError> {
-        let stream = UnixStream::connect(path)
-            .map_err(|source| ClientError::Connect { path: path.display().to_string(), source })?;
+        let stream = UnixStream::connect(path).map_err(|source| ClientError::Connect {
+            path: path.display().to_string(),
+            source,
+        })?;
         let writer = stream.try_clone()?;
-        Ok(Client { reader: BufReader::new(stream), writer, next_id: 1 })
+        Ok(Client {
+            reader: BufReader::new(stream),
+            writer,
+            next_id: 1,
+        })
     }
 
     pub fn set_read_timeout(&self, timeout: Option<Duration>) -> Result<(), ClientError> {
@@ -64,13 +73,23 @@ impl Client {
     /// Splits a response into its result or its error.
     pub fn into_result(mut response: Value) -> Result<Value, ClientError> {
         if let Some(error) = response.get("error") {
-            let code = error.get("code").and_then(Value::as_str).unwrap_or("unknown").to_string();
-            let message = error.get("message").and_then(Value::as_str).unwrap_or("").to_string();
+            let code = error
+                .get("code")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown")
+                .to_string();
+            let message = error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
             return Err(ClientError::Remote { code, message });
         }
         match response.get_mut("result") {
             Some(result) => Ok(result.take()),
-            None => Err(ClientError::Protocol(format!("a response without result or error: {response}"))),
+            None => Err(ClientError::Protocol(format!(
+                "a response without result or error: {response}"
+            ))),
         }
     }
 
@@ -90,6 +109,7 @@ impl Client {
         if read == 0 {
             return Err(ClientError::Closed);
         }
-        serde_json::from_str(&line).map_err(|error| ClientError::Protocol(format!("{error}: {line}")))
+        serde_json::from_str(&line)
+            .map_err(|error| ClientError::Protocol(format!("{error}: {line}")))
     }
 }

@@ -67,7 +67,10 @@ pub enum CockpitAction {
     },
     /// Settle an attention item no provider will answer (a security warning, a response
     /// whose delivery is unknown) by dismissing it with a reason.
-    DismissAttention { attention_id: String, reason: String },
+    DismissAttention {
+        attention_id: String,
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

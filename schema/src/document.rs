@@ -6,8 +6,8 @@
 //! attention_item_v1, error_codes}, "$defs": {...}}`. Every `$ref` points into the root
 //! `$defs`, so validate an instance against `#/schemas/<name>` of the whole document.
 
-use schemars::generate::SchemaSettings;
 use schemars::SchemaGenerator;
+use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
 use crate::attention::AttentionItemV1;
@@ -68,8 +68,16 @@ pub fn api_schema_document(extensions: &[SchemaExtension]) -> Value {
     let mut event_variants = vec![generator.subschema_for::<MissionEventEnvelope>().to_value()];
     let mut named = Map::new();
     for extension in extensions {
-        result_variants.extend((extension.results)(&mut generator).into_iter().map(|schema| schema.to_value()));
-        event_variants.extend((extension.events)(&mut generator).into_iter().map(|schema| schema.to_value()));
+        result_variants.extend(
+            (extension.results)(&mut generator)
+                .into_iter()
+                .map(|schema| schema.to_value()),
+        );
+        event_variants.extend(
+            (extension.events)(&mut generator)
+                .into_iter()
+                .map(|schema| schema.to_value()),
+        );
         for (name, schema) in (extension.named)(&mut generator) {
             named.insert(name.to_string(), schema.to_value());
         }
@@ -81,7 +89,12 @@ pub fn api_schema_document(extensions: &[SchemaExtension]) -> Value {
     let attention_item = generator.subschema_for::<AttentionItemV1>().to_value();
     let error_codes: Map<String, Value> = ErrorCode::ALL
         .iter()
-        .map(|code| (code.as_str().to_string(), Value::String(code.description().to_string())))
+        .map(|code| {
+            (
+                code.as_str().to_string(),
+                Value::String(code.description().to_string()),
+            )
+        })
         .collect();
 
     let mut schemas = Map::new();
@@ -105,7 +118,10 @@ pub fn api_schema_document(extensions: &[SchemaExtension]) -> Value {
         }),
     );
     schemas.insert("error_response".into(), error_response);
-    schemas.insert("event".into(), json!({"title": "EventEnvelope", "oneOf": event_variants}));
+    schemas.insert(
+        "event".into(),
+        json!({"title": "EventEnvelope", "oneOf": event_variants}),
+    );
     schemas.insert("mission_view_v1".into(), mission_view);
     schemas.insert("proof_receipt_v1".into(), proof_receipt);
     schemas.insert("attention_item_v1".into(), attention_item);
@@ -132,15 +148,27 @@ pub fn api_schema_document(extensions: &[SchemaExtension]) -> Value {
 
 /// A one-screen summary for `nagi api schema`.
 pub fn api_schema_summary(extensions: &[SchemaExtension]) -> String {
-    let mut text = format!("nagi API, protocol {PROTOCOL_VERSION}, server {SERVER_VERSION}\n\nMethods:\n");
+    let mut text =
+        format!("nagi API, protocol {PROTOCOL_VERSION}, server {SERVER_VERSION}\n\nMethods:\n");
     let mut all_methods: Vec<&MethodSpec> = ENGINE_METHODS.iter().collect();
     for extension in extensions {
         all_methods.extend(extension.methods.iter());
     }
-    let width = all_methods.iter().map(|spec| spec.name.len()).max().unwrap_or(0);
+    let width = all_methods
+        .iter()
+        .map(|spec| spec.name.len())
+        .max()
+        .unwrap_or(0);
     for spec in all_methods {
-        let strict = if spec.unknown_fields == UnknownFields::Rejected { " [strict params]" } else { "" };
-        text.push_str(&format!("  {:width$}  {}{}\n", spec.name, spec.summary, strict));
+        let strict = if spec.unknown_fields == UnknownFields::Rejected {
+            " [strict params]"
+        } else {
+            ""
+        };
+        text.push_str(&format!(
+            "  {:width$}  {}{}\n",
+            spec.name, spec.summary, strict
+        ));
     }
     text.push_str(&format!("\nError codes: {}\n", ErrorCode::ALL.len()));
     text.push_str("Full document: nagi api schema --json   (or --output PATH)\n");

@@ -30,7 +30,9 @@ impl IdOnly {
     /// The request id to echo in a decode error: the string id when readable, else `""`.
     pub fn salvage(line: &str) -> String {
         match serde_json::from_str::<IdOnly>(line) {
-            Ok(IdOnly { id: Some(serde_json::Value::String(id)) }) => id,
+            Ok(IdOnly {
+                id: Some(serde_json::Value::String(id)),
+            }) => id,
             _ => String::new(),
         }
     }
@@ -49,8 +51,18 @@ pub struct ErrorResponse {
 }
 
 impl ErrorResponse {
-    pub fn new(id: impl Into<String>, code: ErrorCode, message: impl Into<String>) -> ErrorResponse {
-        ErrorResponse { id: id.into(), error: ErrorBody { code, message: message.into() } }
+    pub fn new(
+        id: impl Into<String>,
+        code: ErrorCode,
+        message: impl Into<String>,
+    ) -> ErrorResponse {
+        ErrorResponse {
+            id: id.into(),
+            error: ErrorBody {
+                code,
+                message: message.into(),
+            },
+        }
     }
 
     /// The response as one JSON line (without the newline).

@@ -29,12 +29,29 @@ pub struct MissionEventV1 {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum MissionEventDetail {
-    MissionCreated { title: String },
-    MissionConfigured { declared_check_count: u32 },
-    MissionRunStarted { run_id: String, provider: MissionProvider },
-    MissionRunContinued { run_id: String, source_run_id: String, provider: MissionProvider },
-    MissionRunPaneAttached { run_id: String, pane_id: String, enforcement: String },
-    MissionSessionBound { run_id: String },
+    MissionCreated {
+        title: String,
+    },
+    MissionConfigured {
+        declared_check_count: u32,
+    },
+    MissionRunStarted {
+        run_id: String,
+        provider: MissionProvider,
+    },
+    MissionRunContinued {
+        run_id: String,
+        source_run_id: String,
+        provider: MissionProvider,
+    },
+    MissionRunPaneAttached {
+        run_id: String,
+        pane_id: String,
+        enforcement: String,
+    },
+    MissionSessionBound {
+        run_id: String,
+    },
     MissionStatusChanged {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
@@ -50,12 +67,30 @@ pub enum MissionEventDetail {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         risk: Option<AttentionRiskV1>,
     },
-    MissionEvidenceChanged { check_id: String, assessment: MissionEvidenceAssessmentV1 },
-    MissionEvidencePackRecorded { run_id: String, pack_digest: String },
-    MissionChecksStarted { run_id: String, purpose: String, check_count: u32 },
-    MissionChecksFinished { run_id: String },
-    MissionProofSealed { decision: ProofClosureDecisionV1 },
-    MissionConsentRecorded { consent_id: String, subject: String, decision: String },
+    MissionEvidenceChanged {
+        check_id: String,
+        assessment: MissionEvidenceAssessmentV1,
+    },
+    MissionEvidencePackRecorded {
+        run_id: String,
+        pack_digest: String,
+    },
+    MissionChecksStarted {
+        run_id: String,
+        purpose: String,
+        check_count: u32,
+    },
+    MissionChecksFinished {
+        run_id: String,
+    },
+    MissionProofSealed {
+        decision: ProofClosureDecisionV1,
+    },
+    MissionConsentRecorded {
+        consent_id: String,
+        subject: String,
+        decision: String,
+    },
 }
 
 impl MissionEventDetail {
@@ -71,7 +106,9 @@ impl MissionEventDetail {
             MissionEventDetail::MissionStatusChanged { .. } => "mission_status_changed",
             MissionEventDetail::MissionAttentionChanged { .. } => "mission_attention_changed",
             MissionEventDetail::MissionEvidenceChanged { .. } => "mission_evidence_changed",
-            MissionEventDetail::MissionEvidencePackRecorded { .. } => "mission_evidence_pack_recorded",
+            MissionEventDetail::MissionEvidencePackRecorded { .. } => {
+                "mission_evidence_pack_recorded"
+            }
             MissionEventDetail::MissionChecksStarted { .. } => "mission_checks_started",
             MissionEventDetail::MissionChecksFinished { .. } => "mission_checks_finished",
             MissionEventDetail::MissionProofSealed { .. } => "mission_proof_sealed",
@@ -89,7 +126,10 @@ pub struct MissionEventEnvelope {
 
 impl MissionEventEnvelope {
     pub fn new(data: MissionEventV1) -> MissionEventEnvelope {
-        MissionEventEnvelope { event: data.detail.kind().to_string(), data }
+        MissionEventEnvelope {
+            event: data.detail.kind().to_string(),
+            data,
+        }
     }
 }
 
@@ -106,8 +146,12 @@ pub struct MissionSubscription {
 
 impl MissionSubscription {
     pub fn matches(&self, event: &MissionEventV1) -> bool {
-        let mission_matches = self.mission_id.as_deref().is_none_or(|id| id == event.mission_id);
-        let kind_matches = self.kinds.is_empty() || self.kinds.iter().any(|kind| kind == event.detail.kind());
+        let mission_matches = self
+            .mission_id
+            .as_deref()
+            .is_none_or(|id| id == event.mission_id);
+        let kind_matches =
+            self.kinds.is_empty() || self.kinds.iter().any(|kind| kind == event.detail.kind());
         mission_matches && kind_matches
     }
 }
@@ -131,8 +175,14 @@ pub struct MissionEventMatch {
 
 impl MissionEventMatch {
     pub fn matches(&self, event: &MissionEventV1) -> bool {
-        let mission_matches = self.mission_id.as_deref().is_none_or(|id| id == event.mission_id);
-        let kind_matches = self.kind.as_deref().is_none_or(|kind| kind == event.detail.kind());
+        let mission_matches = self
+            .mission_id
+            .as_deref()
+            .is_none_or(|id| id == event.mission_id);
+        let kind_matches = self
+            .kind
+            .as_deref()
+            .is_none_or(|kind| kind == event.detail.kind());
         let status_matches = self.status.is_none_or(|wanted| wanted == event.status);
         let after_matches = self.after_seq.is_none_or(|after| event.seq > after);
         mission_matches && kind_matches && status_matches && after_matches

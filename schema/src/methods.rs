@@ -78,25 +78,120 @@ pub enum EventMatch {
 
 pub static ENGINE_METHODS: &[MethodSpec] = &[
     method!("ping", EmptyParams, Ignored, "Protocol and server version."),
-    method!("server.stop", EmptyParams, Ignored, "Stop the server after in-flight commits finish."),
-    method!("mission.create", MissionCreateParams, Ignored, "Create a durable draft mission."),
-    method!("mission.list", EmptyParams, Ignored, "Summaries of every mission, by id."),
-    method!("mission.get", MissionTarget, Ignored, "The full mission projection."),
-    method!("mission.configure", MissionConfigureParams, Ignored, "Freeze the closure plan."),
-    method!("mission.start", MissionStartParams, Rejected, "Claim the checkout and start a provider run."),
-    method!("mission.respond", MissionRespondParams, Rejected, "Answer an attention item (cockpit only)."),
-    method!("mission.verify", MissionVerifyParams, Ignored, "Run the declared command checks now (nagi extension)."),
-    method!("mission.proof.get", MissionTarget, Ignored, "The proof receipt of a verified mission."),
-    method!("mission.handoff.preview", MissionHandoffPreviewParams, Rejected, "A redacted, digest-bound continuation artifact."),
-    method!("mission.handoff.start", MissionHandoffStartParams, Rejected, "Continue the mission with another provider."),
-    method!("mission.close", MissionTarget, Ignored, "Re-verify and archive a ready mission."),
-    method!("attention.list", AttentionListParams, Ignored, "Attention items, by mission and id."),
-    method!("attention.get", AttentionTarget, Ignored, "One attention item."),
-    method!("cockpit.hello", crate::cockpit::CockpitHelloParams, Rejected, "Whether this peer may grant consent (cockpit channel)."),
-    method!("cockpit.preview", crate::cockpit::CockpitPreviewParams, Rejected, "Exactly what a consent would authorise, with its digest (cockpit channel)."),
-    method!("cockpit.decide", crate::cockpit::CockpitDecideParams, Rejected, "Grant or refuse a previewed consent (cockpit channel)."),
-    method!("events.subscribe", EventsSubscribeParams, Ignored, "Stream events; mission events resume from a sequence."),
-    method!("events.wait", EventsWaitParams, Ignored, "Wait for one event."),
+    method!(
+        "server.stop",
+        EmptyParams,
+        Ignored,
+        "Stop the server after in-flight commits finish."
+    ),
+    method!(
+        "mission.create",
+        MissionCreateParams,
+        Ignored,
+        "Create a durable draft mission."
+    ),
+    method!(
+        "mission.list",
+        EmptyParams,
+        Ignored,
+        "Summaries of every mission, by id."
+    ),
+    method!(
+        "mission.get",
+        MissionTarget,
+        Ignored,
+        "The full mission projection."
+    ),
+    method!(
+        "mission.configure",
+        MissionConfigureParams,
+        Ignored,
+        "Freeze the closure plan."
+    ),
+    method!(
+        "mission.start",
+        MissionStartParams,
+        Rejected,
+        "Claim the checkout and start a provider run."
+    ),
+    method!(
+        "mission.respond",
+        MissionRespondParams,
+        Rejected,
+        "Answer an attention item (cockpit only)."
+    ),
+    method!(
+        "mission.verify",
+        MissionVerifyParams,
+        Ignored,
+        "Run the declared command checks now (nagi extension)."
+    ),
+    method!(
+        "mission.proof.get",
+        MissionTarget,
+        Ignored,
+        "The proof receipt of a verified mission."
+    ),
+    method!(
+        "mission.handoff.preview",
+        MissionHandoffPreviewParams,
+        Rejected,
+        "A redacted, digest-bound continuation artifact."
+    ),
+    method!(
+        "mission.handoff.start",
+        MissionHandoffStartParams,
+        Rejected,
+        "Continue the mission with another provider."
+    ),
+    method!(
+        "mission.close",
+        MissionTarget,
+        Ignored,
+        "Re-verify and archive a ready mission."
+    ),
+    method!(
+        "attention.list",
+        AttentionListParams,
+        Ignored,
+        "Attention items, by mission and id."
+    ),
+    method!(
+        "attention.get",
+        AttentionTarget,
+        Ignored,
+        "One attention item."
+    ),
+    method!(
+        "cockpit.hello",
+        crate::cockpit::CockpitHelloParams,
+        Rejected,
+        "Whether this peer may grant consent (cockpit channel)."
+    ),
+    method!(
+        "cockpit.preview",
+        crate::cockpit::CockpitPreviewParams,
+        Rejected,
+        "Exactly what a consent would authorise, with its digest (cockpit channel)."
+    ),
+    method!(
+        "cockpit.decide",
+        crate::cockpit::CockpitDecideParams,
+        Rejected,
+        "Grant or refuse a previewed consent (cockpit channel)."
+    ),
+    method!(
+        "events.subscribe",
+        EventsSubscribeParams,
+        Ignored,
+        "Stream events; mission events resume from a sequence."
+    ),
+    method!(
+        "events.wait",
+        EventsWaitParams,
+        Ignored,
+        "Wait for one event."
+    ),
 ];
 
 pub fn find_engine_method(name: &str) -> Option<&'static MethodSpec> {

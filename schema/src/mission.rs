@@ -12,7 +12,9 @@ pub const ID_PATTERN: &str = "^[A-Za-z0-9_.:-]+$";
 pub const SHA256_PATTERN: &str = "^[0-9a-f]{64}$";
 pub const REVISION_PATTERN: &str = "^(?:[0-9A-Fa-f]{40}|[0-9A-Fa-f]{64})$";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum MissionStatus {
     Draft,
@@ -51,11 +53,15 @@ impl MissionStatus {
     }
 
     pub fn from_wire(text: &str) -> Option<MissionStatus> {
-        MissionStatus::ALL.into_iter().find(|status| status.as_str() == text)
+        MissionStatus::ALL
+            .into_iter()
+            .find(|status| status.as_str() == text)
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum MissionProvider {
     Codex,
@@ -65,8 +71,12 @@ pub enum MissionProvider {
 }
 
 impl MissionProvider {
-    pub const ALL: [MissionProvider; 4] =
-        [MissionProvider::Codex, MissionProvider::ClaudeCode, MissionProvider::OpenCode, MissionProvider::Acp];
+    pub const ALL: [MissionProvider; 4] = [
+        MissionProvider::Codex,
+        MissionProvider::ClaudeCode,
+        MissionProvider::OpenCode,
+        MissionProvider::Acp,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -78,7 +88,9 @@ impl MissionProvider {
     }
 
     pub fn from_wire(text: &str) -> Option<MissionProvider> {
-        MissionProvider::ALL.into_iter().find(|provider| provider.as_str() == text)
+        MissionProvider::ALL
+            .into_iter()
+            .find(|provider| provider.as_str() == text)
     }
 }
 
@@ -327,8 +339,21 @@ pub struct MissionViewV1 {
     pub run: Option<MissionRunViewV1>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub run_history: Vec<MissionRunViewV1>,
+    /// nagi extension: the declared checks are running now (after a turn, for
+    /// `mission.verify`, or for `mission.close`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks_running: Option<ChecksRunningV1>,
     pub unresolved_attention_count: u32,
     pub updated_at_millis: u64,
+}
+
+/// A check run in progress.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ChecksRunningV1 {
+    pub run_id: String,
+    /// `turn_completed`, `verify` or `close`.
+    pub purpose: String,
+    pub started_at_millis: u64,
 }
 
 /// One entry of `mission.list`.

@@ -386,9 +386,13 @@ pub struct PaneReadResult {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum OutputMatch {
-    Substring { value: String },
+    Substring {
+        value: String,
+    },
     /// A regular expression in the syntax of the Rust `regex` crate.
-    Regex { value: String },
+    Regex {
+        value: String,
+    },
 }
 
 /// `pane.wait_for_output`. Without `timeout_ms` the wait lasts until the output matches
@@ -642,18 +646,45 @@ pub struct TabMoveParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum PaneMethodResult {
-    SessionSnapshot { snapshot: SessionSnapshot },
-    WorkspaceInfo { workspace: WorkspaceInfo },
-    WorkspaceCreated { workspace: WorkspaceInfo, tab: TabInfo, root_pane: PaneInfo },
-    WorkspaceList { workspaces: Vec<WorkspaceInfo> },
-    TabInfo { tab: TabInfo },
-    TabCreated { tab: TabInfo, root_pane: PaneInfo },
-    TabList { tabs: Vec<TabInfo> },
-    PaneInfo { pane: PaneInfo },
-    PaneList { panes: Vec<PaneInfo> },
-    PaneCurrent { pane: PaneInfo },
-    PaneProcessInfo { process_info: PaneProcessInfo },
-    PaneRead { read: PaneReadResult },
+    SessionSnapshot {
+        snapshot: SessionSnapshot,
+    },
+    WorkspaceInfo {
+        workspace: WorkspaceInfo,
+    },
+    WorkspaceCreated {
+        workspace: WorkspaceInfo,
+        tab: TabInfo,
+        root_pane: PaneInfo,
+    },
+    WorkspaceList {
+        workspaces: Vec<WorkspaceInfo>,
+    },
+    TabInfo {
+        tab: TabInfo,
+    },
+    TabCreated {
+        tab: TabInfo,
+        root_pane: PaneInfo,
+    },
+    TabList {
+        tabs: Vec<TabInfo>,
+    },
+    PaneInfo {
+        pane: PaneInfo,
+    },
+    PaneList {
+        panes: Vec<PaneInfo>,
+    },
+    PaneCurrent {
+        pane: PaneInfo,
+    },
+    PaneProcessInfo {
+        process_info: PaneProcessInfo,
+    },
+    PaneRead {
+        read: PaneReadResult,
+    },
     OutputMatched {
         pane_id: String,
         revision: u64,
@@ -694,48 +725,203 @@ macro_rules! pane_method {
 
 /// Every workspace, tab, pane and session method the pane host answers, in protocol order.
 pub static PANE_METHODS: &[PaneMethodSpec] = &[
-    pane_method!("session.snapshot", NoParams, true, "One-time bootstrap snapshot of workspaces, tabs, panes and agents."),
-    pane_method!("workspace.create", WorkspaceCreateParams, true, "Create a workspace with one tab and a root pane."),
-    pane_method!("workspace.list", NoParams, true, "Every workspace, in order."),
+    pane_method!(
+        "session.snapshot",
+        NoParams,
+        true,
+        "One-time bootstrap snapshot of workspaces, tabs, panes and agents."
+    ),
+    pane_method!(
+        "workspace.create",
+        WorkspaceCreateParams,
+        true,
+        "Create a workspace with one tab and a root pane."
+    ),
+    pane_method!(
+        "workspace.list",
+        NoParams,
+        true,
+        "Every workspace, in order."
+    ),
     pane_method!("workspace.get", WorkspaceTarget, true, "One workspace."),
-    pane_method!("workspace.focus", WorkspaceTarget, true, "Focus a workspace and its active tab."),
-    pane_method!("workspace.rename", WorkspaceRenameParams, true, "Set a workspace's label."),
-    pane_method!("workspace.move", WorkspaceMoveParams, true, "Move a workspace to another position."),
-    pane_method!("workspace.report_metadata", WorkspaceReportMetadataParams, true, "Patch a workspace's display tokens."),
-    pane_method!("workspace.close", WorkspaceTarget, true, "Close a workspace and end every process in it."),
-    pane_method!("tab.create", TabCreateParams, true, "Create a tab with a root pane."),
-    pane_method!("tab.list", TabListParams, true, "Tabs of one workspace, or every tab."),
+    pane_method!(
+        "workspace.focus",
+        WorkspaceTarget,
+        true,
+        "Focus a workspace and its active tab."
+    ),
+    pane_method!(
+        "workspace.rename",
+        WorkspaceRenameParams,
+        true,
+        "Set a workspace's label."
+    ),
+    pane_method!(
+        "workspace.move",
+        WorkspaceMoveParams,
+        true,
+        "Move a workspace to another position."
+    ),
+    pane_method!(
+        "workspace.report_metadata",
+        WorkspaceReportMetadataParams,
+        true,
+        "Patch a workspace's display tokens."
+    ),
+    pane_method!(
+        "workspace.close",
+        WorkspaceTarget,
+        true,
+        "Close a workspace and end every process in it."
+    ),
+    pane_method!(
+        "tab.create",
+        TabCreateParams,
+        true,
+        "Create a tab with a root pane."
+    ),
+    pane_method!(
+        "tab.list",
+        TabListParams,
+        true,
+        "Tabs of one workspace, or every tab."
+    ),
     pane_method!("tab.get", TabTarget, true, "One tab."),
     pane_method!("tab.focus", TabTarget, true, "Focus a tab."),
     pane_method!("tab.rename", TabRenameParams, true, "Set a tab's label."),
-    pane_method!("tab.move", TabMoveParams, true, "Move a tab within its workspace."),
-    pane_method!("tab.close", TabTarget, true, "Close a tab and end every process in it."),
-    pane_method!("pane.list", PaneListParams, true, "Panes of one workspace, or every pane."),
-    pane_method!("pane.current", PaneCurrentParams, true, "The caller's pane, or the focused one."),
+    pane_method!(
+        "tab.move",
+        TabMoveParams,
+        true,
+        "Move a tab within its workspace."
+    ),
+    pane_method!(
+        "tab.close",
+        TabTarget,
+        true,
+        "Close a tab and end every process in it."
+    ),
+    pane_method!(
+        "pane.list",
+        PaneListParams,
+        true,
+        "Panes of one workspace, or every pane."
+    ),
+    pane_method!(
+        "pane.current",
+        PaneCurrentParams,
+        true,
+        "The caller's pane, or the focused one."
+    ),
     pane_method!("pane.get", PaneTarget, true, "One pane."),
     pane_method!("pane.focus", PaneTarget, true, "Focus a pane."),
-    pane_method!("pane.rename", PaneRenameParams, true, "Set or clear a pane's label."),
-    pane_method!("pane.read", PaneReadParams, true, "Read the screen or the recent output."),
-    pane_method!("pane.send_text", PaneSendTextParams, true, "Write literal text to the pane."),
-    pane_method!("pane.send_keys", PaneSendKeysParams, true, "Send key combos to the pane."),
-    pane_method!("pane.send_input", PaneSendInputParams, true, "Send text, then key combos."),
-    pane_method!("pane.wait_for_output", PaneWaitForOutputParams, true, "Wait until the pane's output matches."),
-    pane_method!("pane.process_info", PaneProcessInfoParams, true, "Shell pid and the foreground processes."),
-    pane_method!("pane.report_agent", PaneReportAgentParams, true, "Report the semantic state of the agent in a pane."),
-    pane_method!("pane.report_agent_session", PaneReportAgentSessionParams, true, "Report a native session reference."),
-    pane_method!("pane.report_metadata", PaneReportMetadataParams, true, "Report display-only metadata and tokens."),
-    pane_method!("pane.clear_agent_authority", PaneClearAgentAuthorityParams, true, "Forget which source owns the agent state."),
-    pane_method!("pane.release_agent", PaneReleaseAgentParams, true, "Clear the agent state a source reported."),
-    pane_method!("pane.close", PaneTarget, true, "Close a pane and end its whole process tree."),
-    pane_method!("pane.split", NoParams, false, "Not offered: nagi tabs hold one pane."),
-    pane_method!("pane.swap", NoParams, false, "Not offered: nagi tabs hold one pane."),
+    pane_method!(
+        "pane.rename",
+        PaneRenameParams,
+        true,
+        "Set or clear a pane's label."
+    ),
+    pane_method!(
+        "pane.read",
+        PaneReadParams,
+        true,
+        "Read the screen or the recent output."
+    ),
+    pane_method!(
+        "pane.send_text",
+        PaneSendTextParams,
+        true,
+        "Write literal text to the pane."
+    ),
+    pane_method!(
+        "pane.send_keys",
+        PaneSendKeysParams,
+        true,
+        "Send key combos to the pane."
+    ),
+    pane_method!(
+        "pane.send_input",
+        PaneSendInputParams,
+        true,
+        "Send text, then key combos."
+    ),
+    pane_method!(
+        "pane.wait_for_output",
+        PaneWaitForOutputParams,
+        true,
+        "Wait until the pane's output matches."
+    ),
+    pane_method!(
+        "pane.process_info",
+        PaneProcessInfoParams,
+        true,
+        "Shell pid and the foreground processes."
+    ),
+    pane_method!(
+        "pane.report_agent",
+        PaneReportAgentParams,
+        true,
+        "Report the semantic state of the agent in a pane."
+    ),
+    pane_method!(
+        "pane.report_agent_session",
+        PaneReportAgentSessionParams,
+        true,
+        "Report a native session reference."
+    ),
+    pane_method!(
+        "pane.report_metadata",
+        PaneReportMetadataParams,
+        true,
+        "Report display-only metadata and tokens."
+    ),
+    pane_method!(
+        "pane.clear_agent_authority",
+        PaneClearAgentAuthorityParams,
+        true,
+        "Forget which source owns the agent state."
+    ),
+    pane_method!(
+        "pane.release_agent",
+        PaneReleaseAgentParams,
+        true,
+        "Clear the agent state a source reported."
+    ),
+    pane_method!(
+        "pane.close",
+        PaneTarget,
+        true,
+        "Close a pane and end its whole process tree."
+    ),
+    pane_method!(
+        "pane.split",
+        NoParams,
+        false,
+        "Not offered: nagi tabs hold one pane."
+    ),
+    pane_method!(
+        "pane.swap",
+        NoParams,
+        false,
+        "Not offered: nagi tabs hold one pane."
+    ),
     pane_method!("pane.move", NoParams, false, "Not offered."),
-    pane_method!("pane.zoom", NoParams, false, "Not offered: nagi tabs hold one pane."),
+    pane_method!(
+        "pane.zoom",
+        NoParams,
+        false,
+        "Not offered: nagi tabs hold one pane."
+    ),
     pane_method!("pane.layout", NoParams, false, "Not offered."),
     pane_method!("pane.neighbor", NoParams, false, "Not offered."),
     pane_method!("pane.edges", NoParams, false, "Not offered."),
     pane_method!("pane.focus_direction", NoParams, false, "Not offered."),
-    pane_method!("pane.resize", NoParams, false, "Not offered; attach controllers resize with session_resize."),
+    pane_method!(
+        "pane.resize",
+        NoParams,
+        false,
+        "Not offered; attach controllers resize with session_resize."
+    ),
     pane_method!("pane.graphics.info", NoParams, false, "Not offered."),
     pane_method!("pane.graphics.set", NoParams, false, "Not offered."),
     pane_method!("pane.graphics.clear", NoParams, false, "Not offered."),
@@ -768,8 +954,10 @@ mod tests {
 
     #[test]
     fn read_params_defaults_follow_the_schema() {
-        let params: PaneReadParams =
-            serde_json::from_value(serde_json::json!({"pane_id": "w1:p1", "source": "recent_unwrapped"})).unwrap();
+        let params: PaneReadParams = serde_json::from_value(
+            serde_json::json!({"pane_id": "w1:p1", "source": "recent_unwrapped"}),
+        )
+        .unwrap();
         assert_eq!(params.source, ReadSource::RecentUnwrapped);
         assert_eq!(params.format, ReadFormat::Text);
         assert!(params.strip_ansi);
@@ -801,7 +989,10 @@ mod tests {
             "pane_id": "w1:p1", "source": "recent", "match": {"type": "regex", "value": "a+"}
         }))
         .unwrap();
-        assert_eq!(params.output_match, OutputMatch::Regex { value: "a+".into() });
+        assert_eq!(
+            params.output_match,
+            OutputMatch::Regex { value: "a+".into() }
+        );
     }
 
     #[test]

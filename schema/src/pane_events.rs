@@ -21,26 +21,68 @@ use crate::pane::{
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum PaneEventData {
-    WorkspaceCreated { workspace: WorkspaceInfo },
-    WorkspaceUpdated { workspace: WorkspaceInfo },
-    WorkspaceMetadataUpdated { workspace: WorkspaceInfo },
+    WorkspaceCreated {
+        workspace: WorkspaceInfo,
+    },
+    WorkspaceUpdated {
+        workspace: WorkspaceInfo,
+    },
+    WorkspaceMetadataUpdated {
+        workspace: WorkspaceInfo,
+    },
     WorkspaceClosed {
         workspace_id: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         workspace: Option<WorkspaceInfo>,
     },
-    WorkspaceRenamed { workspace_id: String, label: String },
-    WorkspaceMoved { workspace_id: String, insert_index: u64, workspaces: Vec<WorkspaceInfo> },
-    WorkspaceFocused { workspace_id: String },
-    TabCreated { tab: TabInfo },
-    TabClosed { tab_id: String, workspace_id: String },
-    TabRenamed { tab_id: String, workspace_id: String, label: String },
-    TabMoved { tab_id: String, workspace_id: String, insert_index: u64, tabs: Vec<TabInfo> },
-    TabFocused { tab_id: String, workspace_id: String },
-    PaneCreated { pane: PaneInfo },
-    PaneClosed { pane_id: String, workspace_id: String },
-    PaneUpdated { pane: PaneInfo },
-    PaneFocused { pane_id: String, workspace_id: String },
+    WorkspaceRenamed {
+        workspace_id: String,
+        label: String,
+    },
+    WorkspaceMoved {
+        workspace_id: String,
+        insert_index: u64,
+        workspaces: Vec<WorkspaceInfo>,
+    },
+    WorkspaceFocused {
+        workspace_id: String,
+    },
+    TabCreated {
+        tab: TabInfo,
+    },
+    TabClosed {
+        tab_id: String,
+        workspace_id: String,
+    },
+    TabRenamed {
+        tab_id: String,
+        workspace_id: String,
+        label: String,
+    },
+    TabMoved {
+        tab_id: String,
+        workspace_id: String,
+        insert_index: u64,
+        tabs: Vec<TabInfo>,
+    },
+    TabFocused {
+        tab_id: String,
+        workspace_id: String,
+    },
+    PaneCreated {
+        pane: PaneInfo,
+    },
+    PaneClosed {
+        pane_id: String,
+        workspace_id: String,
+    },
+    PaneUpdated {
+        pane: PaneInfo,
+    },
+    PaneFocused {
+        pane_id: String,
+        workspace_id: String,
+    },
     /// The pane's process ended. `exit_code` / `signal` are a nagi extension.
     PaneExited {
         pane_id: String,
@@ -93,7 +135,9 @@ impl PaneEventData {
     /// The pane the event is about, if any.
     pub fn pane_id(&self) -> Option<&str> {
         match self {
-            PaneEventData::PaneCreated { pane } | PaneEventData::PaneUpdated { pane } => Some(&pane.pane_id),
+            PaneEventData::PaneCreated { pane } | PaneEventData::PaneUpdated { pane } => {
+                Some(&pane.pane_id)
+            }
             PaneEventData::PaneClosed { pane_id, .. }
             | PaneEventData::PaneFocused { pane_id, .. }
             | PaneEventData::PaneExited { pane_id, .. }
@@ -121,7 +165,9 @@ impl PaneEventData {
             | PaneEventData::PaneExited { workspace_id, .. }
             | PaneEventData::PaneAgentStatusChanged { workspace_id, .. } => workspace_id,
             PaneEventData::TabCreated { tab } => &tab.workspace_id,
-            PaneEventData::PaneCreated { pane } | PaneEventData::PaneUpdated { pane } => &pane.workspace_id,
+            PaneEventData::PaneCreated { pane } | PaneEventData::PaneUpdated { pane } => {
+                &pane.workspace_id
+            }
         }
     }
 
@@ -133,7 +179,9 @@ impl PaneEventData {
             | PaneEventData::TabRenamed { tab_id, .. }
             | PaneEventData::TabMoved { tab_id, .. }
             | PaneEventData::TabFocused { tab_id, .. } => Some(tab_id),
-            PaneEventData::PaneCreated { pane } | PaneEventData::PaneUpdated { pane } => Some(&pane.tab_id),
+            PaneEventData::PaneCreated { pane } | PaneEventData::PaneUpdated { pane } => {
+                Some(&pane.tab_id)
+            }
             _ => None,
         }
     }
@@ -149,7 +197,10 @@ pub struct PaneLifecycleEnvelope {
 
 impl PaneLifecycleEnvelope {
     pub fn new(data: PaneEventData) -> PaneLifecycleEnvelope {
-        PaneLifecycleEnvelope { event: data.kind().to_string(), data }
+        PaneLifecycleEnvelope {
+            event: data.kind().to_string(),
+            data,
+        }
     }
 }
 
@@ -235,11 +286,15 @@ impl PaneEventEnvelope {
     pub fn event_name(&self) -> &str {
         match self {
             PaneEventEnvelope::Lifecycle(envelope) => &envelope.event,
-            PaneEventEnvelope::Subscription(PaneSubscriptionEnvelope::OutputMatched(_)) => "pane.output_matched",
+            PaneEventEnvelope::Subscription(PaneSubscriptionEnvelope::OutputMatched(_)) => {
+                "pane.output_matched"
+            }
             PaneEventEnvelope::Subscription(PaneSubscriptionEnvelope::AgentStatusChanged(_)) => {
                 "pane.agent_status_changed"
             }
-            PaneEventEnvelope::Subscription(PaneSubscriptionEnvelope::ScrollChanged(_)) => "pane.scroll_changed",
+            PaneEventEnvelope::Subscription(PaneSubscriptionEnvelope::ScrollChanged(_)) => {
+                "pane.scroll_changed"
+            }
         }
     }
 }
@@ -323,27 +378,49 @@ pub enum PaneSubscription {
 pub fn subscription_matches(subscription: &PaneSubscription, event: &PaneEventEnvelope) -> bool {
     use PaneEventData as Data;
     match (subscription, event) {
-        (PaneSubscription::PaneOutputMatched(wanted), PaneEventEnvelope::Subscription(PaneSubscriptionEnvelope::OutputMatched(found))) => {
-            found.subscription.as_ref() == Some(wanted)
+        (
+            PaneSubscription::PaneOutputMatched(wanted),
+            PaneEventEnvelope::Subscription(PaneSubscriptionEnvelope::OutputMatched(found)),
+        ) => found.subscription.as_ref() == Some(wanted),
+        (
+            PaneSubscription::PaneAgentStatusChanged {
+                pane_id,
+                agent_status,
+            },
+            PaneEventEnvelope::Subscription(PaneSubscriptionEnvelope::AgentStatusChanged(found)),
+        ) => {
+            *pane_id == found.pane_id
+                && agent_status.is_none_or(|status| status == found.agent_status)
         }
         (
-            PaneSubscription::PaneAgentStatusChanged { pane_id, agent_status },
-            PaneEventEnvelope::Subscription(PaneSubscriptionEnvelope::AgentStatusChanged(found)),
-        ) => *pane_id == found.pane_id && agent_status.is_none_or(|status| status == found.agent_status),
-        (PaneSubscription::PaneScrollChanged { pane_id }, PaneEventEnvelope::Subscription(PaneSubscriptionEnvelope::ScrollChanged(found))) => {
-            *pane_id == found.pane_id
-        }
+            PaneSubscription::PaneScrollChanged { pane_id },
+            PaneEventEnvelope::Subscription(PaneSubscriptionEnvelope::ScrollChanged(found)),
+        ) => *pane_id == found.pane_id,
         (_, PaneEventEnvelope::Subscription(_)) => false,
         (subscription, PaneEventEnvelope::Lifecycle(envelope)) => matches!(
             (subscription, &envelope.data),
-            (PaneSubscription::WorkspaceCreated, Data::WorkspaceCreated { .. })
-                | (PaneSubscription::WorkspaceUpdated, Data::WorkspaceUpdated { .. })
-                | (PaneSubscription::WorkspaceMetadataUpdated, Data::WorkspaceMetadataUpdated { .. })
-                | (PaneSubscription::WorkspaceRenamed, Data::WorkspaceRenamed { .. })
-                | (PaneSubscription::WorkspaceMoved, Data::WorkspaceMoved { .. })
-                | (PaneSubscription::WorkspaceClosed, Data::WorkspaceClosed { .. })
-                | (PaneSubscription::WorkspaceFocused, Data::WorkspaceFocused { .. })
-                | (PaneSubscription::TabCreated, Data::TabCreated { .. })
+            (
+                PaneSubscription::WorkspaceCreated,
+                Data::WorkspaceCreated { .. }
+            ) | (
+                PaneSubscription::WorkspaceUpdated,
+                Data::WorkspaceUpdated { .. }
+            ) | (
+                PaneSubscription::WorkspaceMetadataUpdated,
+                Data::WorkspaceMetadataUpdated { .. }
+            ) | (
+                PaneSubscription::WorkspaceRenamed,
+                Data::WorkspaceRenamed { .. }
+            ) | (
+                PaneSubscription::WorkspaceMoved,
+                Data::WorkspaceMoved { .. }
+            ) | (
+                PaneSubscription::WorkspaceClosed,
+                Data::WorkspaceClosed { .. }
+            ) | (
+                PaneSubscription::WorkspaceFocused,
+                Data::WorkspaceFocused { .. }
+            ) | (PaneSubscription::TabCreated, Data::TabCreated { .. })
                 | (PaneSubscription::TabClosed, Data::TabClosed { .. })
                 | (PaneSubscription::TabFocused, Data::TabFocused { .. })
                 | (PaneSubscription::TabRenamed, Data::TabRenamed { .. })
@@ -366,40 +443,65 @@ pub enum PaneEventMatch {
         #[serde(default)]
         workspace_id: Option<String>,
     },
-    WorkspaceUpdated { workspace_id: String },
-    WorkspaceClosed { workspace_id: String },
+    WorkspaceUpdated {
+        workspace_id: String,
+    },
+    WorkspaceClosed {
+        workspace_id: String,
+    },
     WorkspaceRenamed {
         workspace_id: String,
         #[serde(default)]
         label: Option<String>,
     },
-    WorkspaceMoved { workspace_id: String },
-    WorkspaceFocused { workspace_id: String },
+    WorkspaceMoved {
+        workspace_id: String,
+    },
+    WorkspaceFocused {
+        workspace_id: String,
+    },
     TabCreated {
         #[serde(default)]
         tab_id: Option<String>,
         #[serde(default)]
         workspace_id: Option<String>,
     },
-    TabClosed { tab_id: String },
+    TabClosed {
+        tab_id: String,
+    },
     TabRenamed {
         tab_id: String,
         #[serde(default)]
         label: Option<String>,
     },
-    TabMoved { tab_id: String },
-    TabFocused { tab_id: String },
+    TabMoved {
+        tab_id: String,
+    },
+    TabFocused {
+        tab_id: String,
+    },
     PaneCreated {
         #[serde(default)]
         pane_id: Option<String>,
         #[serde(default)]
         workspace_id: Option<String>,
     },
-    PaneClosed { pane_id: String },
-    PaneFocused { pane_id: String },
-    PaneMoved { pane_id: String },
-    PaneExited { pane_id: String },
-    PaneAgentStatusChanged { pane_id: String, agent_status: AgentStatus },
+    PaneClosed {
+        pane_id: String,
+    },
+    PaneFocused {
+        pane_id: String,
+    },
+    PaneMoved {
+        pane_id: String,
+    },
+    PaneExited {
+        pane_id: String,
+    },
+    PaneAgentStatusChanged {
+        pane_id: String,
+        agent_status: AgentStatus,
+    },
 }
 
 fn same_or_any(wanted: &Option<String>, found: &str) -> bool {
@@ -420,32 +522,75 @@ pub fn event_match_matches(wanted: &PaneEventMatch, event: &PaneEventEnvelope) -
         (Match::WorkspaceUpdated { workspace_id }, Data::WorkspaceUpdated { workspace }) => {
             *workspace_id == workspace.workspace_id
         }
-        (Match::WorkspaceClosed { workspace_id: wanted }, Data::WorkspaceClosed { workspace_id, .. })
-        | (Match::WorkspaceMoved { workspace_id: wanted }, Data::WorkspaceMoved { workspace_id, .. })
-        | (Match::WorkspaceFocused { workspace_id: wanted }, Data::WorkspaceFocused { workspace_id }) => {
-            wanted == workspace_id
-        }
-        (Match::WorkspaceRenamed { workspace_id: wanted, label: wanted_label }, Data::WorkspaceRenamed { workspace_id, label }) => {
-            wanted == workspace_id && same_or_any(wanted_label, label)
-        }
-        (Match::TabCreated { tab_id, workspace_id }, Data::TabCreated { tab }) => {
-            same_or_any(tab_id, &tab.tab_id) && same_or_any(workspace_id, &tab.workspace_id)
-        }
+        (
+            Match::WorkspaceClosed {
+                workspace_id: wanted,
+            },
+            Data::WorkspaceClosed { workspace_id, .. },
+        )
+        | (
+            Match::WorkspaceMoved {
+                workspace_id: wanted,
+            },
+            Data::WorkspaceMoved { workspace_id, .. },
+        )
+        | (
+            Match::WorkspaceFocused {
+                workspace_id: wanted,
+            },
+            Data::WorkspaceFocused { workspace_id },
+        ) => wanted == workspace_id,
+        (
+            Match::WorkspaceRenamed {
+                workspace_id: wanted,
+                label: wanted_label,
+            },
+            Data::WorkspaceRenamed {
+                workspace_id,
+                label,
+            },
+        ) => wanted == workspace_id && same_or_any(wanted_label, label),
+        (
+            Match::TabCreated {
+                tab_id,
+                workspace_id,
+            },
+            Data::TabCreated { tab },
+        ) => same_or_any(tab_id, &tab.tab_id) && same_or_any(workspace_id, &tab.workspace_id),
         (Match::TabClosed { tab_id: wanted }, Data::TabClosed { tab_id, .. })
         | (Match::TabMoved { tab_id: wanted }, Data::TabMoved { tab_id, .. })
-        | (Match::TabFocused { tab_id: wanted }, Data::TabFocused { tab_id, .. }) => wanted == tab_id,
-        (Match::TabRenamed { tab_id: wanted, label: wanted_label }, Data::TabRenamed { tab_id, label, .. }) => {
-            wanted == tab_id && same_or_any(wanted_label, label)
+        | (Match::TabFocused { tab_id: wanted }, Data::TabFocused { tab_id, .. }) => {
+            wanted == tab_id
         }
-        (Match::PaneCreated { pane_id, workspace_id }, Data::PaneCreated { pane }) => {
-            same_or_any(pane_id, &pane.pane_id) && same_or_any(workspace_id, &pane.workspace_id)
-        }
+        (
+            Match::TabRenamed {
+                tab_id: wanted,
+                label: wanted_label,
+            },
+            Data::TabRenamed { tab_id, label, .. },
+        ) => wanted == tab_id && same_or_any(wanted_label, label),
+        (
+            Match::PaneCreated {
+                pane_id,
+                workspace_id,
+            },
+            Data::PaneCreated { pane },
+        ) => same_or_any(pane_id, &pane.pane_id) && same_or_any(workspace_id, &pane.workspace_id),
         (Match::PaneClosed { pane_id: wanted }, Data::PaneClosed { pane_id, .. })
         | (Match::PaneFocused { pane_id: wanted }, Data::PaneFocused { pane_id, .. })
-        | (Match::PaneExited { pane_id: wanted }, Data::PaneExited { pane_id, .. }) => wanted == pane_id,
+        | (Match::PaneExited { pane_id: wanted }, Data::PaneExited { pane_id, .. }) => {
+            wanted == pane_id
+        }
         (
-            Match::PaneAgentStatusChanged { pane_id: wanted, agent_status: wanted_status },
-            Data::PaneAgentStatusChanged { pane_id, agent_status, .. },
+            Match::PaneAgentStatusChanged {
+                pane_id: wanted,
+                agent_status: wanted_status,
+            },
+            Data::PaneAgentStatusChanged {
+                pane_id,
+                agent_status,
+                ..
+            },
         ) => wanted == pane_id && wanted_status == agent_status,
         _ => false,
     }
@@ -482,11 +627,18 @@ mod tests {
         .unwrap();
         assert_eq!(
             subscription,
-            PaneSubscription::PaneAgentStatusChanged { pane_id: "w1:p1".into(), agent_status: Some(AgentStatus::Blocked) }
+            PaneSubscription::PaneAgentStatusChanged {
+                pane_id: "w1:p1".into(),
+                agent_status: Some(AgentStatus::Blocked)
+            }
         );
-        let subscription: PaneSubscription = serde_json::from_value(serde_json::json!({"type": "pane.exited"})).unwrap();
+        let subscription: PaneSubscription =
+            serde_json::from_value(serde_json::json!({"type": "pane.exited"})).unwrap();
         assert!(subscription_matches(&subscription, &exited("w1:p1")));
-        assert!(!subscription_matches(&PaneSubscription::PaneClosed, &exited("w1:p1")));
+        assert!(!subscription_matches(
+            &PaneSubscription::PaneClosed,
+            &exited("w1:p1")
+        ));
     }
 
     #[test]
@@ -494,28 +646,43 @@ mod tests {
         let mine = OutputMatchedSubscription {
             pane_id: "w1:p1".into(),
             source: ReadSource::Recent,
-            output_match: OutputMatch::Substring { value: "done".into() },
+            output_match: OutputMatch::Substring {
+                value: "done".into(),
+            },
             lines: None,
             strip_ansi: true,
         };
-        let theirs = OutputMatchedSubscription { output_match: OutputMatch::Substring { value: "fail".into() }, ..mine.clone() };
-        let event = PaneEventEnvelope::Subscription(PaneSubscriptionEnvelope::OutputMatched(PaneOutputMatchedEvent {
-            pane_id: "w1:p1".into(),
-            matched_line: "done".into(),
-            read: PaneReadResult {
-                pane_id: "w1:p1".into(),
-                workspace_id: "w1".into(),
-                tab_id: "w1:t1".into(),
-                source: ReadSource::Recent,
-                format: ReadFormat::Text,
-                text: "done".into(),
-                revision: 1,
-                truncated: false,
+        let theirs = OutputMatchedSubscription {
+            output_match: OutputMatch::Substring {
+                value: "fail".into(),
             },
-            subscription: Some(mine.clone()),
-        }));
-        assert!(subscription_matches(&PaneSubscription::PaneOutputMatched(mine), &event));
-        assert!(!subscription_matches(&PaneSubscription::PaneOutputMatched(theirs), &event));
+            ..mine.clone()
+        };
+        let event = PaneEventEnvelope::Subscription(PaneSubscriptionEnvelope::OutputMatched(
+            PaneOutputMatchedEvent {
+                pane_id: "w1:p1".into(),
+                matched_line: "done".into(),
+                read: PaneReadResult {
+                    pane_id: "w1:p1".into(),
+                    workspace_id: "w1".into(),
+                    tab_id: "w1:t1".into(),
+                    source: ReadSource::Recent,
+                    format: ReadFormat::Text,
+                    text: "done".into(),
+                    revision: 1,
+                    truncated: false,
+                },
+                subscription: Some(mine.clone()),
+            },
+        ));
+        assert!(subscription_matches(
+            &PaneSubscription::PaneOutputMatched(mine),
+            &event
+        ));
+        assert!(!subscription_matches(
+            &PaneSubscription::PaneOutputMatched(theirs),
+            &event
+        ));
         let value = serde_json::to_value(&event).unwrap();
         assert_eq!(value["event"], "pane.output_matched");
         assert!(value["data"].get("subscription").is_none());
@@ -524,7 +691,9 @@ mod tests {
 
     #[test]
     fn wait_matches_compare_ids() {
-        let wanted: PaneEventMatch = serde_json::from_value(serde_json::json!({"event": "pane_exited", "pane_id": "w1:p1"})).unwrap();
+        let wanted: PaneEventMatch =
+            serde_json::from_value(serde_json::json!({"event": "pane_exited", "pane_id": "w1:p1"}))
+                .unwrap();
         assert!(event_match_matches(&wanted, &exited("w1:p1")));
         assert!(!event_match_matches(&wanted, &exited("w1:p2")));
     }

@@ -22,8 +22,20 @@ pub struct ProofIdentityV1 {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ProofEvidenceSourceV1 {
-    Command { program: String, args: Vec<String>, cwd: String, exit_code: i32, started_at_millis: u64, finished_at_millis: u64 },
-    Manual { reviewer: String, reason: String, is_override: bool, recorded_at_millis: u64 },
+    Command {
+        program: String,
+        args: Vec<String>,
+        cwd: String,
+        exit_code: i32,
+        started_at_millis: u64,
+        finished_at_millis: u64,
+    },
+    Manual {
+        reviewer: String,
+        reason: String,
+        is_override: bool,
+        recorded_at_millis: u64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

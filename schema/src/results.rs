@@ -31,19 +31,46 @@ pub enum ResponseResult {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         head_seq: Option<u64>,
     },
-    WaitMatched { event: serde_json::Value },
-    MissionInfo { mission: MissionViewV1 },
-    MissionCreated { mission: MissionViewV1, created: bool },
-    MissionConfigured { mission: MissionViewV1, configured: bool },
-    MissionRunStarted { mission: MissionViewV1 },
-    MissionResponseQueued { mission_id: String, attention_id: String },
-    MissionList { missions: Vec<crate::mission::MissionSummary> },
-    MissionProof { receipt: ProofReceiptV1 },
-    MissionHandoffPreview { artifact: MissionHandoffArtifactV1 },
-    MissionCloseAccepted { mission: MissionViewV1 },
+    WaitMatched {
+        event: serde_json::Value,
+    },
+    MissionInfo {
+        mission: MissionViewV1,
+    },
+    MissionCreated {
+        mission: MissionViewV1,
+        created: bool,
+    },
+    MissionConfigured {
+        mission: MissionViewV1,
+        configured: bool,
+    },
+    MissionRunStarted {
+        mission: MissionViewV1,
+    },
+    MissionResponseQueued {
+        mission_id: String,
+        attention_id: String,
+    },
+    MissionList {
+        missions: Vec<crate::mission::MissionSummary>,
+    },
+    MissionProof {
+        receipt: ProofReceiptV1,
+    },
+    MissionHandoffPreview {
+        artifact: MissionHandoffArtifactV1,
+    },
+    MissionCloseAccepted {
+        mission: MissionViewV1,
+    },
     /// nagi extension: `mission.verify` accepted; the checks run in the background.
-    MissionVerifyAccepted { mission: MissionViewV1 },
-    AttentionList { items: Vec<AttentionItemV1> },
+    MissionVerifyAccepted {
+        mission: MissionViewV1,
+    },
+    AttentionList {
+        items: Vec<AttentionItemV1>,
+    },
     /// `cockpit.hello` (nagi extension): whether this peer may grant consent, and why not.
     CockpitHello {
         consent_allowed: bool,
@@ -51,10 +78,16 @@ pub enum ResponseResult {
         reason: Option<String>,
     },
     /// `cockpit.preview` (nagi extension).
-    CockpitPreview { preview: crate::cockpit::CockpitPreview },
+    CockpitPreview {
+        preview: crate::cockpit::CockpitPreview,
+    },
     /// `cockpit.decide` (nagi extension).
-    CockpitDecided { outcome: crate::cockpit::CockpitOutcome },
-    AttentionInfo { item: AttentionItemV1 },
+    CockpitDecided {
+        outcome: crate::cockpit::CockpitOutcome,
+    },
+    AttentionInfo {
+        item: AttentionItemV1,
+    },
 }
 
 impl ResponseResult {

@@ -35,11 +35,20 @@ pub enum SessionClientMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         replay_from: Option<u64>,
     },
-    LeaveSession { session_id: String },
+    LeaveSession {
+        session_id: String,
+    },
     /// Input for the pane's terminal (controller only).
-    SessionInput { session_id: String, data: String },
+    SessionInput {
+        session_id: String,
+        data: String,
+    },
     /// Resize the pane's terminal (controller only, at least 20 columns by 5 rows).
-    SessionResize { session_id: String, cols: u16, rows: u16 },
+    SessionResize {
+        session_id: String,
+        cols: u16,
+        rows: u16,
+    },
 }
 
 impl SessionClientMessage {
@@ -67,12 +76,23 @@ pub enum OutputStream {
 pub enum SessionFramePayload {
     /// Raw terminal output, base64-encoded. A pane's terminal merges stdout and stderr,
     /// so `stream` is always `stdout`.
-    Output { stream: OutputStream, data: String },
-    Resize { cols: u16, rows: u16 },
+    Output {
+        stream: OutputStream,
+        data: String,
+    },
+    Resize {
+        cols: u16,
+        rows: u16,
+    },
     /// The role this member actually holds.
-    RoleAssigned { role: SessionRole },
+    RoleAssigned {
+        role: SessionRole,
+    },
     /// Client ids of the members after a join or leave.
-    MembershipChanged { controllers: Vec<String>, observers: Vec<String> },
+    MembershipChanged {
+        controllers: Vec<String>,
+        observers: Vec<String>,
+    },
     /// A full-screen snapshot (escape sequences that redraw the screen, base64-encoded).
     /// `cols` and `rows` (nagi extension) give the screen size it was taken at.
     Keyframe {
@@ -87,7 +107,9 @@ pub enum SessionFramePayload {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         exit_code: Option<i32>,
     },
-    Error { message: String },
+    Error {
+        message: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -121,7 +143,11 @@ impl SessionFrame {
             #[serde(flatten)]
             frame: &'a SessionFrame,
         }
-        serde_json::to_string(&Line { r#type: "session_frame", frame: self }).expect("session frames always serialize")
+        serde_json::to_string(&Line {
+            r#type: "session_frame",
+            frame: self,
+        })
+        .expect("session frames always serialize")
     }
 }
 
@@ -157,7 +183,10 @@ mod tests {
             session_id: "term_1".into(),
             seq: 7,
             ts: 1000,
-            payload: SessionFramePayload::Output { stream: OutputStream::Stdout, data: "aGk=".into() },
+            payload: SessionFramePayload::Output {
+                stream: OutputStream::Stdout,
+                data: "aGk=".into(),
+            },
         });
         let value = serde_json::to_value(&frame).unwrap();
         assert_eq!(
@@ -166,18 +195,34 @@ mod tests {
         );
         let back: SessionServerMessage = serde_json::from_value(value.clone()).unwrap();
         assert_eq!(back, frame);
-        let SessionServerMessage::SessionFrame(inner) = &frame else { unreachable!() };
-        assert_eq!(serde_json::from_str::<serde_json::Value>(&inner.to_line()).unwrap(), value);
+        let SessionServerMessage::SessionFrame(inner) = &frame else {
+            unreachable!()
+        };
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&inner.to_line()).unwrap(),
+            value
+        );
     }
 
     #[test]
     fn client_messages_decode() {
-        let message: SessionClientMessage =
-            serde_json::from_str(r#"{"type":"join_session","session_id":"term_1","role":"observer"}"#).unwrap();
+        let message: SessionClientMessage = serde_json::from_str(
+            r#"{"type":"join_session","session_id":"term_1","role":"observer"}"#,
+        )
+        .unwrap();
         assert_eq!(
             message,
-            SessionClientMessage::JoinSession { session_id: "term_1".into(), role: SessionRole::Observer, replay_from: None }
+            SessionClientMessage::JoinSession {
+                session_id: "term_1".into(),
+                role: SessionRole::Observer,
+                replay_from: None
+            }
         );
-        assert!(serde_json::from_str::<SessionClientMessage>(r#"{"type":"session_resize","session_id":"x","cols":-1,"rows":3}"#).is_err());
+        assert!(
+            serde_json::from_str::<SessionClientMessage>(
+                r#"{"type":"session_resize","session_id":"x","cols":-1,"rows":3}"#
+            )
+            .is_err()
+        );
     }
 }

@@ -59,8 +59,12 @@ fn consent_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ConsentRow> {
 
 impl<'a> Reader<'a> {
     pub fn mission_doc(&self, mission_id: &str) -> Result<Option<String>, StoreError> {
-        let mut statement = self.connection.prepare_cached("SELECT doc FROM missions WHERE mission_id = ?1")?;
-        Ok(statement.query_row([mission_id], |row| row.get(0)).optional()?)
+        let mut statement = self
+            .connection
+            .prepare_cached("SELECT doc FROM missions WHERE mission_id = ?1")?;
+        Ok(statement
+            .query_row([mission_id], |row| row.get(0))
+            .optional()?)
     }
 
     /// Every mission's summary, ordered by id in byte order.
@@ -74,26 +78,36 @@ impl<'a> Reader<'a> {
     }
 
     pub fn mission_count(&self) -> Result<u64, StoreError> {
-        Ok(self.connection.query_row("SELECT count(*) FROM missions", [], |row| row.get::<_, i64>(0))? as u64)
+        Ok(self
+            .connection
+            .query_row("SELECT count(*) FROM missions", [], |row| {
+                row.get::<_, i64>(0)
+            })? as u64)
     }
 
     /// Documents of missions with a run to reconcile at start.
     pub fn live_run_mission_docs(&self) -> Result<Vec<String>, StoreError> {
-        let mut statement = self.connection.prepare_cached("SELECT doc FROM missions WHERE live_run = 1 ORDER BY mission_id")?;
+        let mut statement = self
+            .connection
+            .prepare_cached("SELECT doc FROM missions WHERE live_run = 1 ORDER BY mission_id")?;
         let rows = statement.query_map([], |row| row.get(0))?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
     /// Every mission document, ordered by id.
     pub fn all_mission_docs(&self) -> Result<Vec<String>, StoreError> {
-        let mut statement = self.connection.prepare_cached("SELECT doc FROM missions ORDER BY mission_id")?;
+        let mut statement = self
+            .connection
+            .prepare_cached("SELECT doc FROM missions ORDER BY mission_id")?;
         let rows = statement.query_map([], |row| row.get(0))?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
     /// The highest committed event sequence (0 for an empty log).
     pub fn last_event_seq(&self) -> Result<u64, StoreError> {
-        let seq: Option<i64> = self.connection.query_row("SELECT max(seq) FROM events", [], |row| row.get(0))?;
+        let seq: Option<i64> =
+            self.connection
+                .query_row("SELECT max(seq) FROM events", [], |row| row.get(0))?;
         Ok(seq.unwrap_or(0) as u64)
     }
 
@@ -126,13 +140,19 @@ impl<'a> Reader<'a> {
     }
 
     pub fn attention_mission(&self, attention_id: &str) -> Result<Option<String>, StoreError> {
-        let mut statement = self.connection.prepare_cached("SELECT mission_id FROM attention WHERE attention_id = ?1")?;
-        Ok(statement.query_row([attention_id], |row| row.get(0)).optional()?)
+        let mut statement = self
+            .connection
+            .prepare_cached("SELECT mission_id FROM attention WHERE attention_id = ?1")?;
+        Ok(statement
+            .query_row([attention_id], |row| row.get(0))
+            .optional()?)
     }
 
     /// Missions that have attention items, by id.
     pub fn attention_mission_ids(&self) -> Result<Vec<String>, StoreError> {
-        let mut statement = self.connection.prepare_cached("SELECT DISTINCT mission_id FROM attention ORDER BY mission_id")?;
+        let mut statement = self
+            .connection
+            .prepare_cached("SELECT DISTINCT mission_id FROM attention ORDER BY mission_id")?;
         let rows = statement.query_map([], |row| row.get(0))?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
@@ -172,7 +192,9 @@ impl<'a> Reader<'a> {
     }
 
     pub fn blob(&self, digest: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let mut statement = self.connection.prepare_cached("SELECT body FROM blobs WHERE digest = ?1")?;
+        let mut statement = self
+            .connection
+            .prepare_cached("SELECT body FROM blobs WHERE digest = ?1")?;
         Ok(statement.query_row([digest], |row| row.get(0)).optional()?)
     }
 }
@@ -186,7 +208,10 @@ pub struct Writer<'a> {
 
 impl<'a> Writer<'a> {
     pub(crate) fn new(connection: &'a Connection) -> Writer<'a> {
-        Writer { connection, last_error: std::cell::RefCell::new(None) }
+        Writer {
+            connection,
+            last_error: std::cell::RefCell::new(None),
+        }
     }
 
     fn noted<T>(&self, outcome: Result<T, StoreError>) -> Result<T, StoreError> {
@@ -198,7 +223,9 @@ impl<'a> Writer<'a> {
 
     /// Reads see this job's own uncommitted writes and those of earlier jobs in the batch.
     pub fn reader(&self) -> Reader<'a> {
-        Reader { connection: self.connection }
+        Reader {
+            connection: self.connection,
+        }
     }
 
     fn put_mission_sql(&self, row: &MissionRow) -> Result<(), StoreError> {
@@ -224,18 +251,35 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    fn append_event_sql(&self, event_id: &str, mission_id: &str, kind: &str, payload: &str, at_millis: u64) -> Result<u64, StoreError> {
+    fn append_event_sql(
+        &self,
+        event_id: &str,
+        mission_id: &str,
+        kind: &str,
+        payload: &str,
+        at_millis: u64,
+    ) -> Result<u64, StoreError> {
         let mut statement = self.connection.prepare_cached(
             "INSERT INTO events (event_id, mission_id, kind, payload, at_millis) VALUES (?1, ?2, ?3, ?4, ?5)",
         )?;
-        statement.execute(params![event_id, mission_id, kind, payload, at_millis as i64])?;
+        statement.execute(params![
+            event_id,
+            mission_id,
+            kind,
+            payload,
+            at_millis as i64
+        ])?;
         Ok(self.connection.last_insert_rowid() as u64)
     }
 
-    fn put_attention_index_sql(&self, attention_id: &str, mission_id: &str) -> Result<(), StoreError> {
-        let mut statement = self
-            .connection
-            .prepare_cached("INSERT OR REPLACE INTO attention (attention_id, mission_id) VALUES (?1, ?2)")?;
+    fn put_attention_index_sql(
+        &self,
+        attention_id: &str,
+        mission_id: &str,
+    ) -> Result<(), StoreError> {
+        let mut statement = self.connection.prepare_cached(
+            "INSERT OR REPLACE INTO attention (attention_id, mission_id) VALUES (?1, ?2)",
+        )?;
         statement.execute(params![attention_id, mission_id])?;
         Ok(())
     }
@@ -245,7 +289,11 @@ impl<'a> Writer<'a> {
             let same_owner = existing.mission_id == claim.mission_id
                 && existing.run_id == claim.run_id
                 && existing.request_id == claim.request_id;
-            return Ok(if same_owner { ClaimOutcome::AlreadyHeld(existing) } else { ClaimOutcome::HeldByOther(existing) });
+            return Ok(if same_owner {
+                ClaimOutcome::AlreadyHeld(existing)
+            } else {
+                ClaimOutcome::HeldByOther(existing)
+            });
         }
         let mut statement = self.connection.prepare_cached(
             "INSERT INTO claims (checkout_key, checkout_root, mission_id, run_id, request_id, nonce, claimed_at_millis)
@@ -263,15 +311,22 @@ impl<'a> Writer<'a> {
         Ok(ClaimOutcome::Claimed)
     }
 
-    fn release_claim_sql(&self, checkout_key: &str, mission_id: &str, run_id: &str) -> Result<bool, StoreError> {
-        let mut statement = self
-            .connection
-            .prepare_cached("DELETE FROM claims WHERE checkout_key = ?1 AND mission_id = ?2 AND run_id = ?3")?;
+    fn release_claim_sql(
+        &self,
+        checkout_key: &str,
+        mission_id: &str,
+        run_id: &str,
+    ) -> Result<bool, StoreError> {
+        let mut statement = self.connection.prepare_cached(
+            "DELETE FROM claims WHERE checkout_key = ?1 AND mission_id = ?2 AND run_id = ?3",
+        )?;
         Ok(statement.execute(params![checkout_key, mission_id, run_id])? > 0)
     }
 
     fn release_claims_of_mission_sql(&self, mission_id: &str) -> Result<u64, StoreError> {
-        let mut statement = self.connection.prepare_cached("DELETE FROM claims WHERE mission_id = ?1")?;
+        let mut statement = self
+            .connection
+            .prepare_cached("DELETE FROM claims WHERE mission_id = ?1")?;
         Ok(statement.execute([mission_id])? as u64)
     }
 
@@ -293,7 +348,14 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    fn put_blob_sql(&self, digest: &str, kind: &str, mission_id: Option<&str>, body: &[u8], at_millis: u64) -> Result<(), StoreError> {
+    fn put_blob_sql(
+        &self,
+        digest: &str,
+        kind: &str,
+        mission_id: Option<&str>,
+        body: &[u8],
+        at_millis: u64,
+    ) -> Result<(), StoreError> {
         let mut statement = self.connection.prepare_cached(
             "INSERT OR IGNORE INTO blobs (digest, kind, mission_id, body, created_at_millis) VALUES (?1, ?2, ?3, ?4, ?5)",
         )?;
@@ -308,11 +370,22 @@ impl<'a> Writer<'a> {
     /// Appends an event and returns its sequence number. Event ids are not indexed: the
     /// engine derives them from the mission's revision, which the single writer advances, so
     /// they cannot repeat; an index would cost every commit a page at a random place.
-    pub fn append_event(&self, event_id: &str, mission_id: &str, kind: &str, payload: &str, at_millis: u64) -> Result<u64, StoreError> {
+    pub fn append_event(
+        &self,
+        event_id: &str,
+        mission_id: &str,
+        kind: &str,
+        payload: &str,
+        at_millis: u64,
+    ) -> Result<u64, StoreError> {
         self.noted(self.append_event_sql(event_id, mission_id, kind, payload, at_millis))
     }
 
-    pub fn put_attention_index(&self, attention_id: &str, mission_id: &str) -> Result<(), StoreError> {
+    pub fn put_attention_index(
+        &self,
+        attention_id: &str,
+        mission_id: &str,
+    ) -> Result<(), StoreError> {
         self.noted(self.put_attention_index_sql(attention_id, mission_id))
     }
 
@@ -322,7 +395,12 @@ impl<'a> Writer<'a> {
     }
 
     /// Releases the claim if `mission_id`/`run_id` own it. Returns whether a row was removed.
-    pub fn release_claim(&self, checkout_key: &str, mission_id: &str, run_id: &str) -> Result<bool, StoreError> {
+    pub fn release_claim(
+        &self,
+        checkout_key: &str,
+        mission_id: &str,
+        run_id: &str,
+    ) -> Result<bool, StoreError> {
         self.noted(self.release_claim_sql(checkout_key, mission_id, run_id))
     }
 
@@ -335,7 +413,14 @@ impl<'a> Writer<'a> {
     }
 
     /// Stores a content-addressed blob; storing the same digest again is a no-op.
-    pub fn put_blob(&self, digest: &str, kind: &str, mission_id: Option<&str>, body: &[u8], at_millis: u64) -> Result<(), StoreError> {
+    pub fn put_blob(
+        &self,
+        digest: &str,
+        kind: &str,
+        mission_id: Option<&str>,
+        body: &[u8],
+        at_millis: u64,
+    ) -> Result<(), StoreError> {
         self.noted(self.put_blob_sql(digest, kind, mission_id, body, at_millis))
     }
 }

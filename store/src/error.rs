@@ -27,11 +27,17 @@ pub struct StoreError {
 
 impl StoreError {
     pub fn new(kind: StoreErrorKind, message: impl Into<String>) -> StoreError {
-        StoreError { kind, message: message.into() }
+        StoreError {
+            kind,
+            message: message.into(),
+        }
     }
 
     pub fn closed() -> StoreError {
-        StoreError::new(StoreErrorKind::Closed, "the store is closed (the server is shutting down)")
+        StoreError::new(
+            StoreErrorKind::Closed,
+            "the store is closed (the server is shutting down)",
+        )
     }
 }
 
@@ -49,7 +55,9 @@ impl From<rusqlite::Error> for StoreError {
             StoreErrorKind::Full => format!("the database is full: {error}"),
             StoreErrorKind::ReadOnly => format!("the database cannot be written: {error}"),
             StoreErrorKind::Io => format!("database I/O failed: {error}"),
-            StoreErrorKind::Corrupt => format!("the database file is damaged or not a nagi database: {error}"),
+            StoreErrorKind::Corrupt => {
+                format!("the database file is damaged or not a nagi database: {error}")
+            }
             _ => format!("database error: {error}"),
         };
         StoreError { kind, message }

@@ -36,7 +36,12 @@ pub struct StoreConfig {
 
 impl StoreConfig {
     pub fn new(path: impl Into<PathBuf>) -> StoreConfig {
-        StoreConfig { path: path.into(), max_batch: 256, queue_capacity: 4096, max_page_count: None }
+        StoreConfig {
+            path: path.into(),
+            max_batch: 256,
+            queue_capacity: 4096,
+            max_page_count: None,
+        }
     }
 }
 
@@ -52,7 +57,10 @@ fn configure_writer(connection: &Connection, config: &StoreConfig) -> Result<(),
     connection.busy_timeout(std::time::Duration::from_secs(5))?;
     let mode: String = connection.query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
-        return Err(StoreError::new(StoreErrorKind::Other, format!("the database refused WAL mode (got {mode})")));
+        return Err(StoreError::new(
+            StoreErrorKind::Other,
+            format!("the database refused WAL mode (got {mode})"),
+        ));
     }
     connection.pragma_update(None, "synchronous", "FULL")?;
     connection.pragma_update(None, "foreign_keys", "ON")?;
@@ -78,7 +86,12 @@ fn create_private_file(path: &Path) -> Result<(), StoreError> {
         .mode(0o600)
         .open(path)
         .map(|_| ())
-        .map_err(|error| StoreError::new(StoreErrorKind::Io, format!("cannot create {}: {error}", path.display())))
+        .map_err(|error| {
+            StoreError::new(
+                StoreErrorKind::Io,
+                format!("cannot create {}: {error}", path.display()),
+            )
+        })
 }
 
 impl Store {
@@ -91,11 +104,21 @@ impl Store {
         migrations::apply_migrations(&mut connection)?;
         let (sender, receiver) = sync_channel::<Job>(config.queue_capacity);
         let listeners: Arc<Mutex<Vec<CommitListener>>> = Arc::default();
-        let writer = WriterLoop { connection, jobs: receiver, max_batch: config.max_batch.max(1), listeners: listeners.clone() };
+        let writer = WriterLoop {
+            connection,
+            jobs: receiver,
+            max_batch: config.max_batch.max(1),
+            listeners: listeners.clone(),
+        };
         let writer_thread = std::thread::Builder::new()
             .name("nagi-store-writer".into())
             .spawn(move || writer.run())
-            .map_err(|error| StoreError::new(StoreErrorKind::Other, format!("cannot start the writer thread: {error}")))?;
+            .map_err(|error| {
+                StoreError::new(
+                    StoreErrorKind::Other,
+                    format!("cannot start the writer thread: {error}"),
+                )
+            })?;
         Ok(Store {
             path: config.path,
             jobs: Mutex::new(Some(sender)),
@@ -135,7 +158,8 @@ impl Store {
                 JobDone {
                     keep,
                     finish: Box::new(move |commit| {
-                        if let Some(reply) = reply_slot.lock().ok().and_then(|mut slot| slot.take()) {
+                        if let Some(reply) = reply_slot.lock().ok().and_then(|mut slot| slot.take())
+                        {
                             reply(commit.map(|()| outcome));
                         }
                     }),
@@ -170,12 +194,21 @@ impl Store {
         self.submit(job, move |outcome| {
             let _ = sender.send(outcome);
         });
-        receiver.recv().unwrap_or_else(|_| Err(StoreError::closed()))
+        receiver
+            .recv()
+            .unwrap_or_else(|_| Err(StoreError::closed()))
     }
 
     /// Runs a read on a pooled WAL reader connection. It sees the last committed state.
-    pub fn read<T>(&self, read: impl FnOnce(&Reader<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
-        let pooled = self.readers.lock().ok().and_then(|mut readers| readers.pop());
+    pub fn read<T>(
+        &self,
+        read: impl FnOnce(&Reader<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let pooled = self
+            .readers
+            .lock()
+            .ok()
+            .and_then(|mut readers| readers.pop());
         let connection = match pooled {
             Some(connection) => connection,
             None => {
@@ -187,7 +220,9 @@ impl Store {
                 connection
             }
         };
-        let outcome = read(&Reader { connection: &connection });
+        let outcome = read(&Reader {
+            connection: &connection,
+        });
         if let Ok(mut readers) = self.readers.lock()
             && readers.len() < 16
         {
@@ -201,7 +236,12 @@ impl Store {
         if let Ok(mut jobs) = self.jobs.lock() {
             jobs.take();
         }
-        if let Some(thread) = self.writer_thread.lock().ok().and_then(|mut thread| thread.take()) {
+        if let Some(thread) = self
+            .writer_thread
+            .lock()
+            .ok()
+            .and_then(|mut thread| thread.take())
+        {
             let _ = thread.join();
         }
     }
@@ -209,17 +249,31 @@ impl Store {
 
 /// Reads an existing database without opening a writer or migrating it (for tools that
 /// inspect a session while no server runs). A newer database is refused.
-pub fn read_existing<T>(path: &Path, read: impl FnOnce(&Reader<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
+pub fn read_existing<T>(
+    path: &Path,
+    read: impl FnOnce(&Reader<'_>) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
     if !path.exists() {
-        return Err(StoreError::new(StoreErrorKind::Io, format!("no database at {}", path.display())));
+        return Err(StoreError::new(
+            StoreErrorKind::Io,
+            format!("no database at {}", path.display()),
+        ));
     }
-    let connection = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+    let connection = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
     connection.busy_timeout(std::time::Duration::from_secs(5))?;
     let version: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
     if version > migrations::MIGRATIONS.len() as i64 {
-        return Err(StoreError::new(StoreErrorKind::NewerSchema, format!("the database has schema version {version}, newer than this nagi")));
+        return Err(StoreError::new(
+            StoreErrorKind::NewerSchema,
+            format!("the database has schema version {version}, newer than this nagi"),
+        ));
     }
-    read(&Reader { connection: &connection })
+    read(&Reader {
+        connection: &connection,
+    })
 }
 
 impl Drop for Store {

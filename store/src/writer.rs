@@ -40,7 +40,12 @@ pub(crate) struct WriterLoop {
 
 impl WriterLoop {
     pub fn run(self) {
-        let WriterLoop { connection, jobs, max_batch, listeners } = self;
+        let WriterLoop {
+            connection,
+            jobs,
+            max_batch,
+            listeners,
+        } = self;
         while let Ok(first) = jobs.recv() {
             let mut batch = vec![first];
             while batch.len() < max_batch {
@@ -53,7 +58,10 @@ impl WriterLoop {
             // Listeners first: once a caller sees its reply, the head it can observe
             // already includes its events.
             if let Some(seq) = committed_seq {
-                let listeners = listeners.lock().map(|guard| guard.clone()).unwrap_or_default();
+                let listeners = listeners
+                    .lock()
+                    .map(|guard| guard.clone())
+                    .unwrap_or_default();
                 for listener in listeners {
                     listener(seq);
                 }
@@ -96,7 +104,10 @@ fn run_batch(connection: &Connection, batch: Vec<Job>) -> (Option<u64>, Replies)
             // some I/O errors). The writes of the earlier jobs are gone: they are told so
             // and were never acknowledged. Later jobs run in a fresh transaction.
             let error = job_error.unwrap_or_else(|| {
-                StoreError::new(StoreErrorKind::Other, "the transaction was rolled back by SQLite; nothing was written")
+                StoreError::new(
+                    StoreErrorKind::Other,
+                    "the transaction was rolled back by SQLite; nothing was written",
+                )
             });
             for earlier in finishes.drain(..) {
                 earlier(Err(error.clone()));
@@ -111,7 +122,13 @@ fn run_batch(connection: &Connection, batch: Vec<Job>) -> (Option<u64>, Replies)
         }
     }
     if connection.is_autocommit() {
-        return (None, finishes.into_iter().map(|finish| (finish, Ok(()))).collect());
+        return (
+            None,
+            finishes
+                .into_iter()
+                .map(|finish| (finish, Ok(())))
+                .collect(),
+        );
     }
     let commit = connection.execute_batch("COMMIT").map_err(StoreError::from);
     if commit.is_err() {
@@ -119,12 +136,17 @@ fn run_batch(connection: &Connection, batch: Vec<Job>) -> (Option<u64>, Replies)
     }
     let last_seq = match &commit {
         Ok(()) => connection
-            .query_row("SELECT coalesce(max(seq), 0) FROM events", [], |row| row.get::<_, i64>(0))
+            .query_row("SELECT coalesce(max(seq), 0) FROM events", [], |row| {
+                row.get::<_, i64>(0)
+            })
             .ok()
             .map(|seq| seq as u64),
         Err(_) => None,
     };
-    let replies = finishes.into_iter().map(|finish| (finish, commit.clone())).collect();
+    let replies = finishes
+        .into_iter()
+        .map(|finish| (finish, commit.clone()))
+        .collect();
     (last_seq, replies)
 }
 
@@ -150,7 +172,10 @@ fn run_job_in_savepoint(connection: &Connection, job: Job) -> (Option<Finish>, O
             if done.keep {
                 // The job thinks it succeeded, but its writes went with the rollback.
                 let error = job_error.clone().unwrap_or_else(|| {
-                    StoreError::new(StoreErrorKind::Other, "the transaction was rolled back by SQLite; nothing was written")
+                    StoreError::new(
+                        StoreErrorKind::Other,
+                        "the transaction was rolled back by SQLite; nothing was written",
+                    )
                 });
                 (done.finish)(Err(error));
                 (None, job_error)
@@ -179,7 +204,10 @@ fn run_job_in_savepoint(connection: &Connection, job: Job) -> (Option<Finish>, O
                 let _ = connection.execute_batch("ROLLBACK TO job; RELEASE job");
             }
             tracing::error!("a store job panicked; its writes were rolled back");
-            abort(StoreError::new(StoreErrorKind::Other, "internal error: a store job panicked; nothing was written"));
+            abort(StoreError::new(
+                StoreErrorKind::Other,
+                "internal error: a store job panicked; nothing was written",
+            ));
             (None, job_error)
         }
     }

@@ -31,19 +31,37 @@ fn a_failing_job_leaves_no_trace_and_does_not_disturb_its_batch() {
         let (sender, receiver) = std::sync::mpsc::channel();
         store.submit(
             move |writer: &Writer<'_>| -> Result<u64, String> {
-                writer.put_mission(&mission(&format!("m{index:02}"))).map_err(|e| e.to_string())?;
-                let seq = writer.append_event(&format!("e{index}"), &format!("m{index:02}"), "k", "{}", 1).unwrap();
-                if index % 5 == 0 { Err(format!("job {index} refuses")) } else { Ok(seq) }
+                writer
+                    .put_mission(&mission(&format!("m{index:02}")))
+                    .map_err(|e| e.to_string())?;
+                let seq = writer
+                    .append_event(&format!("e{index}"), &format!("m{index:02}"), "k", "{}", 1)
+                    .unwrap();
+                if index % 5 == 0 {
+                    Err(format!("job {index} refuses"))
+                } else {
+                    Ok(seq)
+                }
             },
             move |outcome| sender.send(outcome).unwrap(),
         );
         receivers.push(receiver);
     }
-    let outcomes: Vec<_> = receivers.into_iter().map(|receiver| receiver.recv().unwrap().unwrap()).collect();
-    assert_eq!(outcomes.iter().filter(|outcome| outcome.is_err()).count(), 10);
+    let outcomes: Vec<_> = receivers
+        .into_iter()
+        .map(|receiver| receiver.recv().unwrap().unwrap())
+        .collect();
+    assert_eq!(
+        outcomes.iter().filter(|outcome| outcome.is_err()).count(),
+        10
+    );
     let summaries = store.read(|reader| reader.mission_summaries()).unwrap();
     assert_eq!(summaries.len(), 40);
-    assert!(summaries.iter().all(|row| !row.mission_id.ends_with('0') && !row.mission_id.ends_with('5')));
+    assert!(
+        summaries
+            .iter()
+            .all(|row| !row.mission_id.ends_with('0') && !row.mission_id.ends_with('5'))
+    );
     // Sequences stay contiguous: rolled-back jobs consume none.
     let events = store.read(|reader| reader.events_after(0, 1000)).unwrap();
     let seqs: Vec<u64> = events.iter().map(|event| event.seq).collect();
@@ -60,7 +78,9 @@ fn a_database_from_a_newer_nagi_is_refused_and_left_untouched() {
         connection.pragma_update(None, "user_version", 999).unwrap();
     }
     let before = std::fs::read(&path).unwrap();
-    let error = Store::open(StoreConfig::new(&path)).err().expect("a newer database must be refused");
+    let error = Store::open(StoreConfig::new(&path))
+        .err()
+        .expect("a newer database must be refused");
     assert_eq!(error.kind, StoreErrorKind::NewerSchema);
     assert!(error.message.contains("999"), "{}", error.message);
     assert_eq!(std::fs::read(&path).unwrap(), before);
@@ -70,8 +90,14 @@ fn a_database_from_a_newer_nagi_is_refused_and_left_untouched() {
 fn a_file_that_is_not_a_database_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("nagi.db");
-    std::fs::write(&path, b"this is not sqlite, just some text that is long enough to be a header").unwrap();
-    let error = Store::open(StoreConfig::new(&path)).err().expect("garbage must be refused");
+    std::fs::write(
+        &path,
+        b"this is not sqlite, just some text that is long enough to be a header",
+    )
+    .unwrap();
+    let error = Store::open(StoreConfig::new(&path))
+        .err()
+        .expect("garbage must be refused");
     assert_eq!(error.kind, StoreErrorKind::Corrupt, "{error}");
 }
 
@@ -101,8 +127,14 @@ fn a_full_database_fails_the_write_and_recovers_when_space_returns() {
     drop(store);
     let store = open(&dir);
     let count = store.read(|reader| reader.mission_count()).unwrap();
-    assert_eq!(count, written as u64, "every acknowledged write survives, nothing else");
-    store.write_blocking(|writer| writer.put_mission(&mission("after"))).unwrap().unwrap();
+    assert_eq!(
+        count, written as u64,
+        "every acknowledged write survives, nothing else"
+    );
+    store
+        .write_blocking(|writer| writer.put_mission(&mission("after")))
+        .unwrap()
+        .unwrap();
 }
 
 #[test]
@@ -111,9 +143,16 @@ fn commit_listeners_see_the_last_sequence() {
     let store = open(&dir);
     let seen = Arc::new(AtomicU64::new(0));
     let seen_by_listener = seen.clone();
-    store.add_commit_listener(Arc::new(move |seq| seen_by_listener.store(seq, Ordering::SeqCst)));
+    store.add_commit_listener(Arc::new(move |seq| {
+        seen_by_listener.store(seq, Ordering::SeqCst)
+    }));
     for index in 0..3 {
-        store.write_blocking(move |writer| writer.append_event(&format!("e{index}"), "m", "k", "{}", 1)).unwrap().unwrap();
+        store
+            .write_blocking(move |writer| {
+                writer.append_event(&format!("e{index}"), "m", "k", "{}", 1)
+            })
+            .unwrap()
+            .unwrap();
     }
     assert_eq!(seen.load(Ordering::SeqCst), 3);
 }

@@ -15,7 +15,10 @@ use nagi_tests::*;
 use serde_json::json;
 
 fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|value| value.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
 }
 
 /// The reference: one INSERT per transaction on a rusqlite connection with WAL and
@@ -24,20 +27,37 @@ fn sqlite_one_insert_per_transaction(dir: &Path, count: usize) -> f64 {
     std::fs::create_dir_all(dir).unwrap();
     let _ = std::fs::remove_file(dir.join("reference.db"));
     let connection = rusqlite::Connection::open(dir.join("reference.db")).unwrap();
-    connection.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(())).unwrap();
-    connection.pragma_update(None, "synchronous", "FULL").unwrap();
-    connection.execute_batch("CREATE TABLE t (id TEXT PRIMARY KEY, body TEXT NOT NULL)").unwrap();
+    connection
+        .query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+        .unwrap();
+    connection
+        .pragma_update(None, "synchronous", "FULL")
+        .unwrap();
+    connection
+        .execute_batch("CREATE TABLE t (id TEXT PRIMARY KEY, body TEXT NOT NULL)")
+        .unwrap();
     let body = "x".repeat(600);
     let started = Instant::now();
     for index in 0..count {
         let transaction = connection.unchecked_transaction().unwrap();
-        transaction.execute("INSERT INTO t (id, body) VALUES (?1, ?2)", rusqlite::params![format!("m{index}"), body]).unwrap();
+        transaction
+            .execute(
+                "INSERT INTO t (id, body) VALUES (?1, ?2)",
+                rusqlite::params![format!("m{index}"), body],
+            )
+            .unwrap();
         transaction.commit().unwrap();
     }
     count as f64 / started.elapsed().as_secs_f64()
 }
 
-fn creates(env: &TestEnv, repository: &str, clients: usize, per_client: usize, prefix: &str) -> f64 {
+fn creates(
+    env: &TestEnv,
+    repository: &str,
+    clients: usize,
+    per_client: usize,
+    prefix: &str,
+) -> f64 {
     let socket = env.socket.clone();
     let started = Instant::now();
     std::thread::scope(|scope| {
@@ -46,7 +66,8 @@ fn creates(env: &TestEnv, repository: &str, clients: usize, per_client: usize, p
             scope.spawn(move || {
                 let mut client = Client::connect(&socket).unwrap();
                 for index in 0..per_client {
-                    let params = create_params(&format!("{prefix}-{client_index}-{index}"), repository);
+                    let params =
+                        create_params(&format!("{prefix}-{client_index}-{index}"), repository);
                     client.request("mission.create", params).unwrap();
                 }
             });
@@ -77,10 +98,18 @@ fn main() {
     let (mut references, mut one_ratios, mut sixteen_ratios, mut one_rates, mut sixteen_rates) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for round in 0..rounds {
-        let before = sqlite_one_insert_per_transaction(&env.root().join(format!("a{round}")), create_count);
+        let before =
+            sqlite_one_insert_per_transaction(&env.root().join(format!("a{round}")), create_count);
         let one_client = creates(&env, &repository, 1, create_count, &format!("one{round}"));
-        let sixteen = creates(&env, &repository, 16, create_count / 4, &format!("many{round}"));
-        let after = sqlite_one_insert_per_transaction(&env.root().join(format!("b{round}")), create_count);
+        let sixteen = creates(
+            &env,
+            &repository,
+            16,
+            create_count / 4,
+            &format!("many{round}"),
+        );
+        let after =
+            sqlite_one_insert_per_transaction(&env.root().join(format!("b{round}")), create_count);
         let reference = (before + after) / 2.0;
         references.push(reference);
         one_rates.push(one_client);
@@ -92,10 +121,23 @@ fn main() {
         values.sort_by(|a, b| a.partial_cmp(b).unwrap());
         values[values.len() / 2]
     };
-    println!("durable mission.create over the socket vs one INSERT per transaction (WAL, synchronous=FULL), median of {rounds} rounds");
-    println!("  sqlite reference      {:>10.0} commits/s", median(&mut references));
-    println!("  1 client              {:>10.0} creates/s   ratio {:.2}  (target >= 0.7)", median(&mut one_rates), median(&mut one_ratios));
-    println!("  16 clients            {:>10.0} creates/s   ratio {:.2}  (target >= 3)", median(&mut sixteen_rates), median(&mut sixteen_ratios));
+    println!(
+        "durable mission.create over the socket vs one INSERT per transaction (WAL, synchronous=FULL), median of {rounds} rounds"
+    );
+    println!(
+        "  sqlite reference      {:>10.0} commits/s",
+        median(&mut references)
+    );
+    println!(
+        "  1 client              {:>10.0} creates/s   ratio {:.2}  (target >= 0.7)",
+        median(&mut one_rates),
+        median(&mut one_ratios)
+    );
+    println!(
+        "  16 clients            {:>10.0} creates/s   ratio {:.2}  (target >= 3)",
+        median(&mut sixteen_rates),
+        median(&mut sixteen_ratios)
+    );
 
     // A fresh session with exactly `mission_count` missions for the read and start-up figures.
     drop(env);
@@ -103,20 +145,36 @@ fn main() {
     env.start_server();
     creates(&env, &repository, 16, mission_count / 16, "fill");
     creates(&env, &repository, 1, mission_count % 16, "rest");
-    let summaries = env.ok("mission.list", json!({}))["missions"].as_array().unwrap().clone();
+    let summaries = env.ok("mission.list", json!({}))["missions"]
+        .as_array()
+        .unwrap()
+        .clone();
     let listed = summaries.len();
     let mut client = env.client();
     // Every fifth mission, spread over the whole id range.
-    let ids: Vec<String> = summaries.iter().step_by(5).map(|summary| summary["mission_id"].as_str().unwrap().to_string()).collect();
+    let ids: Vec<String> = summaries
+        .iter()
+        .step_by(5)
+        .map(|summary| summary["mission_id"].as_str().unwrap().to_string())
+        .collect();
     let mut latencies = Vec::with_capacity(ids.len());
     for id in &ids {
         let started = Instant::now();
-        client.request("mission.get", json!({"mission_id": id})).unwrap();
+        client
+            .request("mission.get", json!({"mission_id": id}))
+            .unwrap();
         latencies.push(started.elapsed());
     }
     latencies.sort();
-    println!("mission.get with {listed} missions stored ({} gets)", latencies.len());
-    println!("  p50 {:>8.1} µs   p99 {:>8.1} µs", percentile(&latencies, 0.5).as_secs_f64() * 1e6, percentile(&latencies, 0.99).as_secs_f64() * 1e6);
+    println!(
+        "mission.get with {listed} missions stored ({} gets)",
+        latencies.len()
+    );
+    println!(
+        "  p50 {:>8.1} µs   p99 {:>8.1} µs",
+        percentile(&latencies, 0.5).as_secs_f64() * 1e6,
+        percentile(&latencies, 0.99).as_secs_f64() * 1e6
+    );
 
     // Start-up: from spawning the server to the first answered mission.list.
     let mut startups = Vec::new();
@@ -124,12 +182,21 @@ fn main() {
         env.signal_server(libc::SIGTERM);
         let started = Instant::now();
         let answered = Arc::new(AtomicUsize::new(0));
-        let child = env.command().arg("server").stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+        let child = env
+            .command()
+            .arg("server")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
         loop {
             if let Ok(mut client) = Client::connect(&env.socket)
                 && let Ok(result) = client.request("mission.list", json!({}))
             {
-                answered.store(result["missions"].as_array().unwrap().len(), Ordering::SeqCst);
+                answered.store(
+                    result["missions"].as_array().unwrap().len(),
+                    Ordering::SeqCst,
+                );
                 break;
             }
             std::thread::sleep(Duration::from_millis(2));
@@ -143,6 +210,9 @@ fn main() {
     }
     startups.sort();
     println!("server start to the first answered mission.list with {listed} missions");
-    println!("  median {:.3} s  (target < 0.3 s)", startups[startups.len() / 2].as_secs_f64());
+    println!(
+        "  median {:.3} s  (target < 0.3 s)",
+        startups[startups.len() / 2].as_secs_f64()
+    );
     env.start_server();
 }

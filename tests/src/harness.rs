@@ -17,7 +17,10 @@ pub fn nagi_binary() -> PathBuf {
         return PathBuf::from(path);
     }
     let exe = std::env::current_exe().expect("test binary path");
-    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>");
     let candidate = profile_dir.join("nagi");
     assert!(
         candidate.exists(),
@@ -30,9 +33,16 @@ pub fn nagi_binary() -> PathBuf {
 /// A binary of this crate (fake providers, mock model), next to the test binaries.
 pub fn test_binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
-    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>");
     let candidate = profile_dir.join(name);
-    assert!(candidate.exists(), "{} does not exist: build it with `cargo build -p nagi-tests --bins`", candidate.display());
+    assert!(
+        candidate.exists(),
+        "{} does not exist: build it with `cargo build -p nagi-tests --bins`",
+        candidate.display()
+    );
     candidate
 }
 
@@ -64,11 +74,15 @@ pub struct CliRun {
 
 impl CliRun {
     pub fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|error| panic!("stdout is not JSON ({error}):\n{}", self.describe()))
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|error| panic!("stdout is not JSON ({error}):\n{}", self.describe()))
     }
 
     pub fn describe(&self) -> String {
-        format!("exit {}\n--- stdout\n{}\n--- stderr\n{}", self.status, self.stdout, self.stderr)
+        format!(
+            "exit {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.status, self.stdout, self.stderr
+        )
     }
 }
 
@@ -88,7 +102,13 @@ impl TestEnv {
         let root = std::fs::canonicalize(dir.path()).unwrap();
         let config_dir = root.join("cfg");
         let socket = config_dir.join("nagi.sock");
-        TestEnv { dir, config_dir, socket, env: BTreeMap::new(), server: None }
+        TestEnv {
+            dir,
+            config_dir,
+            socket,
+            env: BTreeMap::new(),
+            server: None,
+        }
     }
 
     pub fn root(&self) -> PathBuf {
@@ -127,7 +147,11 @@ impl TestEnv {
 
     /// Runs the CLI and captures its output.
     pub fn nagi(&self, args: &[&str]) -> CliRun {
-        self.command().args(args).output().expect("nagi runs").into()
+        self.command()
+            .args(args)
+            .output()
+            .expect("nagi runs")
+            .into()
     }
 
     /// Runs the CLI and requires success.
@@ -143,9 +167,14 @@ impl TestEnv {
         #[allow(clippy::permissions_set_readonly_false)]
         {
             use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&self.config_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+            std::fs::set_permissions(&self.config_dir, std::fs::Permissions::from_mode(0o700))
+                .unwrap();
         }
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(self.server_log_path()).unwrap();
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.server_log_path())
+            .unwrap();
         let child = self
             .command()
             .arg("server")
@@ -171,11 +200,17 @@ impl TestEnv {
             if let Some(server) = self.server.as_mut()
                 && let Ok(Some(status)) = server.child.try_wait()
             {
-                panic!("the server exited with {status} before answering:\n{}", self.server_log());
+                panic!(
+                    "the server exited with {status} before answering:\n{}",
+                    self.server_log()
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        panic!("the server did not answer within 30 s:\n{}", self.server_log());
+        panic!(
+            "the server did not answer within 30 s:\n{}",
+            self.server_log()
+        );
     }
 
     pub fn server_pid(&self) -> Option<u32> {
@@ -201,15 +236,19 @@ impl TestEnv {
     }
 
     pub fn client(&self) -> Client {
-        let client = Client::connect(&self.socket).unwrap_or_else(|error| panic!("{error}\n{}", self.server_log()));
-        client.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        let client = Client::connect(&self.socket)
+            .unwrap_or_else(|error| panic!("{error}\n{}", self.server_log()));
+        client
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
         client
     }
 
     /// Sends one request and returns the whole response line (result or error).
     pub fn call(&self, method: &str, params: Value) -> Value {
         let line = json!({"id": "t1", "method": method, "params": params}).to_string();
-        self.raw_line(&line).unwrap_or_else(|| panic!("no response to {method}:\n{}", self.server_log()))
+        self.raw_line(&line)
+            .unwrap_or_else(|| panic!("no response to {method}:\n{}", self.server_log()))
     }
 
     /// Calls and requires success; returns the `result`.
@@ -217,14 +256,21 @@ impl TestEnv {
         let response = self.call(method, params.clone());
         match response.get("result") {
             Some(result) => result.clone(),
-            None => panic!("{method} {params} failed: {response}\n{}", self.server_log()),
+            None => panic!(
+                "{method} {params} failed: {response}\n{}",
+                self.server_log()
+            ),
         }
     }
 
     /// Calls and requires an error; returns its code.
     pub fn error_code(&self, method: &str, params: Value) -> String {
         let response = self.call(method, params.clone());
-        match response.get("error").and_then(|error| error.get("code")).and_then(Value::as_str) {
+        match response
+            .get("error")
+            .and_then(|error| error.get("code"))
+            .and_then(Value::as_str)
+        {
             Some(code) => code.to_string(),
             None => panic!("{method} {params} was expected to fail but answered {response}"),
         }
@@ -239,14 +285,20 @@ impl TestEnv {
 
     /// Writes raw bytes, closes the write side, and reads every response line.
     pub fn raw_bytes(&self, bytes: &[u8]) -> Vec<Value> {
-        let mut stream = UnixStream::connect(&self.socket).unwrap_or_else(|error| panic!("{error}\n{}", self.server_log()));
-        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut stream = UnixStream::connect(&self.socket)
+            .unwrap_or_else(|error| panic!("{error}\n{}", self.server_log()));
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
         // The server may close early (an over-long line); what it answered is still readable.
         let _ = stream.write_all(bytes);
         let _ = stream.shutdown(std::net::Shutdown::Write);
         let mut text = String::new();
         let _ = BufReader::new(&stream).read_to_string(&mut text);
-        text.lines().filter(|line| !line.trim().is_empty()).map(|line| serde_json::from_str(line).unwrap()).collect()
+        text.lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
     }
 
     /// Reads one line from a stream with a timeout.
@@ -267,14 +319,35 @@ impl TestEnv {
 
 pub fn store_fingerprint(database: &Path) -> (u64, String) {
     let connection =
-        rusqlite::Connection::open_with_flags(database, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).expect("open the database");
-    let events: i64 = connection.query_row("SELECT count(*) FROM events", [], |row| row.get(0)).unwrap();
-    let mut statement = connection.prepare("SELECT mission_id, doc FROM missions ORDER BY mission_id").unwrap();
-    let rows: Vec<String> =
-        statement.query_map([], |row| Ok(format!("{}={}", row.get::<_, String>(0)?, row.get::<_, String>(1)?))).unwrap().map(Result::unwrap).collect();
-    let claims: i64 = connection.query_row("SELECT count(*) FROM claims", [], |row| row.get(0)).unwrap();
-    let consents: i64 = connection.query_row("SELECT count(*) FROM consents", [], |row| row.get(0)).unwrap();
-    (events as u64, format!("{}|claims={claims}|consents={consents}", rows.join("\n")))
+        rusqlite::Connection::open_with_flags(database, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("open the database");
+    let events: i64 = connection
+        .query_row("SELECT count(*) FROM events", [], |row| row.get(0))
+        .unwrap();
+    let mut statement = connection
+        .prepare("SELECT mission_id, doc FROM missions ORDER BY mission_id")
+        .unwrap();
+    let rows: Vec<String> = statement
+        .query_map([], |row| {
+            Ok(format!(
+                "{}={}",
+                row.get::<_, String>(0)?,
+                row.get::<_, String>(1)?
+            ))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let claims: i64 = connection
+        .query_row("SELECT count(*) FROM claims", [], |row| row.get(0))
+        .unwrap();
+    let consents: i64 = connection
+        .query_row("SELECT count(*) FROM consents", [], |row| row.get(0))
+        .unwrap();
+    (
+        events as u64,
+        format!("{}|claims={claims}|consents={consents}", rows.join("\n")),
+    )
 }
 
 impl Default for TestEnv {
@@ -286,7 +359,11 @@ impl Default for TestEnv {
 impl Drop for TestEnv {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            eprintln!("===== server log ({}) =====\n{}", self.server_log_path().display(), self.server_log());
+            eprintln!(
+                "===== server log ({}) =====\n{}",
+                self.server_log_path().display(),
+                self.server_log()
+            );
         }
         if let Some(mut server) = self.server.take() {
             // SAFETY: signalling our own child.
@@ -344,12 +421,20 @@ pub fn configure_params(mission_id: &str, program: &str, args: &[&str]) -> Value
 }
 
 /// Polls `mission.get` until `predicate` holds or 60 s pass.
-pub fn wait_for_mission(env: &TestEnv, mission_id: &str, what: &str, predicate: impl Fn(&Value) -> bool) -> Value {
+pub fn wait_for_mission(
+    env: &TestEnv,
+    mission_id: &str,
+    what: &str,
+    predicate: impl Fn(&Value) -> bool,
+) -> Value {
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut last = Value::Null;
     while Instant::now() < deadline {
         let response = env.call("mission.get", json!({"mission_id": mission_id}));
-        if let Some(mission) = response.get("result").and_then(|result| result.get("mission")) {
+        if let Some(mission) = response
+            .get("result")
+            .and_then(|result| result.get("mission"))
+        {
             if predicate(mission) {
                 return mission.clone();
             }
@@ -357,5 +442,9 @@ pub fn wait_for_mission(env: &TestEnv, mission_id: &str, what: &str, predicate: 
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    panic!("mission {mission_id} never became {what}; last view:\n{}\n{}", serde_json::to_string_pretty(&last).unwrap(), env.server_log());
+    panic!(
+        "mission {mission_id} never became {what}; last view:\n{}\n{}",
+        serde_json::to_string_pretty(&last).unwrap(),
+        env.server_log()
+    );
 }

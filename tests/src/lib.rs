@@ -4,6 +4,7 @@
 
 pub mod harness;
 pub mod mock_model;
+pub mod real_cli;
 pub mod repo;
 
 pub use harness::*;

@@ -19,7 +19,11 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .output()
         .expect("git runs");
-    assert!(output.status.success(), "git {args:?} failed: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     String::from_utf8_lossy(&output.stdout).trim().to_string()
 }
 
@@ -56,7 +60,17 @@ impl TestRepo {
     /// Adds a linked worktree on a new branch and returns its root.
     pub fn add_worktree(&self, name: &str) -> PathBuf {
         let target = self.path.parent().unwrap().join(name);
-        git(&self.path, &["worktree", "add", "-q", "-b", name, target.to_str().unwrap()]);
+        git(
+            &self.path,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                name,
+                target.to_str().unwrap(),
+            ],
+        );
         std::fs::canonicalize(target).unwrap()
     }
 }

@@ -67,8 +67,20 @@ mod tests {
     #[test]
     fn the_detach_key_ends_the_input_and_earlier_bytes_are_kept() {
         let mut decoder = InputDecoder::default();
-        assert_eq!(decoder.feed(b"ls\r"), KeyboardChunk { input: "ls\r".into(), detach: false });
-        assert_eq!(decoder.feed(b"ab\x1ccd"), KeyboardChunk { input: "ab".into(), detach: true });
+        assert_eq!(
+            decoder.feed(b"ls\r"),
+            KeyboardChunk {
+                input: "ls\r".into(),
+                detach: false
+            }
+        );
+        assert_eq!(
+            decoder.feed(b"ab\x1ccd"),
+            KeyboardChunk {
+                input: "ab".into(),
+                detach: true
+            }
+        );
     }
 
     #[test]

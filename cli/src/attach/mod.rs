@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use nagi_schema::session_protocol::{
-    MIN_SESSION_COLS, MIN_SESSION_ROWS, SessionClientMessage, SessionFrame, SessionFramePayload, SessionRole, SessionServerMessage,
+    MIN_SESSION_COLS, MIN_SESSION_ROWS, SessionClientMessage, SessionFrame, SessionFramePayload,
+    SessionRole, SessionServerMessage,
 };
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -69,7 +70,11 @@ impl Attach {
     }
 
     async fn join(&mut self, replay_from: Option<u64>) -> std::io::Result<()> {
-        let message = SessionClientMessage::JoinSession { session_id: self.session_id.clone(), role: self.requested, replay_from };
+        let message = SessionClientMessage::JoinSession {
+            session_id: self.session_id.clone(),
+            role: self.requested,
+            replay_from,
+        };
         self.send(&message).await
     }
 
@@ -81,7 +86,12 @@ impl Attach {
         }
         match RawTerminal::size() {
             Some((cols, rows)) if cols >= MIN_SESSION_COLS && rows >= MIN_SESSION_ROWS => {
-                self.send(&SessionClientMessage::SessionResize { session_id: self.session_id.clone(), cols, rows }).await
+                self.send(&SessionClientMessage::SessionResize {
+                    session_id: self.session_id.clone(),
+                    cols,
+                    rows,
+                })
+                .await
             }
             _ => Ok(()),
         }
@@ -91,20 +101,26 @@ impl Attach {
     async fn frame(&mut self, frame: SessionFrame) -> std::io::Result<Option<Outcome>> {
         self.last_seq = self.last_seq.max(frame.seq);
         match frame.payload {
-            SessionFramePayload::Output { data, .. } | SessionFramePayload::Keyframe { data, .. } => {
-                let bytes = base64::engine::general_purpose::STANDARD.decode(data).unwrap_or_default();
+            SessionFramePayload::Output { data, .. }
+            | SessionFramePayload::Keyframe { data, .. } => {
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(data)
+                    .unwrap_or_default();
                 let mut stdout = std::io::stdout().lock();
                 stdout.write_all(&bytes)?;
                 stdout.flush()?;
             }
             SessionFramePayload::RoleAssigned { role } => {
-                let gained_control = role == SessionRole::Controller && self.role != SessionRole::Controller;
+                let gained_control =
+                    role == SessionRole::Controller && self.role != SessionRole::Controller;
                 self.role = role;
                 if gained_control {
                     self.send_size().await?;
                 }
             }
-            SessionFramePayload::Closed { exit_code } => return Ok(Some(Outcome::PaneExited(exit_code))),
+            SessionFramePayload::Closed { exit_code } => {
+                return Ok(Some(Outcome::PaneExited(exit_code)));
+            }
             // We fell behind and were removed: resume right after the last frame we saw.
             SessionFramePayload::Error { .. } => self.join(Some(self.last_seq + 1)).await?,
             SessionFramePayload::Resize { .. } | SessionFramePayload::MembershipChanged { .. } => {}
@@ -134,7 +150,9 @@ fn spawn_keyboard_reader() -> mpsc::Receiver<Vec<u8>> {
     receiver
 }
 
-async fn read_message(lines: &mut tokio::io::Lines<BufReader<OwnedReadHalf>>) -> Option<SessionServerMessage> {
+async fn read_message(
+    lines: &mut tokio::io::Lines<BufReader<OwnedReadHalf>>,
+) -> Option<SessionServerMessage> {
     loop {
         let line = lines.next_line().await.ok()??;
         if line.trim().is_empty() {
@@ -144,7 +162,10 @@ async fn read_message(lines: &mut tokio::io::Lines<BufReader<OwnedReadHalf>>) ->
     }
 }
 
-async fn attach_loop(attach: &mut Attach, lines: &mut tokio::io::Lines<BufReader<OwnedReadHalf>>) -> std::io::Result<Outcome> {
+async fn attach_loop(
+    attach: &mut Attach,
+    lines: &mut tokio::io::Lines<BufReader<OwnedReadHalf>>,
+) -> std::io::Result<Outcome> {
     let mut keyboard = spawn_keyboard_reader();
     let mut decoder = InputDecoder::default();
     let mut resized = signal(SignalKind::window_change())?;
@@ -189,18 +210,41 @@ async fn attach_loop(attach: &mut Attach, lines: &mut tokio::io::Lines<BufReader
     }
 }
 
-async fn attach_to(socket: &std::path::Path, pane_id: &str, session_id: String, observe: bool) -> Result<Outcome, CliError> {
-    let unreachable = |error: std::io::Error| CliError::Unreachable(format!("the attach connection failed: {error}"));
+async fn attach_to(
+    socket: &std::path::Path,
+    pane_id: &str,
+    session_id: String,
+    observe: bool,
+) -> Result<Outcome, CliError> {
+    let unreachable = |error: std::io::Error| {
+        CliError::Unreachable(format!("the attach connection failed: {error}"))
+    };
     let stream = UnixStream::connect(socket).await.map_err(unreachable)?;
     let (read_half, writer) = stream.into_split();
     let mut lines = BufReader::new(read_half).lines();
-    let requested = if observe { SessionRole::Observer } else { SessionRole::Controller };
-    let mut attach = Attach { session_id, requested, role: requested, last_seq: 0, writer };
+    let requested = if observe {
+        SessionRole::Observer
+    } else {
+        SessionRole::Controller
+    };
+    let mut attach = Attach {
+        session_id,
+        requested,
+        role: requested,
+        last_seq: 0,
+        writer,
+    };
     attach.join(None).await.map_err(unreachable)?;
     let joined = match read_message(&mut lines).await {
         Some(SessionServerMessage::SessionJoined(joined)) => joined,
-        Some(SessionServerMessage::Error { code, message, .. }) => return Err(CliError::Remote { code, message }),
-        Some(other) => return Err(CliError::Unreachable(format!("unexpected reply to join_session: {other:?}"))),
+        Some(SessionServerMessage::Error { code, message, .. }) => {
+            return Err(CliError::Remote { code, message });
+        }
+        Some(other) => {
+            return Err(CliError::Unreachable(format!(
+                "unexpected reply to join_session: {other:?}"
+            )));
+        }
         None => return Ok(Outcome::ServerGone),
     };
     attach.role = joined.role;
@@ -208,7 +252,9 @@ async fn attach_to(socket: &std::path::Path, pane_id: &str, session_id: String, 
         eprintln!("nagi: another client controls {pane_id}; watching only (Ctrl-\\ detaches)");
         tokio::time::sleep(Duration::from_millis(800)).await;
     }
-    let terminal = RawTerminal::enter().map_err(|error| CliError::Usage(format!("cannot switch the terminal to raw mode: {error}")))?;
+    let terminal = RawTerminal::enter().map_err(|error| {
+        CliError::Usage(format!("cannot switch the terminal to raw mode: {error}"))
+    })?;
     let outcome = attach_loop(&mut attach, &mut lines).await;
     drop(terminal);
     outcome.map_err(|error| CliError::Unreachable(format!("the attach connection failed: {error}")))
@@ -217,18 +263,28 @@ async fn attach_to(socket: &std::path::Path, pane_id: &str, session_id: String, 
 /// Runs `nagi pane attach PANE [--observe]`.
 pub fn run(context: &Context, pane_id: &str, observe: bool) -> CommandResult {
     if !terminal::is_interactive() {
-        return Err(CliError::Usage("nagi pane attach needs a terminal on stdin and stdout".into()));
+        return Err(CliError::Usage(
+            "nagi pane attach needs a terminal on stdin and stdout".into(),
+        ));
     }
     let result = context.request("pane.get", json!({"pane_id": pane_id}))?;
     let pane = result.get("pane").cloned().unwrap_or(Value::Null);
-    let Some(session_id) = pane.get("terminal_id").and_then(Value::as_str).map(str::to_string) else {
-        return Err(CliError::Unreachable(format!("the server's pane.get answer has no terminal_id: {result}")));
+    let Some(session_id) = pane
+        .get("terminal_id")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+    else {
+        return Err(CliError::Unreachable(format!(
+            "the server's pane.get answer has no terminal_id: {result}"
+        )));
     };
     let paths = session_paths(context.session.as_deref())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|error| CliError::Unreachable(format!("cannot start the attach runtime: {error}")))?;
+        .map_err(|error| {
+            CliError::Unreachable(format!("cannot start the attach runtime: {error}"))
+        })?;
     let outcome = runtime.block_on(attach_to(&paths.socket_path, pane_id, session_id, observe))?;
     // The keyboard thread may still sit in a read; it is abandoned with the process.
     runtime.shutdown_background();
@@ -244,7 +300,9 @@ pub fn run(context: &Context, pane_id: &str, observe: bool) -> CommandResult {
             }
             Ok(EXIT_OK)
         }
-        Outcome::ServerGone => Err(CliError::Unreachable("the nagi server closed the attach connection".into())),
+        Outcome::ServerGone => Err(CliError::Unreachable(
+            "the nagi server closed the attach connection".into(),
+        )),
         Outcome::Signal(number) => {
             eprintln!("nagi: attach to {pane_id} ended by signal {number}");
             Ok(128 + number)

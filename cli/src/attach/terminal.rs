@@ -7,13 +7,16 @@
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use ratatui::crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
+use ratatui::crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
 use ratatui::crossterm::{execute, terminal};
 
 /// Modes a program in the pane may have switched on in our terminal, switched off again:
 /// attributes, scroll region, visible cursor, normal cursor keys and keypad, no bracketed
 /// paste, no mouse reporting.
-const RESET_MODES: &str = "\x1b[0m\x1b[r\x1b[?25h\x1b[?1l\x1b>\x1b[?2004l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l";
+const RESET_MODES: &str =
+    "\x1b[0m\x1b[r\x1b[?25h\x1b[?1l\x1b>\x1b[?2004l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l";
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 

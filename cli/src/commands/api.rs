@@ -24,14 +24,18 @@ pub fn run(context: &Context, command: ApiCommand) -> CommandResult {
     if let Some(path) = args.output {
         let document = nagi_schema::document::api_schema_document(&extensions);
         let text = serde_json::to_string_pretty(&document).unwrap_or_default();
-        std::fs::write(&path, format!("{text}\n"))
-            .map_err(|error| CliError::Usage(format!("cannot write {}: {error}", path.display())))?;
+        std::fs::write(&path, format!("{text}\n")).map_err(|error| {
+            CliError::Usage(format!("cannot write {}: {error}", path.display()))
+        })?;
         if !context.json {
             println!("wrote the nagi API schema to {}", path.display());
         }
     } else if context.json {
         let document = nagi_schema::document::api_schema_document(&extensions);
-        println!("{}", serde_json::to_string_pretty(&document).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&document).unwrap_or_default()
+        );
     } else {
         print!("{}", nagi_schema::document::api_schema_summary(&extensions));
     }

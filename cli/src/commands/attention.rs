@@ -23,18 +23,31 @@ pub enum AttentionCommand {
 pub fn run(context: &Context, command: AttentionCommand) -> CommandResult {
     match command {
         AttentionCommand::List { mission, all } => {
-            let result = context.request("attention.list", json!({"mission_id": mission, "include_closed": all}))?;
+            let result = context.request(
+                "attention.list",
+                json!({"mission_id": mission, "include_closed": all}),
+            )?;
             context.print(&result, |result| {
-                let items = result.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
+                let items = result
+                    .get("items")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
                 if items.is_empty() {
                     return "no attention items\n".into();
                 }
-                items.iter().map(output::attention_item).collect::<Vec<_>>().join("\n")
+                items
+                    .iter()
+                    .map(output::attention_item)
+                    .collect::<Vec<_>>()
+                    .join("\n")
             })
         }
         AttentionCommand::Get { attention_id } => {
             let result = context.request("attention.get", json!({"attention_id": attention_id}))?;
-            context.print(&result, |result| output::attention_item(result.get("item").unwrap_or(&Value::Null)))
+            context.print(&result, |result| {
+                output::attention_item(result.get("item").unwrap_or(&Value::Null))
+            })
         }
     }
 }

@@ -25,7 +25,11 @@ pub enum EventsCommand {
 }
 
 pub fn run(context: &Context, command: EventsCommand) -> CommandResult {
-    let EventsCommand::Subscribe { mission, kinds, after } = command;
+    let EventsCommand::Subscribe {
+        mission,
+        kinds,
+        after,
+    } = command;
     let mut client = context.client()?;
     let params = json!({
         "subscriptions": [{"type": "mission", "mission_id": mission, "kinds": kinds}],

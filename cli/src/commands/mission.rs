@@ -8,7 +8,10 @@ use serde_json::{Value, json};
 
 use crate::exit::CliError;
 use crate::output;
-use crate::spec::{CheckEntry, apply_covers_flag, command_check_from_flag, manual_check_from_flag, read_mission_file};
+use crate::spec::{
+    CheckEntry, apply_covers_flag, command_check_from_flag, manual_check_from_flag,
+    read_mission_file,
+};
 use crate::{CommandResult, commands::Context};
 
 #[derive(Debug, Subcommand)]
@@ -149,33 +152,56 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
         MissionCommand::List => {
             let result = context.request("mission.list", json!({}))?;
             context.print(&result, |result| {
-                output::mission_list(result.get("missions").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]))
+                output::mission_list(
+                    result
+                        .get("missions")
+                        .and_then(Value::as_array)
+                        .map(Vec::as_slice)
+                        .unwrap_or(&[]),
+                )
             })
         }
         MissionCommand::Get { mission_id } => {
             let mut client = context.client()?;
-            let result = client.request("mission.get", json!({"mission_id": mission_id})).map_err(crate::connect::remote)?;
+            let result = client
+                .request("mission.get", json!({"mission_id": mission_id}))
+                .map_err(crate::connect::remote)?;
             if context.json {
                 return context.print(&result, mission_view_text);
             }
             let attention = client
                 .request("attention.list", json!({"mission_id": mission_id}))
                 .map_err(crate::connect::remote)?;
-            let items = attention.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
+            let items = attention
+                .get("items")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
             context.print(&result, |result| {
                 let mut text = mission_view_text(result);
                 for item in &items {
-                    text.push_str(&output::attention_item(item).lines().map(|line| format!("    {line}\n")).collect::<String>());
+                    text.push_str(
+                        &output::attention_item(item)
+                            .lines()
+                            .map(|line| format!("    {line}\n"))
+                            .collect::<String>(),
+                    );
                 }
                 text
             })
         }
         MissionCommand::Start(args) => {
             let run_id = args.run_id.unwrap_or_else(|| {
-                let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+                let millis = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_millis())
+                    .unwrap_or(0);
                 format!("run-{millis}")
             });
-            let worktree = args.worktree.map(|path| absolute(&path.display().to_string())).transpose()?;
+            let worktree = args
+                .worktree
+                .map(|path| absolute(&path.display().to_string()))
+                .transpose()?;
             let result = context.request(
                 "mission.start",
                 json!({
@@ -187,44 +213,79 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
                     "execute_declared_checks": args.execute_checks,
                 }),
             )?;
-            context.print(&result, |result| format!("run started\n{}", mission_view_text(result)))
+            context.print(&result, |result| {
+                format!("run started\n{}", mission_view_text(result))
+            })
         }
         MissionCommand::Configure(args) => configure(context, args),
         MissionCommand::Respond(args) => respond(context, args),
         MissionCommand::Recover { dry_run } => recover(context, dry_run),
         MissionCommand::Proof { mission_id } => {
             let result = context.request("mission.proof.get", json!({"mission_id": mission_id}))?;
-            context.print(&result, |result| output::receipt(result.get("receipt").unwrap_or(&Value::Null)))
+            context.print(&result, |result| {
+                output::receipt(result.get("receipt").unwrap_or(&Value::Null))
+            })
         }
-        MissionCommand::Verify { mission_id, execute_checks } => {
-            let result = context.request("mission.verify", json!({"mission_id": mission_id, "execute_declared_checks": execute_checks}))?;
-            context.print(&result, |result| format!("verification started; the checks run now\n{}", mission_view_text(result)))
+        MissionCommand::Verify {
+            mission_id,
+            execute_checks,
+        } => {
+            let result = context.request(
+                "mission.verify",
+                json!({"mission_id": mission_id, "execute_declared_checks": execute_checks}),
+            )?;
+            context.print(&result, |result| {
+                format!(
+                    "verification started; the checks run now\n{}",
+                    mission_view_text(result)
+                )
+            })
         }
         MissionCommand::Handoff(HandoffCommand::Preview { mission_id, to }) => {
-            let result = context.request("mission.handoff.preview", json!({"mission_id": mission_id, "to": to}))?;
-            context.print(&result, |result| output::handoff_artifact(result.get("artifact").unwrap_or(&Value::Null)))
+            let result = context.request(
+                "mission.handoff.preview",
+                json!({"mission_id": mission_id, "to": to}),
+            )?;
+            context.print(&result, |result| {
+                output::handoff_artifact(result.get("artifact").unwrap_or(&Value::Null))
+            })
         }
-        MissionCommand::Handoff(HandoffCommand::Start { mission_id, to, digest, generated_at }) => {
+        MissionCommand::Handoff(HandoffCommand::Start {
+            mission_id,
+            to,
+            digest,
+            generated_at,
+        }) => {
             let result = context.request(
                 "mission.handoff.start",
                 json!({"mission_id": mission_id, "to": to, "artifact_sha256": digest, "generated_at_millis": generated_at}),
             )?;
-            context.print(&result, |result| format!("continuation started\n{}", mission_view_text(result)))
+            context.print(&result, |result| {
+                format!("continuation started\n{}", mission_view_text(result))
+            })
         }
         MissionCommand::Close { mission_id } => {
             let result = context.request("mission.close", json!({"mission_id": mission_id}))?;
-            context.print(&result, |result| format!("close accepted; re-verifying\n{}", mission_view_text(result)))
+            context.print(&result, |result| {
+                format!(
+                    "close accepted; re-verifying\n{}",
+                    mission_view_text(result)
+                )
+            })
         }
     }
 }
 
 fn create(context: &Context, args: CreateArgs) -> CommandResult {
     let file = args.file.as_deref().map(read_mission_file).transpose()?;
-    let from_file = |pick: fn(&crate::spec::MissionFile) -> Option<String>| file.as_ref().and_then(pick);
+    let from_file =
+        |pick: fn(&crate::spec::MissionFile) -> Option<String>| file.as_ref().and_then(pick);
     let mission_id = args
         .mission_id
         .or_else(|| from_file(|file| file.mission_id.clone()))
-        .ok_or_else(|| CliError::Usage("give a mission id (argument or mission_id in --file)".into()))?;
+        .ok_or_else(|| {
+            CliError::Usage("give a mission id (argument or mission_id in --file)".into())
+        })?;
     let title = args
         .title
         .or_else(|| from_file(|file| file.title.clone()))
@@ -234,16 +295,27 @@ fn create(context: &Context, args: CreateArgs) -> CommandResult {
         .or_else(|| from_file(|file| file.objective.clone()))
         .ok_or_else(|| CliError::Usage("give --objective (or objective in --file)".into()))?;
     let criteria = if args.criteria.is_empty() {
-        file.as_ref().map(|file| file.acceptance_criteria.clone()).unwrap_or_default()
+        file.as_ref()
+            .map(|file| file.acceptance_criteria.clone())
+            .unwrap_or_default()
     } else {
         args.criteria
     };
     if criteria.is_empty() {
-        return Err(CliError::Usage("give at least one --criterion (or acceptance_criteria in --file)".into()));
+        return Err(CliError::Usage(
+            "give at least one --criterion (or acceptance_criteria in --file)".into(),
+        ));
     }
-    let repository = match args.repository.map(|path| path.display().to_string()).or_else(|| from_file(|file| file.repository_path.clone())) {
+    let repository = match args
+        .repository
+        .map(|path| path.display().to_string())
+        .or_else(|| from_file(|file| file.repository_path.clone()))
+    {
         Some(path) => path,
-        None => std::env::current_dir().map_err(|error| CliError::Usage(error.to_string()))?.display().to_string(),
+        None => std::env::current_dir()
+            .map_err(|error| CliError::Usage(error.to_string()))?
+            .display()
+            .to_string(),
     };
     let repository = absolute(&repository)?;
     let result = context.request(
@@ -258,7 +330,11 @@ fn create(context: &Context, args: CreateArgs) -> CommandResult {
     )?;
     context.print(&result, |result| {
         let created = result.get("created").and_then(Value::as_bool) == Some(true);
-        let headline = if created { "created" } else { "already exists, unchanged" };
+        let headline = if created {
+            "created"
+        } else {
+            "already exists, unchanged"
+        };
         format!("{headline}\n{}", mission_view_text(result))
     })
 }
@@ -288,16 +364,32 @@ fn configure(context: &Context, args: ConfigureArgs) -> CommandResult {
         apply_covers_flag(&mut entries, text)?;
     }
     if entries.is_empty() {
-        return Err(CliError::Usage("give at least one --check, --manual-check or a --file with [[checks]]".into()));
+        return Err(CliError::Usage(
+            "give at least one --check, --manual-check or a --file with [[checks]]".into(),
+        ));
     }
     let mission = context.request("mission.get", json!({"mission_id": args.mission_id}))?;
-    let criteria_count =
-        mission.get("mission").and_then(|mission| mission.get("criteria")).and_then(Value::as_array).map(Vec::len).unwrap_or(0);
-    let checks = entries.into_iter().map(|entry| entry.into_check(criteria_count)).collect::<Result<Vec<_>, _>>()?;
-    let result = context.request("mission.configure", json!({"mission_id": args.mission_id, "checks": checks}))?;
+    let criteria_count = mission
+        .get("mission")
+        .and_then(|mission| mission.get("criteria"))
+        .and_then(Value::as_array)
+        .map(Vec::len)
+        .unwrap_or(0);
+    let checks = entries
+        .into_iter()
+        .map(|entry| entry.into_check(criteria_count))
+        .collect::<Result<Vec<_>, _>>()?;
+    let result = context.request(
+        "mission.configure",
+        json!({"mission_id": args.mission_id, "checks": checks}),
+    )?;
     context.print(&result, |result| {
         let configured = result.get("configured").and_then(Value::as_bool) == Some(true);
-        let headline = if configured { "closure plan frozen" } else { "the same closure plan was already configured" };
+        let headline = if configured {
+            "closure plan frozen"
+        } else {
+            "the same closure plan was already configured"
+        };
         format!("{headline}\n{}", mission_view_text(result))
     })
 }
@@ -305,9 +397,13 @@ fn configure(context: &Context, args: ConfigureArgs) -> CommandResult {
 fn respond(context: &Context, args: RespondArgs) -> CommandResult {
     let mut answers: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for text in &args.answers {
-        let (question, value) =
-            text.split_once('=').ok_or_else(|| CliError::Usage(format!("--answer expects QUESTION=VALUE, got {text:?}")))?;
-        answers.entry(question.to_string()).or_default().push(value.to_string());
+        let (question, value) = text.split_once('=').ok_or_else(|| {
+            CliError::Usage(format!("--answer expects QUESTION=VALUE, got {text:?}"))
+        })?;
+        answers
+            .entry(question.to_string())
+            .or_default()
+            .push(value.to_string());
     }
     let result = context.request(
         "mission.respond",
@@ -327,20 +423,32 @@ fn recover(context: &Context, dry_run: bool) -> CommandResult {
     if !dry_run {
         let result = context.request("ping", json!({}))?;
         let _ = result;
-        println!("recovery runs whenever the server starts; the server for this session is running");
+        println!(
+            "recovery runs whenever the server starts; the server for this session is running"
+        );
         return Ok(crate::exit::EXIT_OK);
     }
     if nagi_schema::client::Client::connect(&paths.socket_path).is_ok() {
         eprintln!("nagi: a server is running for this session; it already recovered at its start");
     }
-    let actions = nagi_engine::runs::recovery::recovery_plan(&paths.database_path()).map_err(|error| CliError::Usage(error.to_string()))?;
+    let actions = nagi_engine::runs::recovery::recovery_plan(&paths.database_path())
+        .map_err(|error| CliError::Usage(error.to_string()))?;
     if context.json {
-        println!("{}", serde_json::to_string_pretty(&actions).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&actions).unwrap_or_default()
+        );
     } else if actions.is_empty() {
         println!("no live runs: recovery would do nothing");
     } else {
         for action in &actions {
-            println!("{:<24} {:<14} {:<14} {}", action.mission_id, action.run_id.as_deref().unwrap_or("-"), action.action, action.reason);
+            println!(
+                "{:<24} {:<14} {:<14} {}",
+                action.mission_id,
+                action.run_id.as_deref().unwrap_or("-"),
+                action.action,
+                action.reason
+            );
         }
     }
     Ok(crate::exit::EXIT_OK)

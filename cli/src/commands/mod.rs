@@ -2,6 +2,7 @@
 
 pub mod api;
 pub mod attention;
+pub mod cockpit;
 pub mod events;
 pub mod mission;
 pub mod pane;
@@ -37,7 +38,10 @@ impl Context {
     /// Prints a result: JSON as is, or the human rendering.
     pub fn print(&self, result: &Value, human: impl FnOnce(&Value) -> String) -> CommandResult {
         if self.json {
-            println!("{}", serde_json::to_string_pretty(result).unwrap_or_default());
+            println!(
+                "{}",
+                serde_json::to_string_pretty(result).unwrap_or_default()
+            );
         } else {
             print!("{}", human(result));
         }
@@ -46,9 +50,14 @@ impl Context {
 }
 
 pub fn run(cli: Cli) -> CommandResult {
-    let context = Context { session: cli.session, json: cli.json };
+    let context = Context {
+        session: cli.session,
+        json: cli.json,
+    };
     match cli.command {
         Command::Server(args) => server::run(&context, args),
+        Command::Demo => crate::demo::run(&context),
+        Command::DemoAgent { .. } => Ok(crate::demo::agent::run()),
         Command::Ping => {
             let result = context.request("ping", serde_json::json!({}))?;
             context.print(&result, |result| {
@@ -61,6 +70,7 @@ pub fn run(cli: Cli) -> CommandResult {
         }
         Command::Mission(command) => mission::run(&context, command),
         Command::Attention(command) => attention::run(&context, command),
+        Command::Cockpit(args) => cockpit::run(&context, args),
         Command::Events(command) => events::run(&context, command),
         Command::Api(command) => api::run(&context, command),
         Command::Workspace(command) => workspace::run(&context, command),

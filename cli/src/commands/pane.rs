@@ -71,13 +71,20 @@ pub enum PaneCommand {
 }
 
 fn text(value: &Value, key: &str) -> String {
-    value.get(key).and_then(Value::as_str).unwrap_or("").to_string()
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
 }
 
 /// One pane's process state for humans: `running (pid 42)`, `exited 3`, `killed by signal 9`.
 pub fn process_state(pane: &Value) -> String {
     match pane.get("exit_status") {
-        Some(status) => match (status.get("exit_code").and_then(Value::as_i64), status.get("signal").and_then(Value::as_i64)) {
+        Some(status) => match (
+            status.get("exit_code").and_then(Value::as_i64),
+            status.get("signal").and_then(Value::as_i64),
+        ) {
             (Some(code), _) => format!("exited {code}"),
             (None, Some(signal)) => format!("killed by signal {signal}"),
             (None, None) => "exited".into(),
@@ -93,12 +100,34 @@ pub fn pane_table(panes: &[Value]) -> String {
     if panes.is_empty() {
         return "no panes (nagi workspace create)\n".into();
     }
-    let width = panes.iter().map(|pane| text(pane, "pane_id").len()).max().unwrap_or(4).max(4);
-    let mut out = format!("{:<width$}  {:<8} {:<20} {:<8} COMMAND\n", "PANE", "TAB", "STATE", "AGENT");
+    let width = panes
+        .iter()
+        .map(|pane| text(pane, "pane_id").len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut out = format!(
+        "{:<width$}  {:<8} {:<20} {:<8} COMMAND\n",
+        "PANE", "TAB", "STATE", "AGENT"
+    );
     for pane in panes {
-        let focused = if pane.get("focused").and_then(Value::as_bool) == Some(true) { " *" } else { "" };
-        let command: Vec<&str> = pane.get("command").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
-        let label = pane.get("label").and_then(Value::as_str).map(|label| format!(" [{label}]")).unwrap_or_default();
+        let focused = if pane.get("focused").and_then(Value::as_bool) == Some(true) {
+            " *"
+        } else {
+            ""
+        };
+        let command: Vec<&str> = pane
+            .get("command")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let label = pane
+            .get("label")
+            .and_then(Value::as_str)
+            .map(|label| format!(" [{label}]"))
+            .unwrap_or_default();
         out.push_str(&format!(
             "{:<width$}  {:<8} {:<20} {:<8} {}{label}{focused}\n",
             text(pane, "pane_id"),
@@ -116,10 +145,21 @@ pub fn run(context: &Context, command: PaneCommand) -> CommandResult {
         PaneCommand::List { workspace } => {
             let result = context.request("pane.list", json!({"workspace_id": workspace}))?;
             context.print(&result, |result| {
-                pane_table(result.get("panes").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default())
+                pane_table(
+                    result
+                        .get("panes")
+                        .and_then(Value::as_array)
+                        .map(Vec::as_slice)
+                        .unwrap_or_default(),
+                )
             })
         }
-        PaneCommand::Read { pane_id, source, lines, ansi } => {
+        PaneCommand::Read {
+            pane_id,
+            source,
+            lines,
+            ansi,
+        } => {
             let params = json!({
                 "pane_id": pane_id,
                 "source": source.wire(),
@@ -129,20 +169,36 @@ pub fn run(context: &Context, command: PaneCommand) -> CommandResult {
             let result = context.request("pane.read", params)?;
             context.print(&result, |result| {
                 // The blank rows below the last line of a screen say nothing to a reader.
-                let text = result.pointer("/read/text").and_then(Value::as_str).unwrap_or("").trim_end_matches('\n');
-                if text.is_empty() { String::new() } else { format!("{text}\n") }
+                let text = result
+                    .pointer("/read/text")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .trim_end_matches('\n');
+                if text.is_empty() {
+                    String::new()
+                } else {
+                    format!("{text}\n")
+                }
             })
         }
-        PaneCommand::Send { pane_id, text, enter } => {
+        PaneCommand::Send {
+            pane_id,
+            text,
+            enter,
+        } => {
             let result = if enter {
-                context.request("pane.send_input", json!({"pane_id": pane_id, "text": text, "keys": ["enter"]}))?
+                context.request(
+                    "pane.send_input",
+                    json!({"pane_id": pane_id, "text": text, "keys": ["enter"]}),
+                )?
             } else {
                 context.request("pane.send_text", json!({"pane_id": pane_id, "text": text}))?
             };
             context.print(&result, |_| String::new())
         }
         PaneCommand::Keys { pane_id, keys } => {
-            let result = context.request("pane.send_keys", json!({"pane_id": pane_id, "keys": keys}))?;
+            let result =
+                context.request("pane.send_keys", json!({"pane_id": pane_id, "keys": keys}))?;
             context.print(&result, |_| String::new())
         }
         PaneCommand::Close { pane_id } => {

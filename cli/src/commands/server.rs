@@ -24,7 +24,9 @@ pub fn run(context: &Context, args: ServerArgs) -> CommandResult {
     match args.action {
         Some(ServerAction::Stop) => {
             let mut client = connect_existing(&paths)?;
-            client.request("server.stop", serde_json::json!({})).map_err(remote)?;
+            client
+                .request("server.stop", serde_json::json!({}))
+                .map_err(remote)?;
             // Wait until the server has finished (it removes its socket last), so that
             // scripts can rely on the stop and start a new server at once.
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
@@ -39,16 +41,19 @@ pub fn run(context: &Context, args: ServerArgs) -> CommandResult {
         None => {
             tracing_subscriber::fmt()
                 .with_env_filter(
-                    tracing_subscriber::EnvFilter::try_from_env("NAGI_LOG").unwrap_or_else(|_| "info".into()),
+                    tracing_subscriber::EnvFilter::try_from_env("NAGI_LOG")
+                        .unwrap_or_else(|_| "info".into()),
                 )
                 .with_writer(std::io::stderr)
                 .init();
-            let user = UserConfig::load(&paths.config_file_path()).map_err(|error| CliError::Usage(error.to_string()))?;
+            let user = UserConfig::load(&paths.config_file_path())
+                .map_err(|error| CliError::Usage(error.to_string()))?;
             let mut config = EngineConfig::new(paths, user);
             if let Ok(pages) = std::env::var("NAGI_STORE_MAX_PAGES") {
                 config.store_max_page_count = pages.parse().ok();
             }
-            nagi_engine::daemon::run_server(config).map_err(|error| CliError::Unreachable(error.to_string()))?;
+            nagi_engine::daemon::run_server(config)
+                .map_err(|error| CliError::Unreachable(error.to_string()))?;
             Ok(EXIT_OK)
         }
     }

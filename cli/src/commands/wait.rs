@@ -30,10 +30,18 @@ pub enum WaitCommand {
 }
 
 pub fn run(context: &Context, command: WaitCommand) -> CommandResult {
-    let WaitCommand::Output { pane_id, pattern, timeout, source, lines } = command;
+    let WaitCommand::Output {
+        pane_id,
+        pattern,
+        timeout,
+        source,
+        lines,
+    } = command;
     let timeout_ms = match timeout {
         Some(seconds) if !seconds.is_finite() || seconds < 0.0 => {
-            return Err(CliError::Usage(format!("--timeout must be a non-negative number of seconds, got {seconds}")));
+            return Err(CliError::Usage(format!(
+                "--timeout must be a non-negative number of seconds, got {seconds}"
+            )));
         }
         Some(seconds) => Some((seconds * 1000.0).round() as u64),
         None => None,
@@ -46,8 +54,10 @@ pub fn run(context: &Context, command: WaitCommand) -> CommandResult {
         "timeout_ms": timeout_ms,
     });
     let result = context.request("pane.wait_for_output", params)?;
-    context.print(&result, |result| match result.get("matched_line").and_then(Value::as_str) {
-        Some(line) => format!("{line}\n"),
-        None => String::new(),
+    context.print(&result, |result| {
+        match result.get("matched_line").and_then(Value::as_str) {
+            Some(line) => format!("{line}\n"),
+            None => String::new(),
+        }
     })
 }

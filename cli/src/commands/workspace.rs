@@ -26,7 +26,11 @@ pub enum WorkspaceCommand {
 }
 
 fn text(value: &Value, key: &str) -> String {
-    value.get(key).and_then(Value::as_str).unwrap_or("").to_string()
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
 }
 
 fn count(value: &Value, key: &str) -> u64 {
@@ -37,9 +41,16 @@ pub fn workspace_table(workspaces: &[Value]) -> String {
     if workspaces.is_empty() {
         return "no workspaces (nagi workspace create)\n".into();
     }
-    let mut out = format!("{:<6} {:>4} {:>5}  {:<8} LABEL\n", "ID", "TABS", "PANES", "AGENT");
+    let mut out = format!(
+        "{:<6} {:>4} {:>5}  {:<8} LABEL\n",
+        "ID", "TABS", "PANES", "AGENT"
+    );
     for workspace in workspaces {
-        let focused = if workspace.get("focused").and_then(Value::as_bool) == Some(true) { " *" } else { "" };
+        let focused = if workspace.get("focused").and_then(Value::as_bool) == Some(true) {
+            " *"
+        } else {
+            ""
+        };
         out.push_str(&format!(
             "{:<6} {:>4} {:>5}  {:<8} {}{focused}\n",
             text(workspace, "workspace_id"),
@@ -57,10 +68,21 @@ pub fn run(context: &Context, command: WorkspaceCommand) -> CommandResult {
         WorkspaceCommand::List => {
             let result = context.request("workspace.list", json!({}))?;
             context.print(&result, |result| {
-                workspace_table(result.get("workspaces").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default())
+                workspace_table(
+                    result
+                        .get("workspaces")
+                        .and_then(Value::as_array)
+                        .map(Vec::as_slice)
+                        .unwrap_or_default(),
+                )
             })
         }
-        WorkspaceCommand::Create { cwd, label, focus, command } => {
+        WorkspaceCommand::Create {
+            cwd,
+            label,
+            focus,
+            command,
+        } => {
             let command = (!command.is_empty()).then_some(command);
             let params = json!({"cwd": cwd, "label": label, "focus": focus, "command": command});
             let result = context.request("workspace.create", params)?;
@@ -68,7 +90,10 @@ pub fn run(context: &Context, command: WorkspaceCommand) -> CommandResult {
                 let pane = result.get("root_pane").cloned().unwrap_or(Value::Null);
                 format!(
                     "created workspace {} with pane {} (nagi pane attach {})\n",
-                    result.pointer("/workspace/workspace_id").and_then(Value::as_str).unwrap_or("?"),
+                    result
+                        .pointer("/workspace/workspace_id")
+                        .and_then(Value::as_str)
+                        .unwrap_or("?"),
                     text(&pane, "pane_id"),
                     text(&pane, "pane_id")
                 )

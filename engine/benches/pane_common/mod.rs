@@ -10,13 +10,18 @@ use std::time::{Duration, Instant};
 
 /// Reads a size from the environment, e.g. `NAGI_BENCH_MIB=16` for a quick run.
 pub fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|value| value.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
 }
 
 /// Writes a text file of log-like lines (80–110 bytes each) of about `bytes` bytes.
 pub fn write_text_file(path: &Path, bytes: usize) -> usize {
     let mut file = std::io::BufWriter::new(std::fs::File::create(path).expect("create bench file"));
-    let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"];
+    let words = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
+    ];
     let mut written = 0;
     let mut index = 0usize;
     while written < bytes {
@@ -42,29 +47,50 @@ pub struct Tmux {
 
 impl Tmux {
     pub fn available() -> bool {
-        Command::new("tmux").arg("-V").output().is_ok_and(|output| output.status.success())
+        Command::new("tmux")
+            .arg("-V")
+            .output()
+            .is_ok_and(|output| output.status.success())
     }
 
     pub fn new(directory: &Path, name: &str, history_limit: usize) -> Tmux {
         let config = directory.join(format!("{name}.conf"));
-        std::fs::write(&config, format!("set -g history-limit {history_limit}\nset -g status off\n")).expect("tmux config");
-        Tmux { socket: format!("{name}-{}", std::process::id()), config }
+        std::fs::write(
+            &config,
+            format!("set -g history-limit {history_limit}\nset -g status off\n"),
+        )
+        .expect("tmux config");
+        Tmux {
+            socket: format!("{name}-{}", std::process::id()),
+            config,
+        }
     }
 
     pub fn command(&self) -> Command {
         let mut command = Command::new("tmux");
-        command.arg("-L").arg(&self.socket).arg("-f").arg(&self.config);
+        command
+            .arg("-L")
+            .arg(&self.socket)
+            .arg("-f")
+            .arg(&self.config);
         command
     }
 
     pub fn run(&self, args: &[&str]) -> String {
         let output = self.command().args(args).output().expect("tmux runs");
-        assert!(output.status.success(), "tmux {args:?} failed: {}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            output.status.success(),
+            "tmux {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
     pub fn server_pid(&self) -> i32 {
-        self.run(&["display", "-p", "#{pid}"]).trim().parse().expect("tmux pid")
+        self.run(&["display", "-p", "#{pid}"])
+            .trim()
+            .parse()
+            .expect("tmux pid")
     }
 }
 
@@ -77,8 +103,16 @@ impl Drop for Tmux {
 /// Resident set size of a process, in bytes.
 pub fn rss_bytes(pid: i32) -> usize {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read status");
-    let line = status.lines().find(|line| line.starts_with("VmRSS:")).expect("VmRSS");
-    let kib: usize = line.split_whitespace().nth(1).expect("value").parse().expect("number");
+    let line = status
+        .lines()
+        .find(|line| line.starts_with("VmRSS:"))
+        .expect("VmRSS");
+    let kib: usize = line
+        .split_whitespace()
+        .nth(1)
+        .expect("value")
+        .parse()
+        .expect("number");
     kib * 1024
 }
 

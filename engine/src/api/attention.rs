@@ -11,14 +11,21 @@ use crate::errors::EngineError;
 use crate::mission::MissionError;
 use crate::mission::view::attention_view;
 
-pub fn list(engine: &Arc<Engine>, params: AttentionListParams) -> Result<ResponseResult, EngineError> {
+pub fn list(
+    engine: &Arc<Engine>,
+    params: AttentionListParams,
+) -> Result<ResponseResult, EngineError> {
     let mission_ids: Vec<String> = match &params.mission_id {
         Some(mission_id) => vec![mission_id.clone()],
-        None => engine.missions.read(|reader| reader.attention_mission_ids())?,
+        None => engine
+            .missions
+            .read(|reader| reader.attention_mission_ids())?,
     };
     let mut items: Vec<AttentionItemV1> = Vec::new();
     for mission_id in mission_ids {
-        let Some(mission) = engine.missions.get(&mission_id)? else { continue };
+        let Some(mission) = engine.missions.get(&mission_id)? else {
+            continue;
+        };
         if mission.run.is_none() {
             continue;
         }
@@ -32,9 +39,22 @@ pub fn list(engine: &Arc<Engine>, params: AttentionListParams) -> Result<Respons
 }
 
 pub fn get(engine: &Arc<Engine>, params: AttentionTarget) -> Result<ResponseResult, EngineError> {
-    let not_found = || EngineError::from(MissionError::AttentionNotFound(format!("no attention item {:?}", params.attention_id)));
-    let mission_id = engine.missions.read(|reader| reader.attention_mission(&params.attention_id))?.ok_or_else(not_found)?;
+    let not_found = || {
+        EngineError::from(MissionError::AttentionNotFound(format!(
+            "no attention item {:?}",
+            params.attention_id
+        )))
+    };
+    let mission_id = engine
+        .missions
+        .read(|reader| reader.attention_mission(&params.attention_id))?
+        .ok_or_else(not_found)?;
     let mission = engine.missions.get(&mission_id)?.ok_or_else(not_found)?;
-    let item = mission.attention.get(&params.attention_id).ok_or_else(not_found)?;
-    Ok(ResponseResult::AttentionInfo { item: attention_view(&mission, item, engine.runs.as_ref()) })
+    let item = mission
+        .attention
+        .get(&params.attention_id)
+        .ok_or_else(not_found)?;
+    Ok(ResponseResult::AttentionInfo {
+        item: attention_view(&mission, item, engine.runs.as_ref()),
+    })
 }

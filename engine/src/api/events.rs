@@ -11,8 +11,13 @@ use crate::mission::event_view::wire_event;
 pub const BATCH: u64 = 512;
 
 /// Reads the next logged events after `after` and converts them. Returns the new cursor.
-pub fn read_after(engine: &Engine, after: u64) -> Result<(Vec<MissionEventV1>, u64, bool), EngineError> {
-    let rows: Vec<EventRow> = engine.missions.read(|reader| reader.events_after(after, BATCH))?;
+pub fn read_after(
+    engine: &Engine,
+    after: u64,
+) -> Result<(Vec<MissionEventV1>, u64, bool), EngineError> {
+    let rows: Vec<EventRow> = engine
+        .missions
+        .read(|reader| reader.events_after(after, BATCH))?;
     let more = rows.len() as u64 == BATCH;
     let mut cursor = after;
     let mut events = Vec::with_capacity(rows.len());
@@ -20,7 +25,9 @@ pub fn read_after(engine: &Engine, after: u64) -> Result<(Vec<MissionEventV1>, u
         cursor = row.seq;
         match serde_json::from_str::<StoredEvent>(&row.payload) {
             Ok(stored) => events.push(wire_event(row.seq, &row.mission_id, &stored)),
-            Err(error) => tracing::warn!(seq = row.seq, %error, "skipping an unreadable logged event"),
+            Err(error) => {
+                tracing::warn!(seq = row.seq, %error, "skipping an unreadable logged event")
+            }
         }
     }
     Ok((events, cursor, more))
@@ -31,7 +38,10 @@ pub fn envelope_line(event: MissionEventV1) -> String {
 }
 
 /// Waits for the first logged event matching `matcher`.
-pub async fn wait_for_mission_event(engine: &Engine, matcher: &MissionEventMatch) -> Result<MissionEventV1, EngineError> {
+pub async fn wait_for_mission_event(
+    engine: &Engine,
+    matcher: &MissionEventMatch,
+) -> Result<MissionEventV1, EngineError> {
     let mut head = engine.missions.head();
     let mut cursor = matcher.after_seq.unwrap_or(*head.borrow_and_update());
     loop {
@@ -44,7 +54,9 @@ pub async fn wait_for_mission_event(engine: &Engine, matcher: &MissionEventMatch
             continue;
         }
         if head.changed().await.is_err() {
-            return Err(EngineError::ServerUnavailable("the server is shutting down".into()));
+            return Err(EngineError::ServerUnavailable(
+                "the server is shutting down".into(),
+            ));
         }
     }
 }

@@ -19,24 +19,37 @@ pub fn view(engine: &Engine, mission: &Mission) -> MissionViewV1 {
 }
 
 fn committed_mission(mission: Option<Mission>) -> Result<Mission, EngineError> {
-    mission.ok_or_else(|| MissionError::Runtime("the mission vanished during its own mutation".into()).into())
+    mission.ok_or_else(|| {
+        MissionError::Runtime("the mission vanished during its own mutation".into()).into()
+    })
 }
 
-pub async fn create(engine: &Arc<Engine>, params: MissionCreateParams) -> Result<ResponseResult, EngineError> {
-    let checkout = engine.checkouts.canonical_checkout(&params.repository_path).map_err(MissionError::InvalidRepository)?;
+pub async fn create(
+    engine: &Arc<Engine>,
+    params: MissionCreateParams,
+) -> Result<ResponseResult, EngineError> {
+    let checkout = engine
+        .checkouts
+        .canonical_checkout(&params.repository_path)
+        .map_err(MissionError::InvalidRepository)?;
     let canonical = path_text(&checkout.root).map_err(MissionError::InvalidRepository)?;
     let now = now_millis();
     let mission_id = params.mission_id.clone();
     let committed = engine
         .missions
-        .mutate(&mission_id, move |existing| match decide_create(existing, &params, &canonical, now)? {
-            CreateDecision::Unchanged => Ok((Vec::new(), false)),
-            CreateDecision::Create(event) => Ok((vec![event], true)),
+        .mutate(&mission_id, move |existing| {
+            match decide_create(existing, &params, &canonical, now)? {
+                CreateDecision::Unchanged => Ok((Vec::new(), false)),
+                CreateDecision::Create(event) => Ok((vec![event], true)),
+            }
         })
         .await?;
     let created = committed.outcome;
     let mission = committed_mission(committed.mission)?;
-    Ok(ResponseResult::MissionCreated { mission: view(engine, &mission), created })
+    Ok(ResponseResult::MissionCreated {
+        mission: view(engine, &mission),
+        created,
+    })
 }
 
 pub fn list(engine: &Arc<Engine>) -> Result<ResponseResult, EngineError> {
@@ -45,8 +58,12 @@ pub fn list(engine: &Arc<Engine>) -> Result<ResponseResult, EngineError> {
         .into_iter()
         .map(|row| {
             Ok(MissionSummary {
-                status: MissionStatus::from_wire(&row.status)
-                    .ok_or_else(|| MissionError::Runtime(format!("mission {} has an unknown stored status", row.mission_id)))?,
+                status: MissionStatus::from_wire(&row.status).ok_or_else(|| {
+                    MissionError::Runtime(format!(
+                        "mission {} has an unknown stored status",
+                        row.mission_id
+                    ))
+                })?,
                 mission_id: row.mission_id,
                 title: row.title,
                 repository_path: row.repository_path,
@@ -62,32 +79,45 @@ pub fn list(engine: &Arc<Engine>) -> Result<ResponseResult, EngineError> {
 /// and exist (`mission_not_found`).
 pub fn load_checked(engine: &Engine, mission_id: &str) -> Result<Mission, EngineError> {
     if !id_is_valid(mission_id) {
-        return Err(MissionError::InvalidMission(format!("mission_id {mission_id:?} breaks the ID rule")).into());
+        return Err(MissionError::InvalidMission(format!(
+            "mission_id {mission_id:?} breaks the ID rule"
+        ))
+        .into());
     }
     load_existing(engine, mission_id)
 }
 
 /// Loads a mission for a mutating method: no separate syntax check, as the contract says.
 pub fn load_existing(engine: &Engine, mission_id: &str) -> Result<Mission, EngineError> {
-    engine.missions.get(mission_id)?.ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")).into())
+    engine
+        .missions
+        .get(mission_id)?
+        .ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")).into())
 }
 
 pub fn get(engine: &Arc<Engine>, params: MissionTarget) -> Result<ResponseResult, EngineError> {
     let mission = load_checked(engine, &params.mission_id)?;
-    Ok(ResponseResult::MissionInfo { mission: view(engine, &mission) })
+    Ok(ResponseResult::MissionInfo {
+        mission: view(engine, &mission),
+    })
 }
 
 pub fn summary(mission: &Mission) -> MissionSummary {
     mission_summary(mission)
 }
 
-pub async fn configure(engine: &Arc<Engine>, params: MissionConfigureParams) -> Result<ResponseResult, EngineError> {
+pub async fn configure(
+    engine: &Arc<Engine>,
+    params: MissionConfigureParams,
+) -> Result<ResponseResult, EngineError> {
     let now = now_millis();
     let mission_id = params.mission_id.clone();
     let committed = engine
         .missions
         .mutate(&mission_id, move |existing| {
-            let mission = existing.ok_or_else(|| MissionError::NotFound(format!("no mission {:?}", params.mission_id)))?;
+            let mission = existing.ok_or_else(|| {
+                MissionError::NotFound(format!("no mission {:?}", params.mission_id))
+            })?;
             match decide_configure(mission, &params.checks, now)? {
                 ConfigureDecision::Unchanged => Ok((Vec::new(), false)),
                 ConfigureDecision::Configure(event) => Ok((vec![event], true)),
@@ -96,12 +126,18 @@ pub async fn configure(engine: &Arc<Engine>, params: MissionConfigureParams) -> 
         .await?;
     let configured = committed.outcome;
     let mission = committed_mission(committed.mission)?;
-    Ok(ResponseResult::MissionConfigured { mission: view(engine, &mission), configured })
+    Ok(ResponseResult::MissionConfigured {
+        mission: view(engine, &mission),
+        configured,
+    })
 }
 
 /// `mission.start` over the public socket: steps 2–4 of §2.5 come before anything is
 /// looked up; the rest is `runs::start`.
-pub async fn start(engine: &Arc<Engine>, params: MissionStartParams) -> Result<ResponseResult, EngineError> {
+pub async fn start(
+    engine: &Arc<Engine>,
+    params: MissionStartParams,
+) -> Result<ResponseResult, EngineError> {
     if params.execute_project_recipe {
         return Err(MissionError::ConsentRequired(
             "running the project recipe (.nagi/project.toml setup and services) needs a person's consent in the              local cockpit (nagi cockpit); nothing was started"
@@ -117,13 +153,24 @@ pub async fn start(engine: &Arc<Engine>, params: MissionStartParams) -> Result<R
         .into());
     }
     if params.mode == MissionProviderMode::Passthrough {
-        return Err(MissionError::ProviderModeUnavailable("passthrough mode is not offered; use mode \"managed\"".into()).into());
+        return Err(MissionError::ProviderModeUnavailable(
+            "passthrough mode is not offered; use mode \"managed\"".into(),
+        )
+        .into());
     }
-    crate::runs::start::start(engine, params, crate::runs::start::StartAuthority::PublicSocket).await
+    crate::runs::start::start(
+        engine,
+        params,
+        crate::runs::start::StartAuthority::PublicSocket,
+    )
+    .await
 }
 
 /// The public socket never answers attention: only the cockpit can. Nothing is written.
-pub async fn respond(_engine: &Arc<Engine>, _params: MissionRespondParams) -> Result<ResponseResult, EngineError> {
+pub async fn respond(
+    _engine: &Arc<Engine>,
+    _params: MissionRespondParams,
+) -> Result<ResponseResult, EngineError> {
     Err(MissionError::ConsentRequired(
         "answering a provider's request needs a person's decision in the local cockpit (nagi cockpit); \
          the public socket cannot grant it, and nothing was sent or recorded"

@@ -2,10 +2,12 @@
 //! calls its handler.
 
 pub mod attention;
+pub mod cockpit;
+pub mod decode;
 pub mod events;
 pub mod missions;
-pub mod proof;
 pub mod panes;
+pub mod proof;
 
 use std::sync::Arc;
 
@@ -42,7 +44,7 @@ pub enum Reply {
 /// Decodes params. A shape error is `invalid_request` (MISSIONS.md §1.2): limits are
 /// checked later by the handlers, with domain codes.
 pub fn decode<T: DeserializeOwned>(params: &RawValue) -> Result<T, EngineError> {
-    serde_json::from_str(params.get()).map_err(|error| EngineError::InvalidRequest(error.to_string()))
+    decode::decode_params(params)
 }
 
 /// Methods of the protocol this server does not offer.
@@ -108,15 +110,22 @@ pub const UNAVAILABLE_METHODS: &[&str] = &[
     "plugin.pane.close",
 ];
 
-pub async fn dispatch(engine: &Arc<Engine>, method: &str, params: &RawValue, peer: Peer) -> Result<Reply, EngineError> {
-    let _ = peer;
+pub async fn dispatch(
+    engine: &Arc<Engine>,
+    method: &str,
+    params: &RawValue,
+    peer: Peer,
+) -> Result<Reply, EngineError> {
     let result = match method {
         "ping" => {
             let _: nagi_schema::mission::EmptyParams = decode(params)?;
             ResponseResult::Pong {
                 version: SERVER_VERSION.to_string(),
                 protocol: PROTOCOL_VERSION,
-                capabilities: Some(ServerCapabilities { live_handoff: false, detached_server_daemon: true }),
+                capabilities: Some(ServerCapabilities {
+                    live_handoff: false,
+                    detached_server_daemon: true,
+                }),
             }
         }
         "server.stop" => {
@@ -137,17 +146,38 @@ pub async fn dispatch(engine: &Arc<Engine>, method: &str, params: &RawValue, pee
         "mission.proof.get" => proof::proof_get(engine, decode(params)?)?,
         "mission.handoff.preview" => crate::runs::handoff::preview(engine, decode(params)?).await?,
         "mission.handoff.start" => {
-            crate::runs::handoff::start(engine, decode(params)?, crate::handoff::HandoffAuthority::PublicSocket).await?
+            crate::runs::handoff::start(
+                engine,
+                decode(params)?,
+                crate::handoff::HandoffAuthority::PublicSocket,
+            )
+            .await?
         }
         "attention.list" => attention::list(engine, decode(params)?)?,
         "attention.get" => attention::get(engine, decode(params)?)?,
+        "cockpit.hello" => {
+            let _: nagi_schema::cockpit::CockpitHelloParams = decode(params)?;
+            cockpit::hello(engine, peer)
+        }
+        "cockpit.preview" => cockpit::preview(engine, peer, decode(params)?).await?,
+        "cockpit.decide" => cockpit::decide(engine, peer, decode(params)?).await?,
         "events.subscribe" => return Ok(Reply::Subscribe(decode(params)?)),
         "events.wait" => return Ok(Reply::Wait(decode(params)?)),
-        other if panes::is_pane_method(other) => return panes::dispatch(engine, other, params).await.map(Reply::Value),
-        other if UNAVAILABLE_METHODS.contains(&other) => {
-            return Err(EngineError::FeatureUnavailable(format!("{other} is not offered by this nagi server")));
+        other if panes::is_pane_method(other) => {
+            return panes::dispatch(engine, other, params)
+                .await
+                .map(Reply::Value);
         }
-        other => return Err(EngineError::InvalidRequest(format!("unknown method {other:?}"))),
+        other if UNAVAILABLE_METHODS.contains(&other) => {
+            return Err(EngineError::FeatureUnavailable(format!(
+                "{other} is not offered by this nagi server"
+            )));
+        }
+        other => {
+            return Err(EngineError::InvalidRequest(format!(
+                "unknown method {other:?}"
+            )));
+        }
     };
     Ok(Reply::Result(result))
 }

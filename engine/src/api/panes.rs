@@ -21,9 +21,13 @@ pub fn is_pane_method(method: &str) -> bool {
 }
 
 /// Answers a pane-host method; the value is the whole `result` object, `type` included.
-pub async fn dispatch(engine: &Arc<Engine>, method: &str, params: &RawValue) -> Result<serde_json::Value, EngineError> {
-    let params: serde_json::Value =
-        serde_json::from_str(params.get()).map_err(|error| EngineError::InvalidRequest(error.to_string()))?;
+pub async fn dispatch(
+    engine: &Arc<Engine>,
+    method: &str,
+    params: &RawValue,
+) -> Result<serde_json::Value, EngineError> {
+    let params: serde_json::Value = serde_json::from_str(params.get())
+        .map_err(|error| EngineError::InvalidRequest(error.to_string()))?;
     let answer = pane::dispatch(&engine.panes, method, params);
     // A wait may last as long as the client asked; the server's shutdown ends it, so that
     // the connection drain does not have to time out.
@@ -35,6 +39,8 @@ pub async fn dispatch(engine: &Arc<Engine>, method: &str, params: &RawValue) -> 
     };
     match outcome {
         Some(result) => result.map_err(EngineError::Pane),
-        None => Err(EngineError::InvalidRequest(format!("unknown method {method:?}"))),
+        None => Err(EngineError::InvalidRequest(format!(
+            "unknown method {method:?}"
+        ))),
     }
 }

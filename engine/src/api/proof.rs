@@ -12,14 +12,22 @@ use crate::mission::MissionError;
 use crate::proof::proof_receipt;
 use crate::runs::checks::{Purpose, claim_for_checks, spawn_claimed_worker};
 
-pub fn proof_get(engine: &Arc<Engine>, params: MissionTarget) -> Result<ResponseResult, EngineError> {
+pub fn proof_get(
+    engine: &Arc<Engine>,
+    params: MissionTarget,
+) -> Result<ResponseResult, EngineError> {
     let mission = load_checked(engine, &params.mission_id)?;
-    Ok(ResponseResult::MissionProof { receipt: proof_receipt(&mission)? })
+    Ok(ResponseResult::MissionProof {
+        receipt: proof_receipt(&mission)?,
+    })
 }
 
 /// Runs the declared command checks now (contract preface item 5), with the consent that
 /// `execute_declared_checks` gives at start.
-pub async fn verify(engine: &Arc<Engine>, params: MissionVerifyParams) -> Result<ResponseResult, EngineError> {
+pub async fn verify(
+    engine: &Arc<Engine>,
+    params: MissionVerifyParams,
+) -> Result<ResponseResult, EngineError> {
     let mission = load_existing(engine, &params.mission_id)?;
     if !params.execute_declared_checks {
         return Err(MissionError::ConsentRequired(
@@ -28,10 +36,15 @@ pub async fn verify(engine: &Arc<Engine>, params: MissionVerifyParams) -> Result
         .into());
     }
     let run = mission.run.clone().ok_or_else(|| {
-        MissionError::NotReady(format!("mission {} has no run yet; start one first (mission.start)", mission.mission_id))
+        MissionError::NotReady(format!(
+            "mission {} has no run yet; start one first (mission.start)",
+            mission.mission_id
+        ))
     })?;
     if engine.runs.checks_in_flight(&run.run_id).is_some() {
-        return Ok(ResponseResult::MissionVerifyAccepted { mission: view(engine, &mission) });
+        return Ok(ResponseResult::MissionVerifyAccepted {
+            mission: view(engine, &mission),
+        });
     }
     if mission.status != MissionStatus::ReviewRequired {
         return Err(MissionError::NotReady(format!(
@@ -45,18 +58,33 @@ pub async fn verify(engine: &Arc<Engine>, params: MissionVerifyParams) -> Result
         return Err(MissionError::Busy(format!("run {} is still live", run.run_id)).into());
     }
     let key = claim_for_checks(engine, &mission, &format!("verify:{}", run.run_id)).await?;
-    spawn_claimed_worker(engine, mission.mission_id.clone(), run.run_id.clone(), Purpose::Verify, key);
-    Ok(ResponseResult::MissionVerifyAccepted { mission: view(engine, &mission) })
+    spawn_claimed_worker(
+        engine,
+        mission.mission_id.clone(),
+        run.run_id.clone(),
+        Purpose::Verify,
+        key,
+    );
+    Ok(ResponseResult::MissionVerifyAccepted {
+        mission: view(engine, &mission),
+    })
 }
 
 /// §2.10: a second, fresh verification of the same subject, in the background.
-pub async fn close(engine: &Arc<Engine>, params: MissionTarget) -> Result<ResponseResult, EngineError> {
+pub async fn close(
+    engine: &Arc<Engine>,
+    params: MissionTarget,
+) -> Result<ResponseResult, EngineError> {
     let mission = engine
         .missions
         .get(&params.mission_id)?
         .ok_or_else(|| MissionError::NotFound(format!("no mission {:?}", params.mission_id)))?;
     match mission.status {
-        MissionStatus::Archived => return Ok(ResponseResult::MissionCloseAccepted { mission: view(engine, &mission) }),
+        MissionStatus::Archived => {
+            return Ok(ResponseResult::MissionCloseAccepted {
+                mission: view(engine, &mission),
+            });
+        }
         MissionStatus::ReadyToClose => {}
         status => {
             return Err(MissionError::NotReady(format!(
@@ -67,18 +95,38 @@ pub async fn close(engine: &Arc<Engine>, params: MissionTarget) -> Result<Respon
             .into());
         }
     }
-    let run = mission.run.clone().ok_or_else(|| MissionError::Runtime("a ready mission without a run".into()))?;
+    let run = mission
+        .run
+        .clone()
+        .ok_or_else(|| MissionError::Runtime("a ready mission without a run".into()))?;
     if let Some(owner) = engine.runs.checks_in_flight(&run.run_id) {
         if owner == mission.mission_id {
-            return Ok(ResponseResult::MissionCloseAccepted { mission: view(engine, &mission) });
+            return Ok(ResponseResult::MissionCloseAccepted {
+                mission: view(engine, &mission),
+            });
         }
-        return Err(MissionError::Busy(format!("run {} is verifying for mission {owner}", run.run_id)).into());
+        return Err(MissionError::Busy(format!(
+            "run {} is verifying for mission {owner}",
+            run.run_id
+        ))
+        .into());
     }
     if engine.runs.get(&run.run_id).is_some() {
         return Err(MissionError::Busy(format!("run {} is still live", run.run_id)).into());
     }
-    engine.checkouts.canonical_checkout(&run.worktree_path).map_err(MissionError::InvalidRepository)?;
+    engine
+        .checkouts
+        .canonical_checkout(&run.worktree_path)
+        .map_err(MissionError::InvalidRepository)?;
     let key = claim_for_checks(engine, &mission, &format!("close:{}", run.run_id)).await?;
-    spawn_claimed_worker(engine, mission.mission_id.clone(), run.run_id.clone(), Purpose::Close, key);
-    Ok(ResponseResult::MissionCloseAccepted { mission: view(engine, &mission) })
+    spawn_claimed_worker(
+        engine,
+        mission.mission_id.clone(),
+        run.run_id.clone(),
+        Purpose::Close,
+        key,
+    );
+    Ok(ResponseResult::MissionCloseAccepted {
+        mission: view(engine, &mission),
+    })
 }

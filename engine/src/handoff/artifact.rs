@@ -9,7 +9,10 @@
 
 use std::borrow::Cow;
 
-use nagi_schema::handoff::{MissionHandoffArtifactV1, MissionHandoffDecisionStateV1, MissionHandoffDecisionV1, MissionHandoffDiffV1};
+use nagi_schema::handoff::{
+    MissionHandoffArtifactV1, MissionHandoffDecisionStateV1, MissionHandoffDecisionV1,
+    MissionHandoffDiffV1,
+};
 use nagi_schema::mission::MissionProvider;
 
 use super::error::HandoffError;
@@ -68,7 +71,10 @@ pub fn provider_slug(provider: MissionProvider) -> &'static str {
 
 /// §2.8 preconditions (after the mission was found): a status a run can follow, a current
 /// run, and a target other than its provider. Returns the source run.
-pub fn check_handoff_preconditions(mission: &Mission, target: MissionProvider) -> Result<&Run, HandoffError> {
+pub fn check_handoff_preconditions(
+    mission: &Mission,
+    target: MissionProvider,
+) -> Result<&Run, HandoffError> {
     if !run_can_follow(mission.status) {
         return Err(HandoffError::InvalidState {
             mission_id: mission.mission_id.clone(),
@@ -150,8 +156,12 @@ pub fn build_handoff_artifact(
 
 /// §6.4: SHA-256 of the compact JSON of the artifact with an empty `artifact_sha256`, keys
 /// in the wire types' field order.
-pub fn handoff_artifact_sha256(artifact: &MissionHandoffArtifactV1) -> Result<String, HandoffError> {
-    let value = serde_json::to_value(artifact).map_err(|error| HandoffError::Serialization { detail: error.to_string() })?;
+pub fn handoff_artifact_sha256(
+    artifact: &MissionHandoffArtifactV1,
+) -> Result<String, HandoffError> {
+    let value = serde_json::to_value(artifact).map_err(|error| HandoffError::Serialization {
+        detail: error.to_string(),
+    })?;
     artifact_sha256_of_value(&value).ok_or_else(|| HandoffError::Serialization {
         detail: "the artifact is not a JSON object".into(),
     })
@@ -172,8 +182,12 @@ fn decisions(mission: &Mission) -> (Vec<MissionHandoffDecisionV1>, usize) {
                 state: match attempt.state {
                     AttemptState::Requested => MissionHandoffDecisionStateV1::Requested,
                     AttemptState::Acknowledged => MissionHandoffDecisionStateV1::Acknowledged,
-                    AttemptState::DefinitelyNotApplied { .. } => MissionHandoffDecisionStateV1::Failed,
-                    AttemptState::DeliveryUnknown { .. } => MissionHandoffDecisionStateV1::ReconciliationRequired,
+                    AttemptState::DefinitelyNotApplied { .. } => {
+                        MissionHandoffDecisionStateV1::Failed
+                    }
+                    AttemptState::DeliveryUnknown { .. } => {
+                        MissionHandoffDecisionStateV1::ReconciliationRequired
+                    }
                 },
                 updated_at_millis: attempt.updated_at_millis,
             })

@@ -8,13 +8,21 @@ use crate::mission::model::ResponseAttempt;
 
 const VECTOR_JSON: &str = r#"{"schema_version":1,"artifact_sha256":"","generated_at_millis":100,"mission_id":"mission-handoff","source_run_id":"run-codex","suggested_run_id":"handoff-claude-c2badee0ff4f","source_provider":"codex","target_provider":"claude_code","repository_path":"/repo","worktree_path":"/repo","base_revision":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","head_revision":"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb","objective":"Fix login","acceptance_criteria":["Redirect test passes"],"diff":{"workspace_digest":"cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc","dirty":true,"changed_paths":["src/lib.rs"],"stat":" src/lib.rs | 2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)"},"decisions":[],"checks":[{"check_id":"redirect-test","kind":"command","required":true,"covered_criterion_ids":["d47bab29c48399fb5e9864cea6c2a9b2f2ec8687527116a09fcb5f7f522e61db"],"status":"missing"}],"selected_logs":[],"warnings":["w1","w2","w3"]}"#;
 
-fn build(mission: &Mission, target: MissionProvider, diff: &HandoffDiff) -> MissionHandoffArtifactV1 {
+fn build(
+    mission: &Mission,
+    target: MissionProvider,
+    diff: &HandoffDiff,
+) -> MissionHandoffArtifactV1 {
     build_handoff_artifact(mission, target, 100, diff, &vector_config()).unwrap()
 }
 
 #[test]
 fn the_contract_vector_reproduces_through_the_builder() {
-    let artifact = build(&vector_mission(), MissionProvider::ClaudeCode, &vector_diff());
+    let artifact = build(
+        &vector_mission(),
+        MissionProvider::ClaudeCode,
+        &vector_diff(),
+    );
     assert_eq!(
         artifact.artifact_sha256,
         "e6198507e9979a931ecba061fa89f0daeb282d0851704f97407112841f55eb29"
@@ -34,7 +42,12 @@ fn suggested_run_ids_follow_the_contract_examples_and_slugs() {
         ..vector_diff()
     };
     assert_eq!(
-        build(&vector_mission(), MissionProvider::ClaudeCode, &other_workspace).suggested_run_id,
+        build(
+            &vector_mission(),
+            MissionProvider::ClaudeCode,
+            &other_workspace
+        )
+        .suggested_run_id,
         "handoff-claude-cddfb9e2f410"
     );
     for (target, slug) in [
@@ -44,7 +57,8 @@ fn suggested_run_ids_follow_the_contract_examples_and_slugs() {
     ] {
         let id = build(&vector_mission(), target, &vector_diff()).suggested_run_id;
         assert!(
-            id.starts_with(&format!("handoff-{slug}-")) && id.len() == "handoff-".len() + slug.len() + 13,
+            id.starts_with(&format!("handoff-{slug}-"))
+                && id.len() == "handoff-".len() + slug.len() + 13,
             "{id}"
         );
     }
@@ -67,8 +81,18 @@ fn preconditions_are_checked_in_contract_order() {
         MissionStatus::Archived,
     ] {
         mission.status = status;
-        let error = build_handoff_artifact(&mission, MissionProvider::ClaudeCode, 1, &vector_diff(), &vector_config()).unwrap_err();
-        assert!(matches!(error, HandoffError::InvalidState { .. }), "{status:?}");
+        let error = build_handoff_artifact(
+            &mission,
+            MissionProvider::ClaudeCode,
+            1,
+            &vector_diff(),
+            &vector_config(),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(error, HandoffError::InvalidState { .. }),
+            "{status:?}"
+        );
     }
     for status in [
         MissionStatus::Blocked,
@@ -93,8 +117,14 @@ fn preconditions_are_checked_in_contract_order() {
     ));
 }
 
-fn with_decision(mission: Mission, attention_id: &str, decision: AttentionDecisionV1, actor: &str) -> Mission {
-    let mission = crate::proof::test_support::open_attention(mission, attention_id, "run a command");
+fn with_decision(
+    mission: Mission,
+    attention_id: &str,
+    decision: AttentionDecisionV1,
+    actor: &str,
+) -> Mission {
+    let mission =
+        crate::proof::test_support::open_attention(mission, attention_id, "run a command");
     let attempt = ResponseAttempt {
         attempt: 1,
         decision,
@@ -123,10 +153,20 @@ fn every_input_of_the_digest_changes_it_and_nothing_else_does() {
         "stable when nothing changed"
     );
 
-    let mut variants: Vec<(&str, MissionHandoffArtifactV1)> = vec![("target", build(&mission, MissionProvider::OpenCode, &vector_diff()))];
+    let mut variants: Vec<(&str, MissionHandoffArtifactV1)> = vec![(
+        "target",
+        build(&mission, MissionProvider::OpenCode, &vector_diff()),
+    )];
     variants.push((
         "generated_at",
-        build_handoff_artifact(&mission, MissionProvider::ClaudeCode, 101, &vector_diff(), &vector_config()).unwrap(),
+        build_handoff_artifact(
+            &mission,
+            MissionProvider::ClaudeCode,
+            101,
+            &vector_diff(),
+            &vector_config(),
+        )
+        .unwrap(),
     ));
     variants.push((
         "head",
@@ -174,7 +214,10 @@ fn every_input_of_the_digest_changes_it_and_nothing_else_does() {
     ));
     let mut touched = mission.clone();
     touched.updated_at_millis += 1;
-    variants.push(("updated_at", build(&touched, MissionProvider::ClaudeCode, &vector_diff())));
+    variants.push((
+        "updated_at",
+        build(&touched, MissionProvider::ClaudeCode, &vector_diff()),
+    ));
     let mut failing = mission.clone();
     failing.evidence.insert(
         "redirect-test".into(),
@@ -184,7 +227,9 @@ fn every_input_of_the_digest_changes_it_and_nothing_else_does() {
             assessment: nagi_schema::mission::MissionEvidenceAssessmentV1::Failed,
             workspace_digest: "c".repeat(64),
             relevant_digest: None,
-            declaration_digest: mission.plan.as_ref().unwrap().declarations[0].digest.clone(),
+            declaration_digest: mission.plan.as_ref().unwrap().declarations[0]
+                .digest
+                .clone(),
             run_id: "run-codex".into(),
             identity_digest: None,
             output_digest: None,
@@ -198,22 +243,50 @@ fn every_input_of_the_digest_changes_it_and_nothing_else_does() {
             output_tail: None,
         },
     );
-    variants.push(("check status", build(&failing, MissionProvider::ClaudeCode, &vector_diff())));
-    let decided = with_decision(mission.clone(), "attention:1", AttentionDecisionV1::ApproveOnce, "local-user");
-    variants.push(("decision", build(&decided, MissionProvider::ClaudeCode, &vector_diff())));
+    variants.push((
+        "check status",
+        build(&failing, MissionProvider::ClaudeCode, &vector_diff()),
+    ));
+    let decided = with_decision(
+        mission.clone(),
+        "attention:1",
+        AttentionDecisionV1::ApproveOnce,
+        "local-user",
+    );
+    variants.push((
+        "decision",
+        build(&decided, MissionProvider::ClaudeCode, &vector_diff()),
+    ));
 
     let mut seen = std::collections::BTreeSet::new();
     seen.insert(baseline.artifact_sha256.clone());
     for (what, artifact) in variants {
-        assert!(seen.insert(artifact.artifact_sha256.clone()), "{what} did not change the digest");
-        assert_eq!(artifact.artifact_sha256, handoff_artifact_sha256(&artifact).unwrap(), "{what}");
+        assert!(
+            seen.insert(artifact.artifact_sha256.clone()),
+            "{what} did not change the digest"
+        );
+        assert_eq!(
+            artifact.artifact_sha256,
+            handoff_artifact_sha256(&artifact).unwrap(),
+            "{what}"
+        );
     }
 }
 
 #[test]
 fn decisions_take_each_items_latest_attempt_in_id_order() {
-    let mission = with_decision(vector_mission(), "attention:b", AttentionDecisionV1::Deny, "local-user");
-    let mission = with_decision(mission, "attention:a", AttentionDecisionV1::ApproveForSession, "local-user");
+    let mission = with_decision(
+        vector_mission(),
+        "attention:b",
+        AttentionDecisionV1::Deny,
+        "local-user",
+    );
+    let mission = with_decision(
+        mission,
+        "attention:a",
+        AttentionDecisionV1::ApproveForSession,
+        "local-user",
+    );
     let mission = crate::mission::apply::apply(
         Some(mission),
         &MissionEvent::ResponseSettled {
@@ -225,9 +298,15 @@ fn decisions_take_each_items_latest_attempt_in_id_order() {
             at_millis: 310,
         },
     );
-    let mission = crate::proof::test_support::open_attention(mission, "attention:c", "never answered");
+    let mission =
+        crate::proof::test_support::open_attention(mission, "attention:c", "never answered");
     let artifact = build(&mission, MissionProvider::ClaudeCode, &vector_diff());
-    let summary: Vec<(&str, AttentionDecisionV1, nagi_schema::handoff::MissionHandoffDecisionStateV1, u64)> = artifact
+    let summary: Vec<(
+        &str,
+        AttentionDecisionV1,
+        nagi_schema::handoff::MissionHandoffDecisionStateV1,
+        u64,
+    )> = artifact
         .decisions
         .iter()
         .map(|decision| {
@@ -243,7 +322,12 @@ fn decisions_take_each_items_latest_attempt_in_id_order() {
     assert_eq!(
         summary,
         [
-            ("attention:a", AttentionDecisionV1::ApproveForSession, State::Requested, 300),
+            (
+                "attention:a",
+                AttentionDecisionV1::ApproveForSession,
+                State::Requested,
+                300
+            ),
             ("attention:b", AttentionDecisionV1::Deny, State::Failed, 310)
         ]
     );
@@ -263,9 +347,16 @@ pub(crate) fn secret_mission() -> Mission {
     let mut mission = vector_mission();
     mission.objective = format!(
         "Fix login with key {} and push with {}\npassword={}\n-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----\nclone https://deploy:{}@git.example.com/repo",
-        PLANTED_SECRETS[0], PLANTED_SECRETS[1], PLANTED_SECRETS[4], PLANTED_SECRETS[3], PLANTED_SECRETS[5]
+        PLANTED_SECRETS[0],
+        PLANTED_SECRETS[1],
+        PLANTED_SECRETS[4],
+        PLANTED_SECRETS[3],
+        PLANTED_SECRETS[5]
     );
-    mission.criteria[0].description = format!("Works with {} and Authorization: Bearer {}", PLANTED_SECRETS[2], PLANTED_SECRETS[6]);
+    mission.criteria[0].description = format!(
+        "Works with {} and Authorization: Bearer {}",
+        PLANTED_SECRETS[2], PLANTED_SECRETS[6]
+    );
     with_decision(
         mission,
         "attention:1",
@@ -275,13 +366,18 @@ pub(crate) fn secret_mission() -> Mission {
 }
 
 pub(crate) fn secret_diff() -> HandoffDiff {
-    let long_directory = "deeply/nested/directory/structure/that/git/will/shorten/in/the/stat/output";
+    let long_directory =
+        "deeply/nested/directory/structure/that/git/will/shorten/in/the/stat/output";
     let long_path = format!("{long_directory}/{}.txt", PLANTED_SECRETS[1]);
     HandoffDiff {
         head_revision: "b".repeat(40),
         workspace_digest: "c".repeat(64),
         dirty: true,
-        changed_paths: vec![format!("config/{}.env", PLANTED_SECRETS[2]), long_path, "src/lib.rs".into()],
+        changed_paths: vec![
+            format!("config/{}.env", PLANTED_SECRETS[2]),
+            long_path,
+            "src/lib.rs".into(),
+        ],
         stat: format!(
             " config/{}.env | 1 +\n .../shorten/in/the/stat/output/{}.txt | 2 +-\n ...{}.txt | 1 +\n src/lib.rs | 2 +-\n 3 files changed\npassword={}",
             PLANTED_SECRETS[2],
@@ -294,12 +390,22 @@ pub(crate) fn secret_diff() -> HandoffDiff {
 
 #[test]
 fn planted_secrets_never_reach_the_artifact_or_the_prompt() {
-    let artifact = build(&secret_mission(), MissionProvider::ClaudeCode, &secret_diff());
+    let artifact = build(
+        &secret_mission(),
+        MissionProvider::ClaudeCode,
+        &secret_diff(),
+    );
     let serialised = serde_json::to_string(&artifact).unwrap();
     let prompt = crate::handoff::handoff_prompt(&artifact);
     for secret in PLANTED_SECRETS {
-        assert!(!serialised.contains(secret), "{secret} leaked into the artifact: {serialised}");
-        assert!(!prompt.contains(secret), "{secret} leaked into the prompt: {prompt}");
+        assert!(
+            !serialised.contains(secret),
+            "{secret} leaked into the artifact: {serialised}"
+        );
+        assert!(
+            !prompt.contains(secret),
+            "{secret} leaked into the prompt: {prompt}"
+        );
     }
     let shortened_fragment = &PLANTED_SECRETS[1][20..];
     assert!(
@@ -307,12 +413,22 @@ fn planted_secrets_never_reach_the_artifact_or_the_prompt() {
         "a shortened stat name leaked a fragment: {}",
         artifact.diff.stat
     );
-    assert!(artifact.objective.starts_with("Fix login with key [REDACTED]"));
     assert!(
-        artifact.diff.changed_paths.contains(&"src/lib.rs".to_string()),
+        artifact
+            .objective
+            .starts_with("Fix login with key [REDACTED]")
+    );
+    assert!(
+        artifact
+            .diff
+            .changed_paths
+            .contains(&"src/lib.rs".to_string()),
         "normal paths are kept"
     );
-    assert!(artifact.diff.stat.contains(" src/lib.rs | 2 +-"), "normal stat lines are kept");
+    assert!(
+        artifact.diff.stat.contains(" src/lib.rs | 2 +-"),
+        "normal stat lines are kept"
+    );
     assert_eq!(artifact.decisions[0].actor_id, "token=[REDACTED]");
 }
 

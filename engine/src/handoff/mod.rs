@@ -14,8 +14,12 @@ pub mod start;
 mod test_support;
 
 pub use artifact::{
-    HandoffArtifactConfig, build_handoff_artifact, check_handoff_preconditions, default_warnings, handoff_artifact_sha256, provider_slug,
+    HandoffArtifactConfig, build_handoff_artifact, check_handoff_preconditions, default_warnings,
+    handoff_artifact_sha256, provider_slug,
 };
 pub use error::HandoffError;
 pub use prompt::{handoff_prompt, mission_prompt};
-pub use start::{HandoffAuthority, HandoffStartPrecheck, confirm_rebuilt_artifact, decide_run_continued, precheck_handoff_start};
+pub use start::{
+    HandoffAuthority, HandoffStartPrecheck, confirm_rebuilt_artifact, decide_run_continued,
+    precheck_handoff_start,
+};

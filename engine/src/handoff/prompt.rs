@@ -55,15 +55,28 @@ pub fn handoff_prompt(artifact: &MissionHandoffArtifactV1) -> String {
         "- uncommitted or committed changes since the base: {}",
         if artifact.diff.dirty { "yes" } else { "no" }
     );
-    let _ = writeln!(prompt, "- workspace digest: {}", artifact.diff.workspace_digest);
+    let _ = writeln!(
+        prompt,
+        "- workspace digest: {}",
+        artifact.diff.workspace_digest
+    );
     if artifact.diff.changed_paths.is_empty() {
         prompt.push_str("- changed paths: none\n");
     } else {
         prompt.push_str("- changed paths:\n");
-        for path in artifact.diff.changed_paths.iter().take(MAX_PROMPT_CHANGED_PATHS) {
+        for path in artifact
+            .diff
+            .changed_paths
+            .iter()
+            .take(MAX_PROMPT_CHANGED_PATHS)
+        {
             let _ = writeln!(prompt, "  - {path}");
         }
-        let more = artifact.diff.changed_paths.len().saturating_sub(MAX_PROMPT_CHANGED_PATHS);
+        let more = artifact
+            .diff
+            .changed_paths
+            .len()
+            .saturating_sub(MAX_PROMPT_CHANGED_PATHS);
         if more > 0 {
             let _ = writeln!(prompt, "  - … and {more} more");
         }
@@ -89,7 +102,11 @@ pub fn handoff_prompt(artifact: &MissionHandoffArtifactV1) -> String {
                 MissionCheckKindV1::Command => "command",
                 MissionCheckKindV1::Manual => "manual",
             };
-            let required = if check.required { "required" } else { "optional" };
+            let required = if check.required {
+                "required"
+            } else {
+                "optional"
+            };
             let _ = writeln!(
                 prompt,
                 "- {} ({kind}, {required}): {}",
@@ -136,7 +153,9 @@ fn check_status_words(status: MissionCheckStatusV1) -> &'static str {
         MissionCheckStatusV1::ProviderClaimOnly => "only claimed by a provider",
         MissionCheckStatusV1::DeclarationMismatch => "recorded under another declaration",
         MissionCheckStatusV1::IdentityMismatch => "recorded for another run",
-        MissionCheckStatusV1::ArtifactMissingOrChanged => "a required artifact is missing or changed",
+        MissionCheckStatusV1::ArtifactMissingOrChanged => {
+            "a required artifact is missing or changed"
+        }
         MissionCheckStatusV1::ManualNotAuthorized => "reviewed by someone not authorised",
     }
 }
@@ -155,7 +174,9 @@ mod tests {
             description: "No regression".into(),
         });
         let prompt = mission_prompt(&mission);
-        assert!(prompt.starts_with("Objective:\nFix login\n  keep `redirect` intact\n\nAcceptance criteria:\n"));
+        assert!(prompt.starts_with(
+            "Objective:\nFix login\n  keep `redirect` intact\n\nAcceptance criteria:\n"
+        ));
         assert!(prompt.contains("1. Redirect test passes\n2. No regression\n"));
     }
 }

@@ -74,7 +74,10 @@ pub fn precheck_handoff_start(
 }
 
 /// Step 8: the rebuilt artifact must hash to exactly what the client inspected.
-pub fn confirm_rebuilt_artifact(rebuilt: &MissionHandoffArtifactV1, supplied_artifact_sha256: &str) -> Result<(), HandoffError> {
+pub fn confirm_rebuilt_artifact(
+    rebuilt: &MissionHandoffArtifactV1,
+    supplied_artifact_sha256: &str,
+) -> Result<(), HandoffError> {
     if rebuilt.artifact_sha256 == supplied_artifact_sha256 {
         return Ok(());
     }
@@ -88,7 +91,11 @@ pub fn confirm_rebuilt_artifact(rebuilt: &MissionHandoffArtifactV1, supplied_art
 
 /// Step 10 against the mission as the write job reads it: the durable `RunContinued` that
 /// makes the artifact's suggested run the current run (§6.7).
-pub fn decide_run_continued(mission: &Mission, artifact: &MissionHandoffArtifactV1, now_millis: u64) -> Result<MissionEvent, HandoffError> {
+pub fn decide_run_continued(
+    mission: &Mission,
+    artifact: &MissionHandoffArtifactV1,
+    now_millis: u64,
+) -> Result<MissionEvent, HandoffError> {
     if artifact.mission_id != mission.mission_id {
         return Err(HandoffError::ArtifactChanged {
             detail: format!("the artifact belongs to mission {}", artifact.mission_id),
@@ -119,11 +126,20 @@ pub fn decide_run_continued(mission: &Mission, artifact: &MissionHandoffArtifact
         });
     }
     let run_id = &artifact.suggested_run_id;
-    if *run_id == source.run_id || mission.run_history.iter().any(|earlier| earlier.run_id == *run_id) {
-        return Err(HandoffError::RunConflict { run_id: run_id.clone() });
+    if *run_id == source.run_id
+        || mission
+            .run_history
+            .iter()
+            .any(|earlier| earlier.run_id == *run_id)
+    {
+        return Err(HandoffError::RunConflict {
+            run_id: run_id.clone(),
+        });
     }
     if !id_is_valid(run_id) {
-        return Err(HandoffError::InvalidRun { run_id: run_id.clone() });
+        return Err(HandoffError::InvalidRun {
+            run_id: run_id.clone(),
+        });
     }
     let run = Run {
         run_id: run_id.clone(),

@@ -15,7 +15,14 @@ impl LiveRuns for AllLive {
 }
 
 fn artifact(mission: &Mission, to: MissionProvider) -> MissionHandoffArtifactV1 {
-    build_handoff_artifact(mission, to, 100, &vector_diff(), &HandoffArtifactConfig::default()).unwrap()
+    build_handoff_artifact(
+        mission,
+        to,
+        100,
+        &vector_diff(),
+        &HandoffArtifactConfig::default(),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -33,7 +40,10 @@ fn a_successful_continuation_copies_the_source_run_as_the_contract_says() {
         ),
         Ok(HandoffStartPrecheck::Rebuild)
     );
-    assert_eq!(confirm_rebuilt_artifact(&artifact, &artifact.artifact_sha256), Ok(()));
+    assert_eq!(
+        confirm_rebuilt_artifact(&artifact, &artifact.artifact_sha256),
+        Ok(())
+    );
     let event = decide_run_continued(&mission, &artifact, 500).unwrap();
     let MissionEvent::RunContinued {
         source_run_id,
@@ -50,7 +60,10 @@ fn a_successful_continuation_copies_the_source_run_as_the_contract_says() {
     assert_eq!(run.base_revision, "a".repeat(40));
     assert!(run.execute_declared_checks && !run.execute_project_recipe);
     assert_eq!(run.handoff_from_run_id.as_deref(), Some("run-codex"));
-    assert_eq!(run.handoff_artifact_sha256.as_deref(), Some(artifact.artifact_sha256.as_str()));
+    assert_eq!(
+        run.handoff_artifact_sha256.as_deref(),
+        Some(artifact.artifact_sha256.as_str())
+    );
     assert_eq!(run.provider_session_id, None);
     assert_eq!(run.sandbox, SandboxGrant::ReadOnly);
 
@@ -58,7 +71,12 @@ fn a_successful_continuation_copies_the_source_run_as_the_contract_says() {
     assert_eq!(continued.status, MissionStatus::Preparing);
     assert_eq!(continued.run_history.last().unwrap().run_id, "run-codex");
     assert_eq!(
-        continued.run_history.last().unwrap().provider_session_id.as_deref(),
+        continued
+            .run_history
+            .last()
+            .unwrap()
+            .provider_session_id
+            .as_deref(),
         Some("thread-1")
     );
 
@@ -84,7 +102,9 @@ fn a_successful_continuation_copies_the_source_run_as_the_contract_says() {
 #[test]
 fn evidence_goes_stale_when_the_run_continues() {
     let mut mission = vector_mission();
-    let declaration_digest = mission.plan.as_ref().unwrap().declarations[0].digest.clone();
+    let declaration_digest = mission.plan.as_ref().unwrap().declarations[0]
+        .digest
+        .clone();
     mission.evidence.insert(
         "redirect-test".into(),
         crate::mission::model::Evidence {
@@ -110,7 +130,10 @@ fn evidence_goes_stale_when_the_run_continues() {
     let artifact = artifact(&mission, MissionProvider::OpenCode);
     let event = decide_run_continued(&mission, &artifact, 500).unwrap();
     let continued = apply(Some(mission), &event);
-    assert_eq!(continued.evidence["redirect-test"].assessment, MissionEvidenceAssessmentV1::Stale);
+    assert_eq!(
+        continued.evidence["redirect-test"].assessment,
+        MissionEvidenceAssessmentV1::Stale
+    );
     assert_eq!(continued.evidence_pack_digest, None);
 }
 
@@ -180,7 +203,8 @@ fn step_ten_rechecks_state_attention_run_provider_and_run_ids() {
         Err(HandoffError::InvalidState { .. })
     ));
 
-    let waiting = crate::proof::test_support::open_attention(mission.clone(), "attention:1", "approve");
+    let waiting =
+        crate::proof::test_support::open_attention(mission.clone(), "attention:1", "approve");
     assert_eq!(
         decide_run_continued(&waiting, &artifact, 500),
         Err(HandoffError::AttentionUnresolved { count: 1 })

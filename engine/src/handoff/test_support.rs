@@ -1,7 +1,8 @@
 //! The mission and diff of the §6.4 test vector, built through the real decisions and fold.
 
 use nagi_schema::mission::{
-    CommandCheck, MissionCheck, MissionCreateParams, MissionPathRule, MissionProvider, MissionProviderMode, MissionStatus,
+    CommandCheck, MissionCheck, MissionCreateParams, MissionPathRule, MissionProvider,
+    MissionProviderMode, MissionStatus,
 };
 
 use crate::mission::apply::apply;
@@ -34,7 +35,8 @@ pub fn vector_mission() -> Mission {
         required: true,
         covers: vec![0],
     })];
-    let ConfigureDecision::Configure(configured) = decide_configure(&mission, &checks, 11).unwrap() else {
+    let ConfigureDecision::Configure(configured) = decide_configure(&mission, &checks, 11).unwrap()
+    else {
         panic!("configured")
     };
     mission = apply(Some(mission), &configured);

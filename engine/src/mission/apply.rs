@@ -5,41 +5,52 @@
 use nagi_schema::mission::{MissionEvidenceAssessmentV1, MissionStatus};
 use nagi_schema::proof::ProofClosureDecisionV1;
 
-use crate::digest::criterion_id;
 use super::event::MissionEvent;
 use super::model::*;
+use crate::digest::criterion_id;
 
 /// Applies one event. `mission` is `None` only for `MissionCreated`.
 pub fn apply(mission: Option<Mission>, event: &MissionEvent) -> Mission {
     let at = event.at_millis();
     let mut mission = match (mission, event) {
-        (None, MissionEvent::MissionCreated { mission_id, title, repository_path, objective, acceptance_criteria, .. }) => {
-            Mission {
-                mission_id: mission_id.clone(),
-                title: title.clone(),
-                repository_path: repository_path.clone(),
-                objective: objective.clone(),
-                criteria: acceptance_criteria
-                    .iter()
-                    .enumerate()
-                    .map(|(index, text)| Criterion { criterion_id: criterion_id(index as u64, text), description: text.clone() })
-                    .collect(),
-                plan: None,
-                status: MissionStatus::Draft,
-                status_reason: None,
-                run: None,
-                run_history: Vec::new(),
-                attention: Default::default(),
-                evidence: Default::default(),
-                evidence_pack_digest: None,
-                ready_receipt: None,
-                archive_receipt: None,
-                checks_in_flight: None,
-                created_at_millis: at,
-                updated_at_millis: at,
-                revision: 1,
-            }
-        }
+        (
+            None,
+            MissionEvent::MissionCreated {
+                mission_id,
+                title,
+                repository_path,
+                objective,
+                acceptance_criteria,
+                ..
+            },
+        ) => Mission {
+            mission_id: mission_id.clone(),
+            title: title.clone(),
+            repository_path: repository_path.clone(),
+            objective: objective.clone(),
+            criteria: acceptance_criteria
+                .iter()
+                .enumerate()
+                .map(|(index, text)| Criterion {
+                    criterion_id: criterion_id(index as u64, text),
+                    description: text.clone(),
+                })
+                .collect(),
+            plan: None,
+            status: MissionStatus::Draft,
+            status_reason: None,
+            run: None,
+            run_history: Vec::new(),
+            attention: Default::default(),
+            evidence: Default::default(),
+            evidence_pack_digest: None,
+            ready_receipt: None,
+            archive_receipt: None,
+            checks_in_flight: None,
+            created_at_millis: at,
+            updated_at_millis: at,
+            revision: 1,
+        },
         (Some(mission), MissionEvent::MissionCreated { .. }) => {
             // A second creation is never decided; keep the projection as it is.
             return mission;
@@ -58,7 +69,11 @@ pub fn apply(mission: Option<Mission>, event: &MissionEvent) -> Mission {
 fn apply_to_existing(mission: &mut Mission, event: &MissionEvent) {
     match event {
         MissionEvent::MissionCreated { .. } => {}
-        MissionEvent::ClosureConfigured { declarations, declaration_set_digest, .. } => {
+        MissionEvent::ClosureConfigured {
+            declarations,
+            declaration_set_digest,
+            ..
+        } => {
             mission.plan = Some(ClosurePlan {
                 declarations: declarations.clone(),
                 declaration_set_digest: declaration_set_digest.clone(),
@@ -82,7 +97,13 @@ fn apply_to_existing(mission: &mut Mission, event: &MissionEvent) {
             mission.status_reason = Some("the handoff target provider is starting".into());
             mark_evidence_stale(mission);
         }
-        MissionEvent::RunPaneAttached { run_id, pane_id, enforcement, workspace_digest_at_start, .. } => {
+        MissionEvent::RunPaneAttached {
+            run_id,
+            pane_id,
+            enforcement,
+            workspace_digest_at_start,
+            ..
+        } => {
             if let Some(run) = mission.run.as_mut().filter(|run| &run.run_id == run_id) {
                 run.pane_id = Some(pane_id.clone());
                 run.enforcement = Some(enforcement.clone());
@@ -91,14 +112,23 @@ fn apply_to_existing(mission: &mut Mission, event: &MissionEvent) {
                 }
             }
         }
-        MissionEvent::ProviderSessionBound { run_id, provider_session_id, .. } => {
+        MissionEvent::ProviderSessionBound {
+            run_id,
+            provider_session_id,
+            ..
+        } => {
             if let Some(run) = mission.run.as_mut().filter(|run| &run.run_id == run_id) {
                 run.provider_session_id = Some(provider_session_id.clone());
             }
             mission.status = MissionStatus::Active;
             mission.status_reason = Some("the provider is working".into());
         }
-        MissionEvent::StatusChanged { status, reason, run_outcome, at_millis } => {
+        MissionEvent::StatusChanged {
+            status,
+            reason,
+            run_outcome,
+            at_millis,
+        } => {
             mission.status = *status;
             mission.status_reason = reason.clone();
             if let Some(outcome) = run_outcome
@@ -109,18 +139,33 @@ fn apply_to_existing(mission: &mut Mission, event: &MissionEvent) {
             }
         }
         MissionEvent::AttentionOpened { attention, .. } => {
-            mission.attention.insert(attention.attention_id.clone(), attention.clone());
+            mission
+                .attention
+                .insert(attention.attention_id.clone(), attention.clone());
         }
-        MissionEvent::ResponseRequested { attention_id, attempt, at_millis } => {
+        MissionEvent::ResponseRequested {
+            attention_id,
+            attempt,
+            at_millis,
+        } => {
             if let Some(item) = mission.attention.get_mut(attention_id) {
                 item.attempts.push(attempt.clone());
                 item.lifecycle = AttentionLifecycle::PendingResponse;
                 item.updated_at_millis = *at_millis;
             }
         }
-        MissionEvent::ResponseSettled { attention_id, attempt, state, at_millis } => {
+        MissionEvent::ResponseSettled {
+            attention_id,
+            attempt,
+            state,
+            at_millis,
+        } => {
             if let Some(item) = mission.attention.get_mut(attention_id) {
-                if let Some(entry) = item.attempts.iter_mut().find(|entry| entry.attempt == *attempt) {
+                if let Some(entry) = item
+                    .attempts
+                    .iter_mut()
+                    .find(|entry| entry.attempt == *attempt)
+                {
                     entry.state = *state;
                     entry.updated_at_millis = *at_millis;
                 }
@@ -128,22 +173,42 @@ fn apply_to_existing(mission: &mut Mission, event: &MissionEvent) {
                     AttemptState::Requested => AttentionLifecycle::PendingResponse,
                     AttemptState::Acknowledged => AttentionLifecycle::Resolved,
                     AttemptState::DefinitelyNotApplied { .. } => AttentionLifecycle::Open,
-                    AttemptState::DeliveryUnknown { .. } => AttentionLifecycle::ReconciliationRequired,
+                    AttemptState::DeliveryUnknown { .. } => {
+                        AttentionLifecycle::ReconciliationRequired
+                    }
                 };
                 item.updated_at_millis = *at_millis;
             }
         }
-        MissionEvent::AttentionClosed { attention_id, expired, actor, reason, at_millis } => {
+        MissionEvent::AttentionClosed {
+            attention_id,
+            expired,
+            actor,
+            reason,
+            at_millis,
+        } => {
             if let Some(item) = mission.attention.get_mut(attention_id) {
-                item.lifecycle = if *expired { AttentionLifecycle::Expired } else { AttentionLifecycle::Dismissed };
+                item.lifecycle = if *expired {
+                    AttentionLifecycle::Expired
+                } else {
+                    AttentionLifecycle::Dismissed
+                };
                 item.closed_reason = Some(reason.clone());
                 item.closed_by = Some(actor.clone());
                 item.updated_at_millis = *at_millis;
             }
         }
-        MissionEvent::ChecksStarted { run_id, purpose, at_millis, .. } => {
-            mission.checks_in_flight =
-                Some(ChecksInFlight { run_id: run_id.clone(), purpose: purpose.clone(), started_at_millis: *at_millis });
+        MissionEvent::ChecksStarted {
+            run_id,
+            purpose,
+            at_millis,
+            ..
+        } => {
+            mission.checks_in_flight = Some(ChecksInFlight {
+                run_id: run_id.clone(),
+                purpose: purpose.clone(),
+                started_at_millis: *at_millis,
+            });
         }
         MissionEvent::ChecksFinished { outcome, .. } => {
             mission.checks_in_flight = None;
@@ -154,7 +219,9 @@ fn apply_to_existing(mission: &mut Mission, event: &MissionEvent) {
             }
         }
         MissionEvent::EvidenceRecorded { evidence, .. } => {
-            mission.evidence.insert(evidence.check_id.clone(), evidence.clone());
+            mission
+                .evidence
+                .insert(evidence.check_id.clone(), evidence.clone());
         }
         MissionEvent::EvidencePackRecorded { pack_digest, .. } => {
             mission.evidence_pack_digest = Some(pack_digest.clone());
@@ -163,7 +230,8 @@ fn apply_to_existing(mission: &mut Mission, event: &MissionEvent) {
             ProofClosureDecisionV1::ReadyToClose => {
                 mission.ready_receipt = Some(receipt.clone());
                 mission.status = MissionStatus::ReadyToClose;
-                mission.status_reason = Some("the proof verified; close re-verifies and archives".into());
+                mission.status_reason =
+                    Some("the proof verified; close re-verifies and archives".into());
             }
             ProofClosureDecisionV1::Archived => {
                 mission.archive_receipt = Some(receipt.clone());

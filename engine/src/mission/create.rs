@@ -27,7 +27,11 @@ pub fn decide_create(
             && mission.repository_path == canonical_repository
             && mission.objective == params.objective
             && mission.criteria.len() == params.acceptance_criteria.len()
-            && mission.criteria.iter().zip(&params.acceptance_criteria).all(|(criterion, text)| &criterion.description == text);
+            && mission
+                .criteria
+                .iter()
+                .zip(&params.acceptance_criteria)
+                .all(|(criterion, text)| &criterion.description == text);
         return if same {
             Ok(CreateDecision::Unchanged)
         } else {
@@ -39,7 +43,8 @@ pub fn decide_create(
     }
     check_id("mission_id", &params.mission_id).map_err(MissionError::InvalidMission)?;
     check_text("title", &params.title, MAX_TITLE_BYTES).map_err(MissionError::InvalidMission)?;
-    check_text("objective", &params.objective, MAX_OBJECTIVE_BYTES).map_err(MissionError::InvalidMission)?;
+    check_text("objective", &params.objective, MAX_OBJECTIVE_BYTES)
+        .map_err(MissionError::InvalidMission)?;
     let count = params.acceptance_criteria.len();
     if count == 0 || count > MAX_CRITERIA {
         return Err(MissionError::InvalidMission(format!(
@@ -47,7 +52,12 @@ pub fn decide_create(
         )));
     }
     for (index, criterion) in params.acceptance_criteria.iter().enumerate() {
-        check_text(&format!("acceptance_criteria[{index}]"), criterion, MAX_CRITERION_BYTES).map_err(MissionError::InvalidMission)?;
+        check_text(
+            &format!("acceptance_criteria[{index}]"),
+            criterion,
+            MAX_CRITERION_BYTES,
+        )
+        .map_err(MissionError::InvalidMission)?;
     }
     if canonical_repository.len() > MAX_PATH_BYTES || !canonical_repository.starts_with('/') {
         return Err(MissionError::InvalidMission(format!(
@@ -77,7 +87,12 @@ struct Candidate {
     problems: Vec<String>,
 }
 
-fn normalise_or_keep(raw: &str, allow_root: bool, what: &str, problems: &mut Vec<String>) -> String {
+fn normalise_or_keep(
+    raw: &str,
+    allow_root: bool,
+    what: &str,
+    problems: &mut Vec<String>,
+) -> String {
     match normalise_relative_path(raw, allow_root) {
         Ok(path) => path,
         Err(error) => {
@@ -89,8 +104,11 @@ fn normalise_or_keep(raw: &str, allow_root: bool, what: &str, problems: &mut Vec
 
 fn build_candidate(mission: &Mission, check: &MissionCheck) -> Candidate {
     let mut problems = Vec::new();
-    let mut covered: Vec<String> =
-        check.covers().iter().map(|index| mission.criteria[*index as usize].criterion_id.clone()).collect();
+    let mut covered: Vec<String> = check
+        .covers()
+        .iter()
+        .map(|index| mission.criteria[*index as usize].criterion_id.clone())
+        .collect();
     covered.sort();
     covered.dedup();
     let (kind, required) = match check {
@@ -110,7 +128,9 @@ fn build_candidate(mission: &Mission, check: &MissionCheck) -> Candidate {
             let required_artifacts = command
                 .required_artifacts
                 .iter()
-                .map(|artifact| normalise_or_keep(artifact, false, "required artifact", &mut problems))
+                .map(|artifact| {
+                    normalise_or_keep(artifact, false, "required artifact", &mut problems)
+                })
                 .collect();
             (
                 DeclarationKind::Command {
@@ -124,13 +144,23 @@ fn build_candidate(mission: &Mission, check: &MissionCheck) -> Candidate {
                 command.required,
             )
         }
-        MissionCheck::Manual(manual) => {
-            (DeclarationKind::Manual { reviewers: manual.reviewers.clone(), allow_override: manual.allow_override }, manual.required)
-        }
+        MissionCheck::Manual(manual) => (
+            DeclarationKind::Manual {
+                reviewers: manual.reviewers.clone(),
+                allow_override: manual.allow_override,
+            },
+            manual.required,
+        ),
     };
     let digest = declaration_digest(check.id(), &kind, required, &covered);
     Candidate {
-        declaration: Declaration { check_id: check.id().to_string(), kind, required, covered_criterion_ids: covered, digest },
+        declaration: Declaration {
+            check_id: check.id().to_string(),
+            kind,
+            required,
+            covered_criterion_ids: covered,
+            digest,
+        },
         problems,
     }
 }
@@ -144,27 +174,59 @@ fn validate_declaration(candidate: &Candidate) -> Result<(), String> {
         return Err(format!("check {id}: {problem}"));
     }
     if declaration.covered_criterion_ids.len() > MAX_COVERED {
-        return Err(format!("check {id} covers more than {MAX_COVERED} criteria"));
+        return Err(format!(
+            "check {id} covers more than {MAX_COVERED} criteria"
+        ));
     }
     match &declaration.kind {
-        DeclarationKind::Command { program, args, relevant_paths, required_artifacts, .. } => {
-            if program.trim().is_empty() || program.len() > MAX_PROGRAM_BYTES || program.contains('\0') {
-                return Err(format!("check {id}: program must be 1 to {MAX_PROGRAM_BYTES} bytes, non-blank, without NUL"));
+        DeclarationKind::Command {
+            program,
+            args,
+            relevant_paths,
+            required_artifacts,
+            ..
+        } => {
+            if program.trim().is_empty()
+                || program.len() > MAX_PROGRAM_BYTES
+                || program.contains('\0')
+            {
+                return Err(format!(
+                    "check {id}: program must be 1 to {MAX_PROGRAM_BYTES} bytes, non-blank, without NUL"
+                ));
             }
             if args.len() > MAX_ARGS {
-                return Err(format!("check {id} has {} arguments; the limit is {MAX_ARGS}", args.len()));
+                return Err(format!(
+                    "check {id} has {} arguments; the limit is {MAX_ARGS}",
+                    args.len()
+                ));
             }
-            if let Some(bad) = args.iter().position(|arg| arg.len() > MAX_ARG_BYTES || arg.contains('\0')) {
-                return Err(format!("check {id}: argument {bad} is over {MAX_ARG_BYTES} bytes or contains NUL"));
+            if let Some(bad) = args
+                .iter()
+                .position(|arg| arg.len() > MAX_ARG_BYTES || arg.contains('\0'))
+            {
+                return Err(format!(
+                    "check {id}: argument {bad} is over {MAX_ARG_BYTES} bytes or contains NUL"
+                ));
             }
             if relevant_paths.len() > MAX_PATH_RULES {
-                return Err(format!("check {id} has {} path rules; the limit is {MAX_PATH_RULES}", relevant_paths.len()));
+                return Err(format!(
+                    "check {id} has {} path rules; the limit is {MAX_PATH_RULES}",
+                    relevant_paths.len()
+                ));
             }
             if required_artifacts.len() > MAX_ARTIFACTS {
-                return Err(format!("check {id} has {} required artifacts; the limit is {MAX_ARTIFACTS}", required_artifacts.len()));
+                return Err(format!(
+                    "check {id} has {} required artifacts; the limit is {MAX_ARTIFACTS}",
+                    required_artifacts.len()
+                ));
             }
-            if relevant_paths.iter().any(|rule| matches!(rule, MissionPathRule::Exact { path } if path == ".")) {
-                return Err(format!("check {id}: an exact path rule cannot name the workspace root"));
+            if relevant_paths
+                .iter()
+                .any(|rule| matches!(rule, MissionPathRule::Exact { path } if path == "."))
+            {
+                return Err(format!(
+                    "check {id}: an exact path rule cannot name the workspace root"
+                ));
             }
         }
         DeclarationKind::Manual { reviewers, .. } => {
@@ -172,10 +234,15 @@ fn validate_declaration(candidate: &Candidate) -> Result<(), String> {
                 return Err(format!("manual check {id} needs at least one reviewer"));
             }
             if reviewers.len() > MAX_REVIEWERS {
-                return Err(format!("manual check {id} has {} reviewers; the limit is {MAX_REVIEWERS}", reviewers.len()));
+                return Err(format!(
+                    "manual check {id} has {} reviewers; the limit is {MAX_REVIEWERS}",
+                    reviewers.len()
+                ));
             }
             if let Some(bad) = reviewers.iter().find(|reviewer| !id_is_valid(reviewer)) {
-                return Err(format!("manual check {id}: reviewer {bad:?} breaks the ID rule"));
+                return Err(format!(
+                    "manual check {id}: reviewer {bad:?} breaks the ID rule"
+                ));
             }
         }
     }
@@ -190,16 +257,22 @@ fn validate_plan(mission: &Mission, declarations: &[Declaration]) -> Result<(), 
     let mut seen = std::collections::BTreeSet::new();
     for declaration in declarations {
         if !seen.insert(declaration.check_id.as_str()) {
-            return Err(format!("check id {} is declared twice", declaration.check_id));
+            return Err(format!(
+                "check id {} is declared twice",
+                declaration.check_id
+            ));
         }
     }
     if !declarations.iter().any(|declaration| declaration.required) {
         return Err("at least one check must be required".into());
     }
     for (index, criterion) in mission.criteria.iter().enumerate() {
-        let covered = declarations
-            .iter()
-            .any(|declaration| declaration.required && declaration.covered_criterion_ids.contains(&criterion.criterion_id));
+        let covered = declarations.iter().any(|declaration| {
+            declaration.required
+                && declaration
+                    .covered_criterion_ids
+                    .contains(&criterion.criterion_id)
+        });
         if !covered {
             return Err(format!(
                 "acceptance criterion {index} ({:?}) is not covered by any required check",
@@ -211,18 +284,32 @@ fn validate_plan(mission: &Mission, declarations: &[Declaration]) -> Result<(), 
 }
 
 /// Steps 3–9 of §2.4 (step 2, the missing mission, is the caller's).
-pub fn decide_configure(mission: &Mission, checks: &[MissionCheck], now_millis: u64) -> Result<ConfigureDecision, MissionError> {
+pub fn decide_configure(
+    mission: &Mission,
+    checks: &[MissionCheck],
+    now_millis: u64,
+) -> Result<ConfigureDecision, MissionError> {
     let criteria_count = mission.criteria.len() as u64;
     for check in checks {
-        if let Some(index) = check.covers().iter().find(|index| **index >= criteria_count) {
+        if let Some(index) = check
+            .covers()
+            .iter()
+            .find(|index| **index >= criteria_count)
+        {
             return Err(MissionError::InvalidClosure(format!(
                 "check {} covers criterion index {index}, but the mission has {criteria_count} criteria",
                 check.id()
             )));
         }
     }
-    let candidates: Vec<Candidate> = checks.iter().map(|check| build_candidate(mission, check)).collect();
-    let digests: Vec<String> = candidates.iter().map(|candidate| candidate.declaration.digest.clone()).collect();
+    let candidates: Vec<Candidate> = checks
+        .iter()
+        .map(|check| build_candidate(mission, check))
+        .collect();
+    let digests: Vec<String> = candidates
+        .iter()
+        .map(|candidate| candidate.declaration.digest.clone())
+        .collect();
     let set_digest = crate::digest::declaration_set_digest(&digests);
     if let Some(plan) = &mission.plan {
         return if plan.declaration_set_digest == set_digest {
@@ -234,10 +321,16 @@ pub fn decide_configure(mission: &Mission, checks: &[MissionCheck], now_millis: 
             )))
         };
     }
-    let declarations: Vec<Declaration> = candidates.iter().map(|candidate| candidate.declaration.clone()).collect();
+    let declarations: Vec<Declaration> = candidates
+        .iter()
+        .map(|candidate| candidate.declaration.clone())
+        .collect();
     validate_plan(mission, &declarations).map_err(MissionError::InvalidClosure)?;
     if checks.is_empty() || checks.len() > MAX_CHECKS {
-        return Err(MissionError::InvalidClosure(format!("a closure plan needs 1 to {MAX_CHECKS} checks; got {}", checks.len())));
+        return Err(MissionError::InvalidClosure(format!(
+            "a closure plan needs 1 to {MAX_CHECKS} checks; got {}",
+            checks.len()
+        )));
     }
     for candidate in &candidates {
         validate_declaration(candidate).map_err(MissionError::InvalidClosure)?;
@@ -249,9 +342,11 @@ pub fn decide_configure(mission: &Mission, checks: &[MissionCheck], now_millis: 
             mission.status.as_str()
         )));
     }
-    Ok(ConfigureDecision::Configure(MissionEvent::ClosureConfigured {
-        declarations,
-        declaration_set_digest: set_digest,
-        at_millis: now_millis,
-    }))
+    Ok(ConfigureDecision::Configure(
+        MissionEvent::ClosureConfigured {
+            declarations,
+            declaration_set_digest: set_digest,
+            at_millis: now_millis,
+        },
+    ))
 }

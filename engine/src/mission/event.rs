@@ -6,7 +6,7 @@ use nagi_schema::mission::MissionStatus;
 use nagi_schema::proof::ProofReceiptV1;
 use serde::{Deserialize, Serialize};
 
-use super::model::{Attention, AttemptState, Declaration, Evidence, ResponseAttempt, Run};
+use super::model::{AttemptState, Attention, Declaration, Evidence, ResponseAttempt, Run};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

@@ -15,61 +15,121 @@ fn attempt_state_name(state: &AttemptState) -> &'static str {
 }
 
 fn attention_changed(attention_id: &str, state: &str) -> MissionEventDetail {
-    MissionEventDetail::MissionAttentionChanged { attention_id: attention_id.to_string(), state: state.to_string(), kind: None, risk: None }
+    MissionEventDetail::MissionAttentionChanged {
+        attention_id: attention_id.to_string(),
+        state: state.to_string(),
+        kind: None,
+        risk: None,
+    }
 }
 
 /// The wire form of one logged event.
 pub fn wire_event(seq: u64, mission_id: &str, stored: &StoredEvent) -> MissionEventV1 {
     let detail = match &stored.event {
-        MissionEvent::MissionCreated { title, .. } => MissionEventDetail::MissionCreated { title: title.clone() },
+        MissionEvent::MissionCreated { title, .. } => MissionEventDetail::MissionCreated {
+            title: title.clone(),
+        },
         MissionEvent::ClosureConfigured { declarations, .. } => {
-            MissionEventDetail::MissionConfigured { declared_check_count: declarations.len() as u32 }
+            MissionEventDetail::MissionConfigured {
+                declared_check_count: declarations.len() as u32,
+            }
         }
-        MissionEvent::RunStarted { run, .. } => {
-            MissionEventDetail::MissionRunStarted { run_id: run.run_id.clone(), provider: run.provider }
-        }
-        MissionEvent::RunContinued { source_run_id, run, .. } => MissionEventDetail::MissionRunContinued {
+        MissionEvent::RunStarted { run, .. } => MissionEventDetail::MissionRunStarted {
+            run_id: run.run_id.clone(),
+            provider: run.provider,
+        },
+        MissionEvent::RunContinued {
+            source_run_id, run, ..
+        } => MissionEventDetail::MissionRunContinued {
             run_id: run.run_id.clone(),
             source_run_id: source_run_id.clone(),
             provider: run.provider,
         },
-        MissionEvent::RunPaneAttached { run_id, pane_id, enforcement, .. } => MissionEventDetail::MissionRunPaneAttached {
+        MissionEvent::RunPaneAttached {
+            run_id,
+            pane_id,
+            enforcement,
+            ..
+        } => MissionEventDetail::MissionRunPaneAttached {
             run_id: run_id.clone(),
             pane_id: pane_id.clone(),
             enforcement: enforcement.clone(),
         },
-        MissionEvent::ProviderSessionBound { run_id, .. } => MissionEventDetail::MissionSessionBound { run_id: run_id.clone() },
-        MissionEvent::StatusChanged { reason, .. } => MissionEventDetail::MissionStatusChanged { reason: reason.clone() },
-        MissionEvent::AttentionOpened { attention, .. } => MissionEventDetail::MissionAttentionChanged {
-            attention_id: attention.attention_id.clone(),
-            state: "open".into(),
-            kind: Some(attention.kind),
-            risk: Some(attention.risk),
-        },
-        MissionEvent::ResponseRequested { attention_id, .. } => attention_changed(attention_id, "pending_response"),
-        MissionEvent::ResponseSettled { attention_id, state, .. } => attention_changed(attention_id, attempt_state_name(state)),
-        MissionEvent::AttentionClosed { attention_id, expired, .. } => {
-            attention_changed(attention_id, if *expired { "expired" } else { "dismissed" })
+        MissionEvent::ProviderSessionBound { run_id, .. } => {
+            MissionEventDetail::MissionSessionBound {
+                run_id: run_id.clone(),
+            }
         }
-        MissionEvent::ChecksStarted { run_id, purpose, check_count, .. } => MissionEventDetail::MissionChecksStarted {
+        MissionEvent::StatusChanged { reason, .. } => MissionEventDetail::MissionStatusChanged {
+            reason: reason.clone(),
+        },
+        MissionEvent::AttentionOpened { attention, .. } => {
+            MissionEventDetail::MissionAttentionChanged {
+                attention_id: attention.attention_id.clone(),
+                state: "open".into(),
+                kind: Some(attention.kind),
+                risk: Some(attention.risk),
+            }
+        }
+        MissionEvent::ResponseRequested { attention_id, .. } => {
+            attention_changed(attention_id, "pending_response")
+        }
+        MissionEvent::ResponseSettled {
+            attention_id,
+            state,
+            ..
+        } => attention_changed(attention_id, attempt_state_name(state)),
+        MissionEvent::AttentionClosed {
+            attention_id,
+            expired,
+            ..
+        } => attention_changed(attention_id, if *expired { "expired" } else { "dismissed" }),
+        MissionEvent::ChecksStarted {
+            run_id,
+            purpose,
+            check_count,
+            ..
+        } => MissionEventDetail::MissionChecksStarted {
             run_id: run_id.clone(),
             purpose: purpose.clone(),
             check_count: *check_count,
         },
-        MissionEvent::ChecksFinished { run_id, .. } => MissionEventDetail::MissionChecksFinished { run_id: run_id.clone() },
-        MissionEvent::EvidenceRecorded { evidence, .. } => MissionEventDetail::MissionEvidenceChanged {
-            check_id: evidence.check_id.clone(),
-            assessment: evidence.assessment,
+        MissionEvent::ChecksFinished { run_id, .. } => MissionEventDetail::MissionChecksFinished {
+            run_id: run_id.clone(),
         },
-        MissionEvent::EvidencePackRecorded { run_id, pack_digest, .. } => {
-            MissionEventDetail::MissionEvidencePackRecorded { run_id: run_id.clone(), pack_digest: pack_digest.clone() }
+        MissionEvent::EvidenceRecorded { evidence, .. } => {
+            MissionEventDetail::MissionEvidenceChanged {
+                check_id: evidence.check_id.clone(),
+                assessment: evidence.assessment,
+            }
         }
-        MissionEvent::MissionSealed { receipt, .. } => MissionEventDetail::MissionProofSealed { decision: receipt.decision },
-        MissionEvent::ConsentRecorded { consent_id, subject, decision, .. } => MissionEventDetail::MissionConsentRecorded {
+        MissionEvent::EvidencePackRecorded {
+            run_id,
+            pack_digest,
+            ..
+        } => MissionEventDetail::MissionEvidencePackRecorded {
+            run_id: run_id.clone(),
+            pack_digest: pack_digest.clone(),
+        },
+        MissionEvent::MissionSealed { receipt, .. } => MissionEventDetail::MissionProofSealed {
+            decision: receipt.decision,
+        },
+        MissionEvent::ConsentRecorded {
+            consent_id,
+            subject,
+            decision,
+            ..
+        } => MissionEventDetail::MissionConsentRecorded {
             consent_id: consent_id.clone(),
             subject: subject.clone(),
             decision: decision.clone(),
         },
     };
-    MissionEventV1 { seq, mission_id: mission_id.to_string(), at_millis: stored.event.at_millis(), status: stored.status_after, detail }
+    MissionEventV1 {
+        seq,
+        mission_id: mission_id.to_string(),
+        at_millis: stored.event.at_millis(),
+        status: stored.status_after,
+        detail,
+    }
 }

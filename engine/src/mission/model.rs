@@ -5,10 +5,12 @@
 use std::collections::BTreeMap;
 
 use nagi_schema::attention::{
-    AttentionDecisionV1, AttentionFailureCodeV1, AttentionKindV1, AttentionQuestionV1, AttentionRiskV1, AttentionSourceV1,
+    AttentionDecisionV1, AttentionFailureCodeV1, AttentionKindV1, AttentionQuestionV1,
+    AttentionRiskV1, AttentionSourceV1,
 };
 use nagi_schema::mission::{
-    MissionEvidenceAssessmentV1, MissionEvidenceKindV1, MissionPathRule, MissionProvider, MissionProviderMode, MissionStatus,
+    MissionEvidenceAssessmentV1, MissionEvidenceKindV1, MissionPathRule, MissionProvider,
+    MissionProviderMode, MissionStatus,
 };
 use nagi_schema::proof::ProofReceiptV1;
 use serde::{Deserialize, Serialize};
@@ -220,7 +222,9 @@ impl Attention {
     pub fn is_unresolved(&self) -> bool {
         matches!(
             self.lifecycle,
-            AttentionLifecycle::Open | AttentionLifecycle::PendingResponse | AttentionLifecycle::ReconciliationRequired
+            AttentionLifecycle::Open
+                | AttentionLifecycle::PendingResponse
+                | AttentionLifecycle::ReconciliationRequired
         )
     }
 }
@@ -303,15 +307,25 @@ pub struct ChecksInFlight {
 
 impl Mission {
     pub fn unresolved_attention_count(&self) -> u32 {
-        self.attention.values().filter(|item| item.is_unresolved()).count() as u32
+        self.attention
+            .values()
+            .filter(|item| item.is_unresolved())
+            .count() as u32
     }
 
     /// The run the server must reconcile at start.
     pub fn has_live_run(&self) -> bool {
-        matches!(self.status, MissionStatus::Preparing | MissionStatus::Active) || self.checks_in_flight.is_some()
+        matches!(
+            self.status,
+            MissionStatus::Preparing | MissionStatus::Active
+        ) || self.checks_in_flight.is_some()
     }
 
     pub fn declaration(&self, check_id: &str) -> Option<&Declaration> {
-        self.plan.as_ref()?.declarations.iter().find(|declaration| declaration.check_id == check_id)
+        self.plan
+            .as_ref()?
+            .declarations
+            .iter()
+            .find(|declaration| declaration.check_id == check_id)
     }
 }

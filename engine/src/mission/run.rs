@@ -2,7 +2,10 @@
 //! provider report does to the mission. Pure: the caller supplies the current mission and
 //! what happened; the result is the events to commit (possibly none).
 
-use nagi_schema::attention::{AttentionFailureCodeV1, AttentionKindV1, AttentionQuestionV1, AttentionRiskV1, AttentionSourceV1};
+use nagi_schema::attention::{
+    AttentionFailureCodeV1, AttentionKindV1, AttentionQuestionV1, AttentionRiskV1,
+    AttentionSourceV1,
+};
 use nagi_schema::mission::{MissionProvider, MissionProviderMode, MissionStatus};
 
 use super::error::MissionError;
@@ -14,7 +17,13 @@ use super::validate::{MAX_ID_BYTES, MAX_PATH_BYTES, id_is_valid};
 /// Statuses from which `mission.start` may begin a run: the first run from `draft`, and a
 /// new run after the previous one ended (nagi extension, contract preface item 4).
 pub fn start_allowed_from(status: MissionStatus) -> bool {
-    matches!(status, MissionStatus::Draft | MissionStatus::Blocked | MissionStatus::Failed | MissionStatus::ReviewRequired)
+    matches!(
+        status,
+        MissionStatus::Draft
+            | MissionStatus::Blocked
+            | MissionStatus::Failed
+            | MissionStatus::ReviewRequired
+    )
 }
 
 /// What `mission.start` asks for, after the checks that need no mission.
@@ -32,18 +41,26 @@ pub struct StartRequest {
 /// The run-id rule of step 8: a blank or too long id cannot form a claim identity.
 pub fn check_run_id_shape(run_id: &str) -> Result<(), MissionError> {
     if run_id.trim().is_empty() || run_id.len() > MAX_ID_BYTES {
-        return Err(MissionError::InvalidRun(format!("run_id must be 1 to {MAX_ID_BYTES} bytes and not blank")));
+        return Err(MissionError::InvalidRun(format!(
+            "run_id must be 1 to {MAX_ID_BYTES} bytes and not blank"
+        )));
     }
     Ok(())
 }
 
 /// Steps 9–10 of §2.5 on the stored mission: whether a run may start now.
 pub fn check_can_start(mission: &Mission, run_id: &str) -> Result<(), MissionError> {
-    let used_before = mission.run.iter().chain(mission.run_history.iter()).any(|run| run.run_id == run_id);
+    let used_before = mission
+        .run
+        .iter()
+        .chain(mission.run_history.iter())
+        .any(|run| run.run_id == run_id);
     if !start_allowed_from(mission.status) {
         let detail = match mission.status {
             MissionStatus::Preparing | MissionStatus::Active => "its current run is still live",
-            MissionStatus::ReadyToClose => "it is ready to close (close it, or hand it off to continue)",
+            MissionStatus::ReadyToClose => {
+                "it is ready to close (close it, or hand it off to continue)"
+            }
             MissionStatus::Archived => "it is archived",
             _ => "of its status",
         };
@@ -70,13 +87,23 @@ pub fn check_can_start(mission: &Mission, run_id: &str) -> Result<(), MissionErr
 
 /// Step 14: the `RunStarted` event. The run id syntax and the worktree length are checked
 /// here, as the contract says (`invalid_mission`).
-pub fn decide_run_started(mission: &Mission, request: &StartRequest, base_revision: &str, now: u64) -> Result<MissionEvent, MissionError> {
+pub fn decide_run_started(
+    mission: &Mission,
+    request: &StartRequest,
+    base_revision: &str,
+    now: u64,
+) -> Result<MissionEvent, MissionError> {
     check_can_start(mission, &request.run_id)?;
     if !id_is_valid(&request.run_id) {
-        return Err(MissionError::InvalidMission(format!("run_id {:?} breaks the ID rule", request.run_id)));
+        return Err(MissionError::InvalidMission(format!(
+            "run_id {:?} breaks the ID rule",
+            request.run_id
+        )));
     }
     if request.worktree_path.len() > MAX_PATH_BYTES {
-        return Err(MissionError::InvalidMission(format!("the worktree path is longer than {MAX_PATH_BYTES} bytes")));
+        return Err(MissionError::InvalidMission(format!(
+            "the worktree path is longer than {MAX_PATH_BYTES} bytes"
+        )));
     }
     Ok(MissionEvent::RunStarted {
         run: Run {
@@ -109,23 +136,49 @@ fn current_run<'a>(mission: &'a Mission, run_id: &str) -> Option<&'a Run> {
 
 /// A generic status change, or nothing when the table forbids it (asynchronous provider
 /// reports that arrive too late are ignored, as the contract says).
-pub fn status_change(mission: &Mission, to: MissionStatus, reason: impl Into<String>, run_outcome: Option<String>, now: u64) -> Vec<MissionEvent> {
+pub fn status_change(
+    mission: &Mission,
+    to: MissionStatus,
+    reason: impl Into<String>,
+    run_outcome: Option<String>,
+    now: u64,
+) -> Vec<MissionEvent> {
     if mission.status == to || !generic_transition_allowed(mission.status, to) {
         return Vec::new();
     }
-    vec![MissionEvent::StatusChanged { status: to, reason: Some(reason.into()), run_outcome, at_millis: now }]
+    vec![MissionEvent::StatusChanged {
+        status: to,
+        reason: Some(reason.into()),
+        run_outcome,
+        at_millis: now,
+    }]
 }
 
 /// A provider session id is 1–256 printable ASCII characters.
 pub fn session_id_is_valid(session_id: &str) -> bool {
-    !session_id.is_empty() && session_id.len() <= 256 && session_id.bytes().all(|byte| (0x21..=0x7e).contains(&byte))
+    !session_id.is_empty()
+        && session_id.len() <= 256
+        && session_id.bytes().all(|byte| (0x21..=0x7e).contains(&byte))
 }
 
 /// The provider reported its native session (§4.3 "provider reports session id").
-pub fn on_session_bound(mission: &Mission, run_id: &str, session_id: &str, now: u64) -> Vec<MissionEvent> {
-    let Some(run) = current_run(mission, run_id) else { return Vec::new() };
+pub fn on_session_bound(
+    mission: &Mission,
+    run_id: &str,
+    session_id: &str,
+    now: u64,
+) -> Vec<MissionEvent> {
+    let Some(run) = current_run(mission, run_id) else {
+        return Vec::new();
+    };
     if !session_id_is_valid(session_id) {
-        return status_change(mission, MissionStatus::Failed, "the provider reported an invalid session id", Some("failed".into()), now);
+        return status_change(
+            mission,
+            MissionStatus::Failed,
+            "the provider reported an invalid session id",
+            Some("failed".into()),
+            now,
+        );
     }
     match (&run.provider_session_id, mission.status) {
         (Some(bound), MissionStatus::Active) if bound == session_id => Vec::new(),
@@ -142,7 +195,13 @@ pub fn on_session_bound(mission: &Mission, run_id: &str, session_id: &str, now: 
             at_millis: now,
         }],
         (_, MissionStatus::Blocked) if run.provider_session_id.as_deref() == Some(session_id) => {
-            status_change(mission, MissionStatus::Active, "the provider resumed its session", None, now)
+            status_change(
+                mission,
+                MissionStatus::Active,
+                "the provider resumed its session",
+                None,
+                now,
+            )
         }
         _ => Vec::new(),
     }
@@ -161,14 +220,20 @@ pub enum TurnEnd {
 /// In-flight responses become delivery-unknown when the provider goes away (§8.2).
 fn in_flight_become_unknown(mission: &Mission, run_id: &str, now: u64) -> Vec<MissionEvent> {
     let mut events = Vec::new();
-    for item in mission.attention.values().filter(|item| item.run_id == run_id) {
+    for item in mission
+        .attention
+        .values()
+        .filter(|item| item.run_id == run_id)
+    {
         if let Some(attempt) = item.attempts.last()
             && attempt.state == AttemptState::Requested
         {
             events.push(MissionEvent::ResponseSettled {
                 attention_id: item.attention_id.clone(),
                 attempt: attempt.attempt,
-                state: AttemptState::DeliveryUnknown { code: AttentionFailureCodeV1::TransportClosed },
+                state: AttemptState::DeliveryUnknown {
+                    code: AttentionFailureCodeV1::TransportClosed,
+                },
                 at_millis: now,
             });
         }
@@ -178,7 +243,13 @@ fn in_flight_become_unknown(mission: &Mission, run_id: &str, now: u64) -> Vec<Mi
 
 /// The provider part of a run ended (§4.3). `recovered` runs go to `blocked` instead of
 /// `failed` when their transport fails.
-pub fn on_turn_end(mission: &Mission, run_id: &str, end: &TurnEnd, recovered: bool, now: u64) -> Vec<MissionEvent> {
+pub fn on_turn_end(
+    mission: &Mission,
+    run_id: &str,
+    end: &TurnEnd,
+    recovered: bool,
+    now: u64,
+) -> Vec<MissionEvent> {
     if current_run(mission, run_id).is_none() {
         return Vec::new();
     }
@@ -203,9 +274,13 @@ pub fn on_turn_end(mission: &Mission, run_id: &str, end: &TurnEnd, recovered: bo
                 now,
             )
         }
-        TurnEnd::Interrupted => {
-            status_change(mission, MissionStatus::Blocked, "the provider's turn was interrupted", Some("interrupted".into()), now)
-        }
+        TurnEnd::Interrupted => status_change(
+            mission,
+            MissionStatus::Blocked,
+            "the provider's turn was interrupted",
+            Some("interrupted".into()),
+            now,
+        ),
         TurnEnd::Failed(reason) => {
             let mut events = in_flight_become_unknown(mission, run_id, now);
             events.extend(status_change(
@@ -219,7 +294,11 @@ pub fn on_turn_end(mission: &Mission, run_id: &str, end: &TurnEnd, recovered: bo
         }
         TurnEnd::TransportFailed(reason) => {
             let mut events = in_flight_become_unknown(mission, run_id, now);
-            let (status, verb) = if recovered { (MissionStatus::Blocked, "blocked") } else { (MissionStatus::Failed, "failed") };
+            let (status, verb) = if recovered {
+                (MissionStatus::Blocked, "blocked")
+            } else {
+                (MissionStatus::Failed, "failed")
+            };
             events.extend(status_change(
                 mission,
                 status,
@@ -245,7 +324,11 @@ pub struct ProviderRequest {
 
 fn bounded_text(text: &str, fallback: &str) -> String {
     let trimmed = text.trim();
-    let text = if trimmed.is_empty() { fallback } else { trimmed };
+    let text = if trimmed.is_empty() {
+        fallback
+    } else {
+        trimmed
+    };
     let mut end = text.len().min(4096);
     while !text.is_char_boundary(end) {
         end -= 1;
@@ -255,7 +338,12 @@ fn bounded_text(text: &str, fallback: &str) -> String {
 
 /// The provider asked for a decision: a durable attention item (§8.2). A repeat of an item
 /// that is still open (a provider re-asking after a restart) opens nothing new.
-pub fn on_attention_requested(mission: &Mission, run_id: &str, request: &ProviderRequest, now: u64) -> Vec<MissionEvent> {
+pub fn on_attention_requested(
+    mission: &Mission,
+    run_id: &str,
+    request: &ProviderRequest,
+    now: u64,
+) -> Vec<MissionEvent> {
     if current_run(mission, run_id).is_none() {
         return Vec::new();
     }
@@ -266,8 +354,13 @@ pub fn on_attention_requested(mission: &Mission, run_id: &str, request: &Provide
     }
     let (kind, risk) = match request.class {
         RequestClass::UserInput => (AttentionKindV1::ProviderQuestion, AttentionRiskV1::Low),
-        RequestClass::CommandApproval | RequestClass::FileChangeApproval => (AttentionKindV1::PermissionRequest, AttentionRiskV1::High),
-        RequestClass::PermissionApproval => (AttentionKindV1::PermissionRequest, AttentionRiskV1::Critical),
+        RequestClass::CommandApproval | RequestClass::FileChangeApproval => {
+            (AttentionKindV1::PermissionRequest, AttentionRiskV1::High)
+        }
+        RequestClass::PermissionApproval => (
+            AttentionKindV1::PermissionRequest,
+            AttentionRiskV1::Critical,
+        ),
         RequestClass::Notice => (AttentionKindV1::SecurityWarning, AttentionRiskV1::High),
     };
     let action = bounded_text(&request.action, "the provider asks for a decision");
@@ -296,7 +389,15 @@ pub fn on_attention_requested(mission: &Mission, run_id: &str, request: &Provide
 }
 
 /// A notice for a person (for example a read-only run that changed the workspace).
-pub fn notice(mission: &Mission, run_id: &str, attention_id: &str, kind: AttentionKindV1, risk: AttentionRiskV1, text: &str, now: u64) -> Vec<MissionEvent> {
+pub fn notice(
+    mission: &Mission,
+    run_id: &str,
+    attention_id: &str,
+    kind: AttentionKindV1,
+    risk: AttentionRiskV1,
+    text: &str,
+    now: u64,
+) -> Vec<MissionEvent> {
     if mission.attention.contains_key(attention_id) {
         return Vec::new();
     }
@@ -326,13 +427,23 @@ pub fn notice(mission: &Mission, run_id: &str, attention_id: &str, kind: Attenti
 }
 
 /// The provider acknowledged the response to a request (§2.6 step 7).
-pub fn on_response_resolved(mission: &Mission, run_id: &str, request_key: &str, now: u64) -> Vec<MissionEvent> {
+pub fn on_response_resolved(
+    mission: &Mission,
+    run_id: &str,
+    request_key: &str,
+    now: u64,
+) -> Vec<MissionEvent> {
     let item = mission.attention.values().find(|item| {
         item.run_id == run_id && item.provider_request_key.as_deref() == Some(request_key)
     });
     let Some(item) = item else { return Vec::new() };
     match item.attempts.last() {
-        Some(attempt) if matches!(attempt.state, AttemptState::Requested | AttemptState::DeliveryUnknown { .. }) => {
+        Some(attempt)
+            if matches!(
+                attempt.state,
+                AttemptState::Requested | AttemptState::DeliveryUnknown { .. }
+            ) =>
+        {
             vec![MissionEvent::ResponseSettled {
                 attention_id: item.attention_id.clone(),
                 attempt: attempt.attempt,
@@ -345,7 +456,14 @@ pub fn on_response_resolved(mission: &Mission, run_id: &str, request_key: &str, 
 }
 
 /// The run's pane and enforcement are known.
-pub fn on_pane_attached(mission: &Mission, run_id: &str, pane_id: &str, enforcement: &str, digest: Option<String>, now: u64) -> Vec<MissionEvent> {
+pub fn on_pane_attached(
+    mission: &Mission,
+    run_id: &str,
+    pane_id: &str,
+    enforcement: &str,
+    digest: Option<String>,
+    now: u64,
+) -> Vec<MissionEvent> {
     if current_run(mission, run_id).is_none() {
         return Vec::new();
     }

@@ -30,9 +30,15 @@ mod tests {
         for from in MissionStatus::ALL {
             assert!(!generic_transition_allowed(from, ReadyToClose));
             assert!(!generic_transition_allowed(from, Archived));
-            assert!(!generic_transition_allowed(Archived, from), "archived is terminal");
+            assert!(
+                !generic_transition_allowed(Archived, from),
+                "archived is terminal"
+            );
         }
         assert!(!generic_transition_allowed(Draft, Active));
-        assert!(!generic_transition_allowed(Failed, Preparing), "failed is left only by a new run");
+        assert!(
+            !generic_transition_allowed(Failed, Preparing),
+            "failed is left only by a new run"
+        );
     }
 }

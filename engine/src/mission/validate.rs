@@ -21,7 +21,9 @@ pub const MAX_COVERED: usize = 32;
 pub fn id_is_valid(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= MAX_ID_BYTES
-        && id.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'.' | b':' | b'-'))
+        && id
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'.' | b':' | b'-'))
 }
 
 pub fn check_id(field: &str, id: &str) -> Result<(), String> {
@@ -30,9 +32,14 @@ pub fn check_id(field: &str, id: &str) -> Result<(), String> {
     } else if id.is_empty() {
         Err(format!("{field} must not be empty"))
     } else if id.len() > MAX_ID_BYTES {
-        Err(format!("{field} is {} bytes long; the limit is {MAX_ID_BYTES}", id.len()))
+        Err(format!(
+            "{field} is {} bytes long; the limit is {MAX_ID_BYTES}",
+            id.len()
+        ))
     } else {
-        Err(format!("{field} {id:?} may contain only letters, digits, '_', '.', ':' and '-'"))
+        Err(format!(
+            "{field} {id:?} may contain only letters, digits, '_', '.', ':' and '-'"
+        ))
     }
 }
 
@@ -43,10 +50,19 @@ pub fn check_text(field: &str, text: &str, max_bytes: usize) -> Result<(), Strin
         return Err(format!("{field} must not be empty or blank"));
     }
     if text.len() > max_bytes {
-        return Err(format!("{field} is {} bytes long; the limit is {max_bytes}", text.len()));
+        return Err(format!(
+            "{field} is {} bytes long; the limit is {max_bytes}",
+            text.len()
+        ));
     }
-    if let Some(bad) = text.chars().find(|character| character.is_control() && !matches!(character, '\n' | '\r' | '\t')) {
-        return Err(format!("{field} contains the control character U+{:04X}", bad as u32));
+    if let Some(bad) = text
+        .chars()
+        .find(|character| character.is_control() && !matches!(character, '\n' | '\r' | '\t'))
+    {
+        return Err(format!(
+            "{field} contains the control character U+{:04X}",
+            bad as u32
+        ));
     }
     Ok(())
 }
@@ -58,7 +74,10 @@ pub fn normalise_relative_path(raw: &str, allow_root: bool) -> Result<String, St
         return Err("the path is empty".into());
     }
     if raw.len() > MAX_PATH_BYTES {
-        return Err(format!("the path is {} bytes long; the limit is {MAX_PATH_BYTES}", raw.len()));
+        return Err(format!(
+            "the path is {} bytes long; the limit is {MAX_PATH_BYTES}",
+            raw.len()
+        ));
     }
     if raw.contains('\0') {
         return Err("the path contains a NUL byte".into());
@@ -67,10 +86,14 @@ pub fn normalise_relative_path(raw: &str, allow_root: bool) -> Result<String, St
         return Err(format!("the path {raw:?} contains a backslash; use '/'"));
     }
     if raw.contains(':') {
-        return Err(format!("the path {raw:?} contains ':'; paths are workspace-relative"));
+        return Err(format!(
+            "the path {raw:?} contains ':'; paths are workspace-relative"
+        ));
     }
     if raw.starts_with('/') {
-        return Err(format!("the path {raw:?} is absolute; paths are workspace-relative"));
+        return Err(format!(
+            "the path {raw:?} is absolute; paths are workspace-relative"
+        ));
     }
     let mut parts = Vec::new();
     for component in raw.split('/') {
@@ -81,7 +104,11 @@ pub fn normalise_relative_path(raw: &str, allow_root: bool) -> Result<String, St
         }
     }
     if parts.is_empty() {
-        return if allow_root { Ok(".".into()) } else { Err(format!("the path {raw:?} names the workspace root")) };
+        return if allow_root {
+            Ok(".".into())
+        } else {
+            Err(format!("the path {raw:?} names the workspace root"))
+        };
     }
     Ok(parts.join("/"))
 }
@@ -91,12 +118,18 @@ pub fn normalise_path_rule(rule: &MissionPathRule) -> Result<MissionPathRule, St
     match rule {
         MissionPathRule::All => Ok(MissionPathRule::All),
         MissionPathRule::Exact { path } => {
-            let path = normalise_relative_path(path, false).map_err(|error| format!("exact path rule: {error}"))?;
+            let path = normalise_relative_path(path, false)
+                .map_err(|error| format!("exact path rule: {error}"))?;
             Ok(MissionPathRule::Exact { path })
         }
         MissionPathRule::Prefix { prefix } => {
-            let prefix = normalise_relative_path(prefix, true).map_err(|error| format!("prefix path rule: {error}"))?;
-            Ok(if prefix == "." { MissionPathRule::All } else { MissionPathRule::Prefix { prefix } })
+            let prefix = normalise_relative_path(prefix, true)
+                .map_err(|error| format!("prefix path rule: {error}"))?;
+            Ok(if prefix == "." {
+                MissionPathRule::All
+            } else {
+                MissionPathRule::Prefix { prefix }
+            })
         }
     }
 }
@@ -120,23 +153,54 @@ mod tests {
     fn text_rules_count_bytes_and_refuse_control_characters() {
         assert!(check_text("title", "Fix\tlogin\r\n", 256).is_ok());
         assert!(check_text("title", "   ", 256).is_err());
-        assert!(check_text("title", "bell\u{7}", 256).unwrap_err().contains("U+0007"));
+        assert!(
+            check_text("title", "bell\u{7}", 256)
+                .unwrap_err()
+                .contains("U+0007")
+        );
         let two_byte = "é".repeat(129); // 258 bytes, 129 characters
-        assert!(check_text("title", &two_byte, 256).unwrap_err().contains("258 bytes"));
+        assert!(
+            check_text("title", &two_byte, 256)
+                .unwrap_err()
+                .contains("258 bytes")
+        );
     }
 
     #[test]
     fn paths_normalise_as_the_contract_says() {
-        assert_eq!(normalise_relative_path("./src//nested/", true).unwrap(), "src/nested");
-        assert_eq!(normalise_relative_path("./src//lib.rs/", false).unwrap(), "src/lib.rs");
-        assert_eq!(normalise_relative_path("./crates//core/", true).unwrap(), "crates/core");
+        assert_eq!(
+            normalise_relative_path("./src//nested/", true).unwrap(),
+            "src/nested"
+        );
+        assert_eq!(
+            normalise_relative_path("./src//lib.rs/", false).unwrap(),
+            "src/lib.rs"
+        );
+        assert_eq!(
+            normalise_relative_path("./crates//core/", true).unwrap(),
+            "crates/core"
+        );
         assert_eq!(normalise_relative_path("./", true).unwrap(), ".");
-        for bad in ["../src/lib.rs", "/src", "C:/src", "C:\\src", "\\\\server\\share", "src\\..\\secret", ""] {
-            assert!(normalise_relative_path(bad, true).is_err(), "{bad:?} must be rejected");
+        for bad in [
+            "../src/lib.rs",
+            "/src",
+            "C:/src",
+            "C:\\src",
+            "\\\\server\\share",
+            "src\\..\\secret",
+            "",
+        ] {
+            assert!(
+                normalise_relative_path(bad, true).is_err(),
+                "{bad:?} must be rejected"
+            );
         }
         assert!(normalise_relative_path(".", false).is_err());
         assert_eq!(
-            normalise_path_rule(&MissionPathRule::Prefix { prefix: "./".into() }).unwrap(),
+            normalise_path_rule(&MissionPathRule::Prefix {
+                prefix: "./".into()
+            })
+            .unwrap(),
             MissionPathRule::All
         );
         assert!(normalise_path_rule(&MissionPathRule::Exact { path: ".".into() }).is_err());

@@ -38,21 +38,37 @@ pub fn run_view(run: &Run, live: Option<bool>) -> MissionRunViewV1 {
 }
 
 pub fn check_summaries(mission: &Mission) -> Vec<MissionCheckSummaryV1> {
-    let Some(plan) = &mission.plan else { return Vec::new() };
+    let Some(plan) = &mission.plan else {
+        return Vec::new();
+    };
     plan.declarations
         .iter()
         .map(|declaration| {
-            let kind = if declaration.is_command() { MissionCheckKindV1::Command } else { MissionCheckKindV1::Manual };
+            let kind = if declaration.is_command() {
+                MissionCheckKindV1::Command
+            } else {
+                MissionCheckKindV1::Manual
+            };
             let status = match mission.evidence.get(&declaration.check_id) {
                 Some(evidence) => match evidence.assessment {
                     MissionEvidenceAssessmentV1::Passed => MissionCheckStatusV1::Passed,
                     MissionEvidenceAssessmentV1::Failed => MissionCheckStatusV1::Failed,
                     MissionEvidenceAssessmentV1::Stale => MissionCheckStatusV1::Stale,
-                    MissionEvidenceAssessmentV1::ProviderClaimOnly => MissionCheckStatusV1::ProviderClaimOnly,
-                    MissionEvidenceAssessmentV1::DeclarationMismatch => MissionCheckStatusV1::DeclarationMismatch,
-                    MissionEvidenceAssessmentV1::IdentityMismatch => MissionCheckStatusV1::IdentityMismatch,
-                    MissionEvidenceAssessmentV1::ArtifactMissingOrChanged => MissionCheckStatusV1::ArtifactMissingOrChanged,
-                    MissionEvidenceAssessmentV1::ManualNotAuthorized => MissionCheckStatusV1::ManualNotAuthorized,
+                    MissionEvidenceAssessmentV1::ProviderClaimOnly => {
+                        MissionCheckStatusV1::ProviderClaimOnly
+                    }
+                    MissionEvidenceAssessmentV1::DeclarationMismatch => {
+                        MissionCheckStatusV1::DeclarationMismatch
+                    }
+                    MissionEvidenceAssessmentV1::IdentityMismatch => {
+                        MissionCheckStatusV1::IdentityMismatch
+                    }
+                    MissionEvidenceAssessmentV1::ArtifactMissingOrChanged => {
+                        MissionCheckStatusV1::ArtifactMissingOrChanged
+                    }
+                    MissionEvidenceAssessmentV1::ManualNotAuthorized => {
+                        MissionCheckStatusV1::ManualNotAuthorized
+                    }
                 },
                 None if declaration.is_command() => MissionCheckStatusV1::Missing,
                 None => MissionCheckStatusV1::ManualMissing,
@@ -74,10 +90,20 @@ fn evidence_summary(mission: &Mission, evidence: &Evidence) -> MissionEvidenceSu
         _ => evidence.kind,
     };
     let (reviewer, manual_override, source) = match &evidence.source {
-        Some(EvidenceSource::Manual { reviewer, is_override, .. }) => {
-            (Some(reviewer.clone()), Some(*is_override), Some(format!("manual:{reviewer}")))
-        }
-        Some(EvidenceSource::Command { program, .. }) => (None, None, Some(truncate(&format!("command:{program}"), 128))),
+        Some(EvidenceSource::Manual {
+            reviewer,
+            is_override,
+            ..
+        }) => (
+            Some(reviewer.clone()),
+            Some(*is_override),
+            Some(format!("manual:{reviewer}")),
+        ),
+        Some(EvidenceSource::Command { program, .. }) => (
+            None,
+            None,
+            Some(truncate(&format!("command:{program}"), 128)),
+        ),
         None => (None, None, None),
     };
     MissionEvidenceSummaryV1 {
@@ -118,7 +144,12 @@ pub fn mission_view(mission: &Mission, live_runs: &dyn LiveRuns) -> MissionViewV
                 .plan
                 .iter()
                 .flat_map(|plan| plan.declarations.iter())
-                .filter(|declaration| declaration.required && declaration.covered_criterion_ids.contains(&criterion.criterion_id))
+                .filter(|declaration| {
+                    declaration.required
+                        && declaration
+                            .covered_criterion_ids
+                            .contains(&criterion.criterion_id)
+                })
                 .map(|declaration| declaration.check_id.clone())
                 .collect();
             MissionCriterionSummaryV1 {
@@ -143,13 +174,32 @@ pub fn mission_view(mission: &Mission, live_runs: &dyn LiveRuns) -> MissionViewV
         closure_configured: mission.plan.is_some(),
         declared_check_count: checks.len() as u32,
         checks,
-        evidence: mission.evidence.values().map(|evidence| evidence_summary(mission, evidence)).collect(),
+        evidence: mission
+            .evidence
+            .values()
+            .map(|evidence| evidence_summary(mission, evidence))
+            .collect(),
         evidence_pack_digest: mission.evidence_pack_digest.clone(),
         details_available: true,
         status: mission.status,
         status_reason: mission.status_reason.clone(),
-        run: mission.run.as_ref().map(|run| run_view(run, Some(live_runs.is_live(&run.run_id)))),
-        run_history: mission.run_history.iter().map(|run| run_view(run, None)).collect(),
+        run: mission
+            .run
+            .as_ref()
+            .map(|run| run_view(run, Some(live_runs.is_live(&run.run_id)))),
+        run_history: mission
+            .run_history
+            .iter()
+            .map(|run| run_view(run, None))
+            .collect(),
+        checks_running: mission
+            .checks_in_flight
+            .as_ref()
+            .map(|checks| ChecksRunningV1 {
+                run_id: checks.run_id.clone(),
+                purpose: checks.purpose.clone(),
+                started_at_millis: checks.started_at_millis,
+            }),
         unresolved_attention_count: mission.unresolved_attention_count(),
         updated_at_millis: mission.updated_at_millis,
     }
@@ -171,10 +221,18 @@ pub trait LiveAttention {
     fn is_respondable(&self, attention_id: &str) -> bool;
 }
 
-pub fn attention_view(mission: &Mission, item: &Attention, live: &dyn LiveAttention) -> AttentionItemV1 {
+pub fn attention_view(
+    mission: &Mission,
+    item: &Attention,
+    live: &dyn LiveAttention,
+) -> AttentionItemV1 {
     let run = mission.run.as_ref();
-    let provider = run.map(|run| run.provider).unwrap_or(MissionProvider::Codex);
-    let run_id = run.map(|run| run.run_id.clone()).unwrap_or_else(|| item.run_id.clone());
+    let provider = run
+        .map(|run| run.provider)
+        .unwrap_or(MissionProvider::Codex);
+    let run_id = run
+        .map(|run| run.run_id.clone())
+        .unwrap_or_else(|| item.run_id.clone());
     let session_id = run
         .and_then(|run| run.provider_session_id.clone())
         .filter(|session| !session.is_empty())
@@ -207,54 +265,94 @@ pub fn attention_view(mission: &Mission, item: &Attention, live: &dyn LiveAttent
             let (decision, actor, code, at) = match latest {
                 Some(attempt) => {
                     let code = match attempt.state {
-                        AttemptState::DeliveryUnknown { code } | AttemptState::DefinitelyNotApplied { code } => code,
+                        AttemptState::DeliveryUnknown { code }
+                        | AttemptState::DefinitelyNotApplied { code } => code,
                         _ => AttentionFailureCodeV1::TransportClosed,
                     };
-                    (attempt.decision, attempt.actor.clone(), code, attempt.updated_at_millis)
+                    (
+                        attempt.decision,
+                        attempt.actor.clone(),
+                        code,
+                        attempt.updated_at_millis,
+                    )
                 }
-                None => (AttentionDecisionV1::Deny, "local-user".into(), AttentionFailureCodeV1::TransportClosed, item.updated_at_millis),
+                None => (
+                    AttentionDecisionV1::Deny,
+                    "local-user".into(),
+                    AttentionFailureCodeV1::TransportClosed,
+                    item.updated_at_millis,
+                ),
             };
-            AttentionStateV1::ReconciliationRequired { decision, actor, code, at_millis: at }
+            AttentionStateV1::ReconciliationRequired {
+                decision,
+                actor,
+                code,
+                at_millis: at,
+            }
         }
         AttentionLifecycle::Dismissed => AttentionStateV1::Dismissed {
             actor: item.closed_by.clone().unwrap_or_else(|| "nagi".into()),
-            reason: item.closed_reason.clone().unwrap_or_else(|| "dismissed".into()),
+            reason: item
+                .closed_reason
+                .clone()
+                .unwrap_or_else(|| "dismissed".into()),
             at_millis: item.updated_at_millis,
         },
-        AttentionLifecycle::Expired => AttentionStateV1::Expired { at_millis: item.updated_at_millis },
-    };
-    let delivery = match (item.lifecycle, latest) {
-        (AttentionLifecycle::Dismissed | AttentionLifecycle::Expired, _) => AttentionDeliveryStateV1::NotApplicable,
-        (_, None) => AttentionDeliveryStateV1::NotRequested,
-        (_, Some(attempt)) => match attempt.state {
-            AttemptState::Requested => {
-                AttentionDeliveryStateV1::Pending { attempt: attempt.attempt, requested_at_millis: attempt.requested_at_millis }
-            }
-            AttemptState::Acknowledged => {
-                AttentionDeliveryStateV1::Acknowledged { attempt: attempt.attempt, at_millis: attempt.updated_at_millis }
-            }
-            AttemptState::DefinitelyNotApplied { code } => {
-                AttentionDeliveryStateV1::DefinitelyNotApplied { attempt: attempt.attempt, code, at_millis: attempt.updated_at_millis }
-            }
-            AttemptState::DeliveryUnknown { code } => {
-                AttentionDeliveryStateV1::DeliveryUnknown { attempt: attempt.attempt, code, at_millis: attempt.updated_at_millis }
-            }
+        AttentionLifecycle::Expired => AttentionStateV1::Expired {
+            at_millis: item.updated_at_millis,
         },
     };
-    let pane_id = run.and_then(|run| run.pane_id.clone()).unwrap_or_else(|| run_id.clone());
+    let delivery = match (item.lifecycle, latest) {
+        (AttentionLifecycle::Dismissed | AttentionLifecycle::Expired, _) => {
+            AttentionDeliveryStateV1::NotApplicable
+        }
+        (_, None) => AttentionDeliveryStateV1::NotRequested,
+        (_, Some(attempt)) => match attempt.state {
+            AttemptState::Requested => AttentionDeliveryStateV1::Pending {
+                attempt: attempt.attempt,
+                requested_at_millis: attempt.requested_at_millis,
+            },
+            AttemptState::Acknowledged => AttentionDeliveryStateV1::Acknowledged {
+                attempt: attempt.attempt,
+                at_millis: attempt.updated_at_millis,
+            },
+            AttemptState::DefinitelyNotApplied { code } => {
+                AttentionDeliveryStateV1::DefinitelyNotApplied {
+                    attempt: attempt.attempt,
+                    code,
+                    at_millis: attempt.updated_at_millis,
+                }
+            }
+            AttemptState::DeliveryUnknown { code } => AttentionDeliveryStateV1::DeliveryUnknown {
+                attempt: attempt.attempt,
+                code,
+                at_millis: attempt.updated_at_millis,
+            },
+        },
+    };
+    let pane_id = run
+        .and_then(|run| run.pane_id.clone())
+        .unwrap_or_else(|| run_id.clone());
     AttentionItemV1 {
         schema_version: 1,
         attention_id: item.attention_id.clone(),
         mission_id: mission.mission_id.clone(),
         run_id,
         session_id: truncate(&session_id, 256),
-        pane: AttentionPaneTargetV1 { workspace_id: pane_workspace(&pane_id, &mission.mission_id), pane_id },
+        pane: AttentionPaneTargetV1 {
+            workspace_id: pane_workspace(&pane_id, &mission.mission_id),
+            pane_id,
+        },
         kind: item.kind,
         requested_action: item.requested_action.clone(),
         scope: item.scope.clone(),
         risk: item.risk,
         provider,
-        source: if respondable { AttentionSourceV1::ProviderApi } else { item.source_when_not_live() },
+        source: if respondable {
+            AttentionSourceV1::ProviderApi
+        } else {
+            item.source_when_not_live()
+        },
         response_capability: if respondable {
             AttentionResponseCapabilityV1::Reliable
         } else {

@@ -29,9 +29,12 @@ pub struct Missions {
 fn load(reader: &Reader<'_>, mission_id: &str) -> Result<Option<Mission>, EngineError> {
     match reader.mission_doc(mission_id)? {
         None => Ok(None),
-        Some(doc) => serde_json::from_str(&doc)
-            .map(Some)
-            .map_err(|error| MissionError::Runtime(format!("the stored mission {mission_id} cannot be read: {error}")).into()),
+        Some(doc) => serde_json::from_str(&doc).map(Some).map_err(|error| {
+            MissionError::Runtime(format!(
+                "the stored mission {mission_id} cannot be read: {error}"
+            ))
+            .into()
+        }),
     }
 }
 
@@ -46,9 +49,19 @@ pub fn persist_events(
     for event in events {
         let next = apply(mission.take(), &event);
         let event_id = format!("{}#{}", next.mission_id, next.revision);
-        let record = StoredEvent { status_after: next.status, event };
-        let payload = serde_json::to_string(&record).map_err(|error| MissionError::Runtime(error.to_string()))?;
-        let seq = writer.append_event(&event_id, &next.mission_id, record.event.kind(), &payload, record.event.at_millis())?;
+        let record = StoredEvent {
+            status_after: next.status,
+            event,
+        };
+        let payload = serde_json::to_string(&record)
+            .map_err(|error| MissionError::Runtime(error.to_string()))?;
+        let seq = writer.append_event(
+            &event_id,
+            &next.mission_id,
+            record.event.kind(),
+            &payload,
+            record.event.at_millis(),
+        )?;
         if let MissionEvent::AttentionOpened { attention, .. } = &record.event {
             writer.put_attention_index(&attention.attention_id, &next.mission_id)?;
         }
@@ -58,7 +71,8 @@ pub fn persist_events(
     if let Some(mission) = &mission
         && !stored.is_empty()
     {
-        let doc = serde_json::to_string(mission).map_err(|error| MissionError::Runtime(error.to_string()))?;
+        let doc = serde_json::to_string(mission)
+            .map_err(|error| MissionError::Runtime(error.to_string()))?;
         writer.put_mission(&MissionRow {
             mission_id: mission.mission_id.clone(),
             title: mission.title.clone(),
@@ -77,7 +91,10 @@ impl Missions {
     pub fn new(store: Arc<Store>) -> Result<Arc<Missions>, EngineError> {
         let last = store.read(|reader| reader.last_event_seq())?;
         let (head, _) = watch::channel(last);
-        let missions = Arc::new(Missions { store: store.clone(), head });
+        let missions = Arc::new(Missions {
+            store: store.clone(),
+            head,
+        });
         let notifier = missions.head.clone();
         store.add_commit_listener(Arc::new(move |seq| {
             notifier.send_if_modified(|current| {
@@ -114,13 +131,19 @@ impl Missions {
         match receiver.await {
             Ok(Ok(outcome)) => outcome,
             Ok(Err(store_error)) => Err(store_error.into()),
-            Err(_) => Err(EngineError::ServerUnavailable("the store stopped before answering".into())),
+            Err(_) => Err(EngineError::ServerUnavailable(
+                "the store stopped before answering".into(),
+            )),
         }
     }
 
     /// Decides on the current state of one mission and commits the resulting events with
     /// the new projection in one transaction. The reply comes after the COMMIT.
-    pub async fn mutate<R, F>(&self, mission_id: &str, decide: F) -> Result<Committed<R>, EngineError>
+    pub async fn mutate<R, F>(
+        &self,
+        mission_id: &str,
+        decide: F,
+    ) -> Result<Committed<R>, EngineError>
     where
         R: Send + 'static,
         F: FnOnce(Option<&Mission>) -> Result<(Vec<MissionEvent>, R), EngineError> + Send + 'static,
@@ -130,21 +153,34 @@ impl Missions {
             let current = load(&writer.reader(), &mission_id)?;
             let (events, outcome) = decide(current.as_ref())?;
             let (mission, events) = persist_events(writer, current, events)?;
-            Ok(Committed { mission, outcome, events })
+            Ok(Committed {
+                mission,
+                outcome,
+                events,
+            })
         })
         .await
     }
 
     pub fn get(&self, mission_id: &str) -> Result<Option<Mission>, EngineError> {
-        self.store.read(|reader| Ok(reader.mission_doc(mission_id)?)).map_err(EngineError::from).and_then(|doc| match doc {
-            None => Ok(None),
-            Some(doc) => serde_json::from_str(&doc)
-                .map(Some)
-                .map_err(|error| MissionError::Runtime(format!("the stored mission {mission_id} cannot be read: {error}")).into()),
-        })
+        self.store
+            .read(|reader| Ok(reader.mission_doc(mission_id)?))
+            .map_err(EngineError::from)
+            .and_then(|doc| match doc {
+                None => Ok(None),
+                Some(doc) => serde_json::from_str(&doc).map(Some).map_err(|error| {
+                    MissionError::Runtime(format!(
+                        "the stored mission {mission_id} cannot be read: {error}"
+                    ))
+                    .into()
+                }),
+            })
     }
 
-    pub fn read<T>(&self, read: impl FnOnce(&Reader<'_>) -> Result<T, nagi_store::StoreError>) -> Result<T, EngineError> {
+    pub fn read<T>(
+        &self,
+        read: impl FnOnce(&Reader<'_>) -> Result<T, nagi_store::StoreError>,
+    ) -> Result<T, EngineError> {
         Ok(self.store.read(read)?)
     }
 
@@ -152,7 +188,10 @@ impl Missions {
     pub fn missions_with_live_runs(&self) -> Result<Vec<Mission>, EngineError> {
         let docs = self.store.read(|reader| reader.live_run_mission_docs())?;
         docs.iter()
-            .map(|doc| serde_json::from_str(doc).map_err(|error| MissionError::Runtime(error.to_string()).into()))
+            .map(|doc| {
+                serde_json::from_str(doc)
+                    .map_err(|error| MissionError::Runtime(error.to_string()).into())
+            })
             .collect()
     }
 }

@@ -31,16 +31,21 @@ pub fn canonical_checkout(raw: &str) -> Result<Checkout, String> {
         return Err("the repository path contains a NUL byte".into());
     }
     let path = Path::new(raw);
-    let canonical = std::fs::canonicalize(path).map_err(|error| format!("cannot resolve {raw:?}: {error}"))?;
+    let canonical =
+        std::fs::canonicalize(path).map_err(|error| format!("cannot resolve {raw:?}: {error}"))?;
     if !canonical.is_dir() {
         return Err(format!("{} is not a directory", canonical.display()));
     }
     let repository = git2::Repository::discover(&canonical)
         .map_err(|_| format!("{} is not inside a Git checkout", canonical.display()))?;
     let Some(workdir) = repository.workdir() else {
-        return Err(format!("{} is a bare repository; a mission needs a checkout", canonical.display()));
+        return Err(format!(
+            "{} is a bare repository; a mission needs a checkout",
+            canonical.display()
+        ));
     };
-    let root = std::fs::canonicalize(workdir).map_err(|error| format!("cannot resolve the checkout root: {error}"))?;
+    let root = std::fs::canonicalize(workdir)
+        .map_err(|error| format!("cannot resolve the checkout root: {error}"))?;
     if root != canonical {
         return Err(format!(
             "{} is inside the checkout {} but is not its root; give the checkout root",
@@ -84,7 +89,11 @@ impl CheckoutCache {
     pub fn canonical_checkout(&self, raw: &str) -> Result<Checkout, String> {
         if let Ok(canonical) = std::fs::canonicalize(raw)
             && let Some(stamp) = git_entry_stamp(&canonical)
-            && let Some((cached_stamp, checkout)) = self.entries.lock().ok().and_then(|entries| entries.get(&canonical).cloned())
+            && let Some((cached_stamp, checkout)) = self
+                .entries
+                .lock()
+                .ok()
+                .and_then(|entries| entries.get(&canonical).cloned())
             && cached_stamp == stamp
         {
             return Ok(checkout);
@@ -104,12 +113,19 @@ impl CheckoutCache {
 
 /// Reads `HEAD^{commit}` of a checkout as a full hex object id.
 pub fn head_commit(root: &Path) -> Result<String, String> {
-    let repository = git2::Repository::open(root).map_err(|error| format!("cannot open {}: {error}", root.display()))?;
-    let head = repository.head().map_err(|error| format!("cannot read HEAD of {}: {error}", root.display()))?;
-    let commit = head.peel_to_commit().map_err(|error| format!("HEAD of {} is not a commit: {error}", root.display()))?;
+    let repository = git2::Repository::open(root)
+        .map_err(|error| format!("cannot open {}: {error}", root.display()))?;
+    let head = repository
+        .head()
+        .map_err(|error| format!("cannot read HEAD of {}: {error}", root.display()))?;
+    let commit = head
+        .peel_to_commit()
+        .map_err(|error| format!("HEAD of {} is not a commit: {error}", root.display()))?;
     Ok(commit.id().to_string())
 }
 
 pub fn path_text(path: &Path) -> Result<String, String> {
-    path.to_str().map(str::to_string).ok_or_else(|| format!("{} is not valid UTF-8", path.display()))
+    path.to_str()
+        .map(str::to_string)
+        .ok_or_else(|| format!("{} is not valid UTF-8", path.display()))
 }

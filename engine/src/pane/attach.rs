@@ -10,7 +10,9 @@
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use nagi_schema::session_protocol::{SessionFrame, SessionFramePayload, SessionJoined, SessionRole};
+use nagi_schema::session_protocol::{
+    SessionFrame, SessionFramePayload, SessionJoined, SessionRole,
+};
 use tokio::sync::mpsc;
 
 use super::ring::{FrameRing, RingFrame, RingPayload};
@@ -24,7 +26,9 @@ pub type SessionFrameReceiver = mpsc::Receiver<Arc<SessionFrame>>;
 const OUTPUT_FRAME_BYTES: usize = 256 * 1024;
 
 pub fn unix_millis() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_millis() as u64)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_millis() as u64)
 }
 
 struct Member {
@@ -58,7 +62,12 @@ pub struct SessionMembership {
 }
 
 impl SessionState {
-    pub fn new(session_id: String, ring_bytes: usize, queue_capacity: usize, keyframe_interval_bytes: usize) -> SessionState {
+    pub fn new(
+        session_id: String,
+        ring_bytes: usize,
+        queue_capacity: usize,
+        keyframe_interval_bytes: usize,
+    ) -> SessionState {
         SessionState {
             session_id,
             next_seq: 1,
@@ -92,7 +101,11 @@ impl SessionState {
 
     /// Appends a replayable frame to the ring and offers it to every member.
     fn record(&mut self, payload: RingPayload) {
-        let frame = RingFrame { seq: self.take_seq(), ts: unix_millis(), payload };
+        let frame = RingFrame {
+            seq: self.take_seq(),
+            ts: unix_millis(),
+            payload,
+        };
         if !self.members.is_empty() {
             let wire = self.wire(&frame);
             self.fan_out(&wire);
@@ -102,7 +115,8 @@ impl SessionState {
 
     /// Whether enough output passed since the last keyframe that a new one is due.
     pub fn keyframe_due(&self) -> bool {
-        self.keyframe_interval_bytes > 0 && self.output_since_keyframe >= self.keyframe_interval_bytes
+        self.keyframe_interval_bytes > 0
+            && self.output_since_keyframe >= self.keyframe_interval_bytes
     }
 
     pub fn record_output(&mut self, bytes: &[u8]) {
@@ -116,7 +130,12 @@ impl SessionState {
         // a keyframe as for any evicted frame.
         let chunks: Vec<&[u8]> = bytes.chunks(OUTPUT_FRAME_BYTES).collect();
         let keep_from = if self.members.is_empty() {
-            chunks.len().saturating_sub(self.ring.capacity_bytes().div_ceil(OUTPUT_FRAME_BYTES).max(1))
+            chunks.len().saturating_sub(
+                self.ring
+                    .capacity_bytes()
+                    .div_ceil(OUTPUT_FRAME_BYTES)
+                    .max(1),
+            )
         } else {
             0
         };
@@ -128,7 +147,11 @@ impl SessionState {
 
     pub fn record_keyframe(&mut self, source: KeyframeSource) {
         self.output_since_keyframe = 0;
-        self.record(RingPayload::Keyframe { data: source.data, cols: source.cols, rows: source.rows });
+        self.record(RingPayload::Keyframe {
+            data: source.data,
+            cols: source.cols,
+            rows: source.rows,
+        });
     }
 
     pub fn record_resize(&mut self, cols: u16, rows: u16) {
@@ -183,21 +206,41 @@ impl SessionState {
 
     /// A frame for one member only (not retained); it still takes a sequence number.
     fn direct_frame(&mut self, payload: SessionFramePayload) -> Arc<SessionFrame> {
-        Arc::new(SessionFrame { session_id: self.session_id.clone(), seq: self.take_seq(), ts: unix_millis(), payload })
+        Arc::new(SessionFrame {
+            session_id: self.session_id.clone(),
+            seq: self.take_seq(),
+            ts: unix_millis(),
+            payload,
+        })
     }
 
     fn announce_membership(&mut self) {
         if self.members.is_empty() {
             return;
         }
-        let controllers = self.members.iter().filter(|member| member.role == SessionRole::Controller).map(|member| member.client_id.clone()).collect();
-        let observers = self.members.iter().filter(|member| member.role == SessionRole::Observer).map(|member| member.client_id.clone()).collect();
-        let frame = self.direct_frame(SessionFramePayload::MembershipChanged { controllers, observers });
+        let controllers = self
+            .members
+            .iter()
+            .filter(|member| member.role == SessionRole::Controller)
+            .map(|member| member.client_id.clone())
+            .collect();
+        let observers = self
+            .members
+            .iter()
+            .filter(|member| member.role == SessionRole::Observer)
+            .map(|member| member.client_id.clone())
+            .collect();
+        let frame = self.direct_frame(SessionFramePayload::MembershipChanged {
+            controllers,
+            observers,
+        });
         self.fan_out(&frame);
     }
 
     pub fn is_controller(&self, client_id: &str) -> bool {
-        self.members.iter().any(|member| member.client_id == client_id && member.role == SessionRole::Controller)
+        self.members
+            .iter()
+            .any(|member| member.client_id == client_id && member.role == SessionRole::Controller)
     }
 
     /// Adds a member. A controller request is downgraded when another member controls the
@@ -211,7 +254,12 @@ impl SessionState {
         keyframe: impl FnOnce() -> KeyframeSource,
     ) -> SessionMembership {
         self.members.retain(|member| member.client_id != client_id);
-        let role = if requested_role == SessionRole::Controller && self.members.iter().any(|member| member.role == SessionRole::Controller) {
+        let role = if requested_role == SessionRole::Controller
+            && self
+                .members
+                .iter()
+                .any(|member| member.role == SessionRole::Controller)
+        {
             SessionRole::Observer
         } else {
             requested_role
@@ -228,11 +276,17 @@ impl SessionState {
             replay = self.ring.replay_from_latest_keyframe();
         }
         let mut replay = replay.unwrap_or_default();
-        let replays_closed = replay.iter().any(|frame| matches!(frame.payload, RingPayload::Closed { .. }));
+        let replays_closed = replay
+            .iter()
+            .any(|frame| matches!(frame.payload, RingPayload::Closed { .. }));
         if let (Some(exit_code), false) = (self.closed, replays_closed) {
             // The joiner must learn that the process ended even if the closed frame is
             // older than the replay.
-            replay.push(RingFrame { seq: self.take_seq(), ts: unix_millis(), payload: RingPayload::Closed { exit_code } });
+            replay.push(RingFrame {
+                seq: self.take_seq(),
+                ts: unix_millis(),
+                payload: RingPayload::Closed { exit_code },
+            });
         }
         let (sender, frames) = mpsc::channel(self.queue_capacity + 1);
         for frame in &replay {
@@ -240,8 +294,16 @@ impl SessionState {
         }
         let role_frame = self.direct_frame(SessionFramePayload::RoleAssigned { role });
         let _ = sender.try_send(role_frame);
-        let joined = SessionJoined { session_id: self.session_id.clone(), role, current_seq: self.current_seq() };
-        self.members.push(Member { client_id: client_id.to_string(), role, sender });
+        let joined = SessionJoined {
+            session_id: self.session_id.clone(),
+            role,
+            current_seq: self.current_seq(),
+        };
+        self.members.push(Member {
+            client_id: client_id.to_string(),
+            role,
+            sender,
+        });
         self.announce_membership();
         SessionMembership { joined, frames }
     }
@@ -268,7 +330,11 @@ mod tests {
     use super::*;
 
     fn keyframe() -> KeyframeSource {
-        KeyframeSource { data: b"SCREEN".to_vec(), cols: 80, rows: 24 }
+        KeyframeSource {
+            data: b"SCREEN".to_vec(),
+            cols: 80,
+            rows: 24,
+        }
     }
 
     fn drain(frames: &mut SessionFrameReceiver) -> Vec<SessionFramePayload> {
@@ -289,11 +355,18 @@ mod tests {
         assert!(session.is_controller("a"));
         assert!(!session.is_controller("b"));
         let payloads = drain(&mut first.frames);
-        assert!(payloads.contains(&SessionFramePayload::MembershipChanged { controllers: vec!["a".into()], observers: vec!["b".into()] }));
+        assert!(payloads.contains(&SessionFramePayload::MembershipChanged {
+            controllers: vec!["a".into()],
+            observers: vec!["b".into()]
+        }));
         assert!(session.leave("a"));
         assert!(!session.leave("a"));
         let third = session.join("c", SessionRole::Controller, None, keyframe);
-        assert_eq!(third.joined.role, SessionRole::Controller, "the slot is free again");
+        assert_eq!(
+            third.joined.role,
+            SessionRole::Controller,
+            "the slot is free again"
+        );
     }
 
     #[test]
@@ -307,10 +380,18 @@ mod tests {
         }
         assert_eq!(session.member_count(), 1);
         let payloads = drain(&mut stalled.frames);
-        let errors: Vec<_> = payloads.iter().filter(|payload| matches!(payload, SessionFramePayload::Error { .. })).collect();
+        let errors: Vec<_> = payloads
+            .iter()
+            .filter(|payload| matches!(payload, SessionFramePayload::Error { .. }))
+            .collect();
         assert_eq!(errors.len(), 1);
-        assert!(matches!(errors[0], SessionFramePayload::Error { message } if message.contains("replay_from")));
-        assert!(matches!(payloads.last(), Some(SessionFramePayload::Error { .. })));
+        assert!(
+            matches!(errors[0], SessionFramePayload::Error { message } if message.contains("replay_from"))
+        );
+        assert!(matches!(
+            payloads.last(),
+            Some(SessionFramePayload::Error { .. })
+        ));
         assert!(stalled.frames.try_recv().is_err(), "the stream ended");
     }
 
@@ -325,8 +406,19 @@ mod tests {
         let payloads = drain(&mut rejoin.frames);
         let base64 = base64::engine::general_purpose::STANDARD;
         use base64::Engine as _;
-        assert_eq!(payloads[0], SessionFramePayload::Output { stream: nagi_schema::session_protocol::OutputStream::Stdout, data: base64.encode("twothree") });
-        assert!(matches!(payloads[1], SessionFramePayload::RoleAssigned { role: SessionRole::Observer }));
+        assert_eq!(
+            payloads[0],
+            SessionFramePayload::Output {
+                stream: nagi_schema::session_protocol::OutputStream::Stdout,
+                data: base64.encode("twothree")
+            }
+        );
+        assert!(matches!(
+            payloads[1],
+            SessionFramePayload::RoleAssigned {
+                role: SessionRole::Observer
+            }
+        ));
     }
 
     #[test]
@@ -336,8 +428,18 @@ mod tests {
         session.record_closed(Some(3));
         let mut joiner = session.join("late", SessionRole::Observer, None, keyframe);
         let payloads = drain(&mut joiner.frames);
-        assert!(matches!(&payloads[0], SessionFramePayload::Keyframe { cols: Some(80), rows: Some(24), .. }));
-        assert_eq!(payloads[1], SessionFramePayload::Closed { exit_code: Some(3) });
+        assert!(matches!(
+            &payloads[0],
+            SessionFramePayload::Keyframe {
+                cols: Some(80),
+                rows: Some(24),
+                ..
+            }
+        ));
+        assert_eq!(
+            payloads[1],
+            SessionFramePayload::Closed { exit_code: Some(3) }
+        );
         assert!(joiner.joined.current_seq >= 3);
     }
 }

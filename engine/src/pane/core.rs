@@ -10,8 +10,8 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
 use nagi_schema::pane::{
-    PaneExitStatus, PaneInfo, PaneProcessInfo, PaneProcessInfoProcess, PaneReadResult, PaneScrollInfo, ReadFormat, ReadSource,
-    MAX_READ_LINES,
+    MAX_READ_LINES, PaneExitStatus, PaneInfo, PaneProcessInfo, PaneProcessInfoProcess,
+    PaneReadResult, PaneScrollInfo, ReadFormat, ReadSource,
 };
 use nagi_schema::pane_events::PaneEventData;
 use nagi_schema::session_protocol::{MIN_SESSION_COLS, MIN_SESSION_ROWS, SessionRole};
@@ -27,7 +27,9 @@ use super::process;
 use super::screen::{ReadLines, Terminal};
 
 pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The fixed facts of a pane.
@@ -99,7 +101,10 @@ pub fn strip_activity_glyph(title: &str) -> String {
 /// Checks `lines` of a read: 1..=10000 when given.
 pub fn validate_lines(lines: Option<u32>) -> Result<(), PaneError> {
     match lines {
-        Some(lines) if lines == 0 || lines > MAX_READ_LINES => Err(PaneError::LinesOutOfRange { lines, max: MAX_READ_LINES }),
+        Some(lines) if lines == 0 || lines > MAX_READ_LINES => Err(PaneError::LinesOutOfRange {
+            lines,
+            max: MAX_READ_LINES,
+        }),
         _ => Ok(()),
     }
 }
@@ -132,13 +137,24 @@ impl PaneCore {
     pub fn info(&self) -> PaneInfo {
         let (label, view, exit) = {
             let meta = lock(&self.meta);
-            (meta.label.clone(), meta.metadata.view(Instant::now()), meta.exit)
+            (
+                meta.label.clone(),
+                meta.metadata.view(Instant::now()),
+                meta.exit,
+            )
         };
         let (title, scrollback_rows, rows) = {
             let terminal = lock(&self.terminal);
-            (terminal.title().map(str::to_string), terminal.scrollback_len(), terminal.size().0)
+            (
+                terminal.title().map(str::to_string),
+                terminal.scrollback_len(),
+                terminal.size().0,
+            )
         };
-        let foreground_cwd = self.master_fd.and_then(process::foreground_process_group).and_then(process::process_cwd);
+        let foreground_cwd = self
+            .master_fd
+            .and_then(process::foreground_process_group)
+            .and_then(process::process_cwd);
         PaneInfo {
             pane_id: self.identity.pane_id.clone(),
             terminal_id: self.identity.terminal_id.clone(),
@@ -156,7 +172,11 @@ impl PaneCore {
             state_labels: view.state_labels,
             tokens: view.tokens,
             agent_session: view.agent_session,
-            scroll: Some(PaneScrollInfo { offset_from_bottom: 0, max_offset_from_bottom: scrollback_rows as u64, viewport_rows: u64::from(rows) }),
+            scroll: Some(PaneScrollInfo {
+                offset_from_bottom: 0,
+                max_offset_from_bottom: scrollback_rows as u64,
+                viewport_rows: u64::from(rows),
+            }),
             terminal_title_stripped: title.as_deref().map(strip_activity_glyph),
             terminal_title: title,
             command: self.identity.command.clone(),
@@ -166,28 +186,50 @@ impl PaneCore {
     }
 
     /// Reads a source; `lines` must be validated.
-    pub fn read_lines(&self, source: ReadSource, lines: Option<u32>, ansi: bool) -> Result<(ReadLines, u64), PaneError> {
+    pub fn read_lines(
+        &self,
+        source: ReadSource,
+        lines: Option<u32>,
+        ansi: bool,
+    ) -> Result<(ReadLines, u64), PaneError> {
         if source == ReadSource::Detection {
-            return Err(PaneError::FeatureUnavailable { feature: "read source `detection` (screen-based agent detection)".into() });
+            return Err(PaneError::FeatureUnavailable {
+                feature: "read source `detection` (screen-based agent detection)".into(),
+            });
         }
         let terminal = lock(&self.terminal);
         let revision = self.revision.load(Ordering::Acquire);
         Ok((terminal.read(source, lines, ansi), revision))
     }
 
-    pub fn read(&self, source: ReadSource, lines: Option<u32>, ansi: bool) -> Result<PaneReadResult, PaneError> {
+    pub fn read(
+        &self,
+        source: ReadSource,
+        lines: Option<u32>,
+        ansi: bool,
+    ) -> Result<PaneReadResult, PaneError> {
         validate_lines(lines)?;
         let (read, revision) = self.read_lines(source, lines, ansi)?;
         Ok(self.read_result(source, ansi, &read, revision))
     }
 
-    pub fn read_result(&self, source: ReadSource, ansi: bool, read: &ReadLines, revision: u64) -> PaneReadResult {
+    pub fn read_result(
+        &self,
+        source: ReadSource,
+        ansi: bool,
+        read: &ReadLines,
+        revision: u64,
+    ) -> PaneReadResult {
         PaneReadResult {
             pane_id: self.identity.pane_id.clone(),
             workspace_id: self.identity.workspace_id.clone(),
             tab_id: self.identity.tab_id.clone(),
             source,
-            format: if ansi { ReadFormat::Ansi } else { ReadFormat::Text },
+            format: if ansi {
+                ReadFormat::Ansi
+            } else {
+                ReadFormat::Text
+            },
             text: read.text(ansi),
             revision,
             truncated: read.truncated,
@@ -196,7 +238,9 @@ impl PaneCore {
 
     fn ensure_running(&self) -> Result<(), PaneError> {
         if self.exit_status().is_some() {
-            return Err(PaneError::PaneExited { pane_id: self.identity.pane_id.clone() });
+            return Err(PaneError::PaneExited {
+                pane_id: self.identity.pane_id.clone(),
+            });
         }
         Ok(())
     }
@@ -211,7 +255,10 @@ impl PaneCore {
         writer
             .write_all(bytes)
             .and_then(|()| writer.flush())
-            .map_err(|error| PaneError::PaneIo { pane_id: self.identity.pane_id.clone(), message: error.to_string() })
+            .map_err(|error| PaneError::PaneIo {
+                pane_id: self.identity.pane_id.clone(),
+                message: error.to_string(),
+            })
     }
 
     /// Encodes key combos for the terminal's current cursor-key mode.
@@ -223,30 +270,56 @@ impl PaneCore {
     /// Resizes the PTY and the screen, and records a resize frame.
     pub fn resize(&self, cols: u16, rows: u16) -> Result<(), PaneError> {
         if cols < MIN_SESSION_COLS || rows < MIN_SESSION_ROWS {
-            return Err(PaneError::ResizeTooSmall { cols, rows, min_cols: MIN_SESSION_COLS, min_rows: MIN_SESSION_ROWS });
+            return Err(PaneError::ResizeTooSmall {
+                cols,
+                rows,
+                min_cols: MIN_SESSION_COLS,
+                min_rows: MIN_SESSION_ROWS,
+            });
         }
         let mut terminal = lock(&self.terminal);
         lock(&self.master)
-            .resize(PtySize { rows, cols, pixel_width: 0, pixel_height: 0 })
-            .map_err(|error| PaneError::PaneIo { pane_id: self.identity.pane_id.clone(), message: error.to_string() })?;
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(|error| PaneError::PaneIo {
+                pane_id: self.identity.pane_id.clone(),
+                message: error.to_string(),
+            })?;
         terminal.resize(rows, cols);
         // A keyframe right after the resize lets every attached client repaint the screen
         // exactly at the new size, whatever its own terminal makes of the size change.
         let mut session = lock(&self.session);
         session.record_resize(cols, rows);
-        session.record_keyframe(KeyframeSource { data: terminal.keyframe(), cols, rows });
+        session.record_keyframe(KeyframeSource {
+            data: terminal.keyframe(),
+            cols,
+            rows,
+        });
         drop(session);
         drop(terminal);
         self.bump_revision();
         Ok(())
     }
 
-    pub fn join_session(&self, client_id: &str, role: SessionRole, replay_from: Option<u64>) -> SessionMembership {
+    pub fn join_session(
+        &self,
+        client_id: &str,
+        role: SessionRole,
+        replay_from: Option<u64>,
+    ) -> SessionMembership {
         let terminal = lock(&self.terminal);
         let mut session = lock(&self.session);
         session.join(client_id, role, replay_from, || {
             let (rows, cols) = terminal.size();
-            KeyframeSource { data: terminal.keyframe(), cols, rows }
+            KeyframeSource {
+                data: terminal.keyframe(),
+                cols,
+                rows,
+            }
         })
     }
 
@@ -258,7 +331,10 @@ impl PaneCore {
         if lock(&self.session).is_controller(client_id) {
             Ok(())
         } else {
-            Err(PaneError::NotController { session_id: self.identity.terminal_id.clone(), client_id: client_id.to_string() })
+            Err(PaneError::NotController {
+                session_id: self.identity.terminal_id.clone(),
+                client_id: client_id.to_string(),
+            })
         }
     }
 
@@ -300,7 +376,8 @@ impl PaneCore {
 
     /// Emits `pane_updated` with the current info.
     pub fn emit_updated(&self) {
-        self.events.emit(PaneEventData::PaneUpdated { pane: self.info() });
+        self.events
+            .emit(PaneEventData::PaneUpdated { pane: self.info() });
     }
 
     /// Blocks until the parser processed all output after EOF, or `timeout` passes.
@@ -337,7 +414,13 @@ mod tests {
         assert!(validate_lines(None).is_ok());
         assert!(validate_lines(Some(1)).is_ok());
         assert!(validate_lines(Some(10_000)).is_ok());
-        assert!(matches!(validate_lines(Some(0)), Err(PaneError::LinesOutOfRange { lines: 0, .. })));
-        assert!(matches!(validate_lines(Some(10_001)), Err(PaneError::LinesOutOfRange { lines: 10_001, .. })));
+        assert!(matches!(
+            validate_lines(Some(0)),
+            Err(PaneError::LinesOutOfRange { lines: 0, .. })
+        ));
+        assert!(matches!(
+            validate_lines(Some(10_001)),
+            Err(PaneError::LinesOutOfRange { lines: 10_001, .. })
+        ));
     }
 }

@@ -41,10 +41,20 @@ pub enum PaneError {
     /// `not_controller`: session input or resize from a client that is not the session's
     /// controller.
     #[error("client {client_id} is not the controller of session {session_id}")]
-    NotController { session_id: String, client_id: String },
+    NotController {
+        session_id: String,
+        client_id: String,
+    },
     /// `resize_too_small`.
-    #[error("resize to {cols}x{rows} refused: the minimum is {min_cols} columns by {min_rows} rows")]
-    ResizeTooSmall { cols: u16, rows: u16, min_cols: u16, min_rows: u16 },
+    #[error(
+        "resize to {cols}x{rows} refused: the minimum is {min_cols} columns by {min_rows} rows"
+    )]
+    ResizeTooSmall {
+        cols: u16,
+        rows: u16,
+        min_cols: u16,
+        min_rows: u16,
+    },
     /// `feature_unavailable`: the method (or read source) exists in the protocol but nagi
     /// does not offer it.
     #[error("{feature} is not available in nagi")]
@@ -71,11 +81,13 @@ impl PaneError {
     /// The stable wire code.
     pub fn code(&self) -> &'static str {
         match self {
-            PaneError::ParamsDecode { .. } | PaneError::InvalidParams(_) | PaneError::LinesOutOfRange { .. } => {
-                "invalid_params"
-            }
+            PaneError::ParamsDecode { .. }
+            | PaneError::InvalidParams(_)
+            | PaneError::LinesOutOfRange { .. } => "invalid_params",
             PaneError::PaneNotFound { .. } | PaneError::NoFocusedPane => "pane_not_found",
-            PaneError::WorkspaceNotFound { .. } | PaneError::NoFocusedWorkspace => "workspace_not_found",
+            PaneError::WorkspaceNotFound { .. } | PaneError::NoFocusedWorkspace => {
+                "workspace_not_found"
+            }
             PaneError::TabNotFound { .. } => "tab_not_found",
             PaneError::SessionNotFound { .. } => "session_not_found",
             PaneError::InvalidKey { .. } => "invalid_key",

@@ -22,19 +22,29 @@ impl PaneHost {
                 if workspace.metadata.tokens.expire(now) {
                     updated_workspaces.push(index);
                 }
-                next = [next, workspace.metadata.tokens.next_deadline()].into_iter().flatten().min();
+                next = [next, workspace.metadata.tokens.next_deadline()]
+                    .into_iter()
+                    .flatten()
+                    .min();
             }
             for pane in registry.all_panes() {
                 let mut meta = lock(&pane.meta);
                 if meta.metadata.expire(now) {
                     updated_panes.push(pane.clone());
                 }
-                next = [next, meta.metadata.next_deadline()].into_iter().flatten().min();
+                next = [next, meta.metadata.next_deadline()]
+                    .into_iter()
+                    .flatten()
+                    .min();
             }
-            let workspaces: Vec<_> = updated_workspaces.iter().map(|index| registry.workspace_info(*index)).collect();
+            let workspaces: Vec<_> = updated_workspaces
+                .iter()
+                .map(|index| registry.workspace_info(*index))
+                .collect();
             drop(registry);
             for workspace in workspaces {
-                self.events.emit(PaneEventData::WorkspaceMetadataUpdated { workspace });
+                self.events
+                    .emit(PaneEventData::WorkspaceMetadataUpdated { workspace });
             }
         }
         for pane in updated_panes {

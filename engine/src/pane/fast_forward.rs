@@ -237,7 +237,11 @@ impl StreamTracker {
                 if first.is_empty() {
                     return None;
                 }
-                Some(first.iter().fold(0u16, |value, digit| value.saturating_mul(10).saturating_add(u16::from(digit - b'0'))))
+                Some(first.iter().fold(0u16, |value, digit| {
+                    value
+                        .saturating_mul(10)
+                        .saturating_add(u16::from(digit - b'0'))
+                }))
             })
             .collect()
     }
@@ -250,8 +254,21 @@ impl StreamTracker {
                 // vt100: top = max(p1, 1) - 1, bottom = (p2 or rows) - 1 clamped; a region
                 // with top >= bottom resets to the full screen.
                 let rows = self.rows.max(1);
-                let top = params.first().copied().flatten().filter(|value| *value != 0).unwrap_or(1) - 1;
-                let bottom = (params.get(1).copied().flatten().filter(|value| *value != 0).unwrap_or(rows) - 1).min(rows - 1);
+                let top = params
+                    .first()
+                    .copied()
+                    .flatten()
+                    .filter(|value| *value != 0)
+                    .unwrap_or(1)
+                    - 1;
+                let bottom = (params
+                    .get(1)
+                    .copied()
+                    .flatten()
+                    .filter(|value| *value != 0)
+                    .unwrap_or(rows)
+                    - 1)
+                .min(rows - 1);
                 let full = top >= bottom || (top == 0 && bottom == rows - 1);
                 if !self.in_alternate {
                     self.main_region_set = !full;
@@ -304,7 +321,10 @@ pub struct SkipPlan {
 
 /// End of the plain run starting at `start`.
 fn plain_run_end(bytes: &[u8], start: usize) -> usize {
-    bytes[start..].iter().position(|byte| !PLAIN[*byte as usize]).map_or(bytes.len(), |offset| start + offset)
+    bytes[start..]
+        .iter()
+        .position(|byte| !PLAIN[*byte as usize])
+        .map_or(bytes.len(), |offset| start + offset)
 }
 
 /// The first position after a CR LF at or after the `count`-th LF of `run`.
@@ -332,12 +352,20 @@ fn before_line_feeds(run: &[u8], count: usize) -> Option<usize> {
         }
     };
     let cut = line_feed + 1;
-    run[cut..].iter().any(|byte| (0x21..0x7f).contains(byte)).then_some(cut)
+    run[cut..]
+        .iter()
+        .any(|byte| (0x21..0x7f).contains(byte))
+        .then_some(cut)
 }
 
 /// Finds the first plain run in `bytes[from..]` that is worth fast-forwarding on a screen
 /// of `rows` rows, with a middle of at least `min_middle_bytes`.
-pub fn plan_skip(bytes: &[u8], from: usize, rows: u16, min_middle_bytes: usize) -> Option<SkipPlan> {
+pub fn plan_skip(
+    bytes: &[u8],
+    from: usize,
+    rows: u16,
+    min_middle_bytes: usize,
+) -> Option<SkipPlan> {
     let rows = usize::from(rows.max(1));
     let mut start = from;
     while start < bytes.len() {
@@ -353,7 +381,11 @@ pub fn plan_skip(bytes: &[u8], from: usize, rows: u16, min_middle_bytes: usize) 
             && middle_end > middle_start
             && middle_end - middle_start >= min_middle_bytes.max(1)
         {
-            return Some(SkipPlan { run_start: start, middle_start: start + middle_start, middle_end: start + middle_end });
+            return Some(SkipPlan {
+                run_start: start,
+                middle_start: start + middle_start,
+                middle_end: start + middle_end,
+            });
         }
         start = end;
     }
@@ -467,7 +499,10 @@ mod tests {
         assert!(!tracker.eligible(true));
         tracker.observe(b"\x1b[2;20r");
         tracker.observe(b"\x1b[?1049l");
-        assert!(tracker.eligible(false), "the region belonged to the alternate grid");
+        assert!(
+            tracker.eligible(false),
+            "the region belonged to the alternate grid"
+        );
         tracker.observe(b"\x1b[3;9r");
         assert!(!tracker.eligible(false));
         tracker.on_resize(30);
@@ -481,7 +516,9 @@ mod tests {
     fn log_lines(count: usize) -> Vec<u8> {
         let mut bytes = Vec::new();
         for index in 0..count {
-            bytes.extend_from_slice(format!("line {index:07} of a log that scrolls by\r\n").as_bytes());
+            bytes.extend_from_slice(
+                format!("line {index:07} of a log that scrolls by\r\n").as_bytes(),
+            );
         }
         bytes
     }
@@ -495,8 +532,16 @@ mod tests {
         let bytes = log_lines(40_000);
         let plan = plan_skip(&bytes, 0, 24, MIN_MIDDLE_BYTES).expect("a long plain run is split");
         assert_eq!(plan.run_start, 0);
-        assert_eq!(line_feeds(&bytes[..plan.middle_start]), 24, "F is the first `rows` lines");
-        assert_eq!(line_feeds(&bytes[plan.middle_end..]), 26, "T is the last `rows + 2` lines");
+        assert_eq!(
+            line_feeds(&bytes[..plan.middle_start]),
+            24,
+            "F is the first `rows` lines"
+        );
+        assert_eq!(
+            line_feeds(&bytes[plan.middle_end..]),
+            26,
+            "T is the last `rows + 2` lines"
+        );
         assert_eq!(&bytes[plan.middle_start - 2..plan.middle_start], b"\r\n");
         assert_eq!(&bytes[plan.middle_end - 2..plan.middle_end], b"\r\n");
     }
@@ -515,7 +560,11 @@ mod tests {
                 *byte = b' ';
             }
         }
-        assert_eq!(plan_skip(&bare_line_feeds, 0, 24, MIN_MIDDLE_BYTES), None, "no CR LF to split at");
+        assert_eq!(
+            plan_skip(&bare_line_feeds, 0, 24, MIN_MIDDLE_BYTES),
+            None,
+            "no CR LF to split at"
+        );
     }
 
     #[test]
@@ -530,13 +579,18 @@ mod tests {
 
     fn rendered(bytes: &[u8], cols: u16) -> Vec<(String, bool)> {
         let mut rows = Vec::new();
-        render_plain_rows(bytes, cols, |text, wrapped| rows.push((text.to_string(), wrapped)));
+        render_plain_rows(bytes, cols, |text, wrapped| {
+            rows.push((text.to_string(), wrapped))
+        });
         rows
     }
 
     #[test]
     fn the_renderer_wraps_overwrites_and_tabs_like_vt100() {
-        let rows = rendered(b"abcdefghijKL\r\nxy\rZ\r\na\tb\x08c\r\n0123456789\nq\r\n", 10);
+        let rows = rendered(
+            b"abcdefghijKL\r\nxy\rZ\r\na\tb\x08c\r\n0123456789\nq\r\n",
+            10,
+        );
         assert_eq!(
             rows,
             [

@@ -104,7 +104,9 @@ fn rollup(statuses: impl Iterator<Item = AgentStatus>) -> AgentStatus {
         AgentStatus::Idle => 3,
         AgentStatus::Unknown => 4,
     };
-    statuses.min_by_key(|status| rank(*status)).unwrap_or(AgentStatus::Unknown)
+    statuses
+        .min_by_key(|status| rank(*status))
+        .unwrap_or(AgentStatus::Unknown)
 }
 
 impl Registry {
@@ -112,26 +114,42 @@ impl Registry {
         self.workspaces
             .iter()
             .position(|workspace| workspace.id == workspace_id)
-            .ok_or_else(|| PaneError::WorkspaceNotFound { workspace_id: workspace_id.to_string() })
+            .ok_or_else(|| PaneError::WorkspaceNotFound {
+                workspace_id: workspace_id.to_string(),
+            })
     }
 
     pub fn tab_position(&self, tab_id: &str) -> Result<(usize, usize), PaneError> {
         self.workspaces
             .iter()
             .enumerate()
-            .find_map(|(workspace, entry)| entry.tabs.iter().position(|tab| tab.id == tab_id).map(|tab| (workspace, tab)))
-            .ok_or_else(|| PaneError::TabNotFound { tab_id: tab_id.to_string() })
+            .find_map(|(workspace, entry)| {
+                entry
+                    .tabs
+                    .iter()
+                    .position(|tab| tab.id == tab_id)
+                    .map(|tab| (workspace, tab))
+            })
+            .ok_or_else(|| PaneError::TabNotFound {
+                tab_id: tab_id.to_string(),
+            })
     }
 
     pub fn pane_position(&self, pane_id: &str) -> Result<(usize, usize, usize), PaneError> {
         for (workspace_index, workspace) in self.workspaces.iter().enumerate() {
             for (tab_index, tab) in workspace.tabs.iter().enumerate() {
-                if let Some(pane_index) = tab.panes.iter().position(|pane| pane.identity.pane_id == pane_id) {
+                if let Some(pane_index) = tab
+                    .panes
+                    .iter()
+                    .position(|pane| pane.identity.pane_id == pane_id)
+                {
                     return Ok((workspace_index, tab_index, pane_index));
                 }
             }
         }
-        Err(PaneError::PaneNotFound { pane_id: pane_id.to_string() })
+        Err(PaneError::PaneNotFound {
+            pane_id: pane_id.to_string(),
+        })
     }
 
     pub fn pane(&self, pane_id: &str) -> Result<Arc<PaneCore>, PaneError> {
@@ -140,11 +158,16 @@ impl Registry {
     }
 
     pub fn all_panes(&self) -> impl Iterator<Item = &Arc<PaneCore>> {
-        self.workspaces.iter().flat_map(|workspace| workspace.tabs.iter()).flat_map(|tab| tab.panes.iter())
+        self.workspaces
+            .iter()
+            .flat_map(|workspace| workspace.tabs.iter())
+            .flat_map(|tab| tab.panes.iter())
     }
 
     pub fn focused_workspace_index(&self) -> Option<usize> {
-        self.focused_workspace.as_deref().and_then(|id| self.workspace_index(id).ok())
+        self.focused_workspace
+            .as_deref()
+            .and_then(|id| self.workspace_index(id).ok())
     }
 
     pub fn focused_pane(&self) -> Option<Arc<PaneCore>> {
@@ -157,7 +180,9 @@ impl Registry {
     pub fn refresh_focus_flags(&self) {
         let focused = self.focused_pane();
         for pane in self.all_panes() {
-            let is_focused = focused.as_ref().is_some_and(|focused| Arc::ptr_eq(focused, pane));
+            let is_focused = focused
+                .as_ref()
+                .is_some_and(|focused| Arc::ptr_eq(focused, pane));
             pane.focused.store(is_focused, Ordering::Release);
         }
     }
@@ -173,7 +198,11 @@ impl Registry {
             label: tab.label.clone(),
             focused: workspace_focused && workspace.active_tab == tab_index,
             pane_count: tab.panes.len() as u64,
-            agent_status: rollup(tab.panes.iter().map(|pane| pane.metadata_view().agent_status)),
+            agent_status: rollup(
+                tab.panes
+                    .iter()
+                    .map(|pane| pane.metadata_view().agent_status),
+            ),
         }
     }
 
@@ -187,7 +216,11 @@ impl Registry {
             focused: self.focused_workspace.as_deref() == Some(workspace.id.as_str()),
             pane_count: panes.clone().count() as u64,
             tab_count: workspace.tabs.len() as u64,
-            active_tab_id: workspace.tabs.get(workspace.active_tab).map(|tab| tab.id.clone()).unwrap_or_default(),
+            active_tab_id: workspace
+                .tabs
+                .get(workspace.active_tab)
+                .map(|tab| tab.id.clone())
+                .unwrap_or_default(),
             agent_status: rollup(panes.map(|pane| pane.metadata_view().agent_status)),
             tokens: workspace.metadata.tokens.snapshot(Instant::now()),
             worktree: None,
@@ -237,13 +270,18 @@ impl PaneHost {
     /// reaper and the metadata expiry task. Must be called inside a tokio runtime.
     pub fn new(config: PaneHostConfig) -> Arc<PaneHost> {
         if let Err(error) = process::become_child_subreaper() {
-            tracing::warn!("could not become a child subreaper: {error}; detached pane processes may escape pane close");
+            tracing::warn!(
+                "could not become a child subreaper: {error}; detached pane processes may escape pane close"
+            );
         }
         let nonce: u32 = rand::random();
         let host = Arc::new(PaneHost {
             config,
             events: Arc::new(EventBus::new()),
-            registry: Mutex::new(Registry { next_workspace: 1, ..Registry::default() }),
+            registry: Mutex::new(Registry {
+                next_workspace: 1,
+                ..Registry::default()
+            }),
             watches: Mutex::new(OutputWatches::default()),
             metadata_changed: Arc::new(Notify::new()),
             runtime: tokio::runtime::Handle::current(),
@@ -252,7 +290,10 @@ impl PaneHost {
             shutting_down: AtomicBool::new(false),
             _reaper: OrphanReaper::start(Duration::from_millis(250)),
         });
-        host.runtime.spawn(super::expiry::run_metadata_expiry(Arc::downgrade(&host), host.metadata_changed.clone()));
+        host.runtime.spawn(super::expiry::run_metadata_expiry(
+            Arc::downgrade(&host),
+            host.metadata_changed.clone(),
+        ));
         host
     }
 
@@ -261,15 +302,25 @@ impl PaneHost {
     }
 
     pub(crate) fn registry(&self) -> MutexGuard<'_, Registry> {
-        self.registry.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.registry
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     pub(crate) fn next_terminal_id(&self) -> String {
-        format!("{}_{}", self.terminal_prefix, self.next_terminal.fetch_add(1, Ordering::Relaxed))
+        format!(
+            "{}_{}",
+            self.terminal_prefix,
+            self.next_terminal.fetch_add(1, Ordering::Relaxed)
+        )
     }
 
     pub(crate) fn ensure_running(&self) -> Result<(), PaneError> {
-        if self.shutting_down.load(Ordering::Acquire) { Err(PaneError::ShuttingDown) } else { Ok(()) }
+        if self.shutting_down.load(Ordering::Acquire) {
+            Err(PaneError::ShuttingDown)
+        } else {
+            Ok(())
+        }
     }
 
     /// Live events: pane, tab and workspace lifecycle and the subscription events.
@@ -282,7 +333,10 @@ impl PaneHost {
     }
 
     /// The pane with this id, or the focused pane when `None`.
-    pub(crate) fn pane_or_focused(&self, pane_id: Option<&str>) -> Result<Arc<PaneCore>, PaneError> {
+    pub(crate) fn pane_or_focused(
+        &self,
+        pane_id: Option<&str>,
+    ) -> Result<Arc<PaneCore>, PaneError> {
         let registry = self.registry();
         match pane_id {
             Some(pane_id) => registry.pane(pane_id),
@@ -295,7 +349,9 @@ impl PaneHost {
             .all_panes()
             .find(|pane| pane.identity.terminal_id == session_id)
             .cloned()
-            .ok_or_else(|| PaneError::SessionNotFound { session_id: session_id.to_string() })
+            .ok_or_else(|| PaneError::SessionNotFound {
+                session_id: session_id.to_string(),
+            })
     }
 
     pub fn pane_info(&self, pane_id: &str) -> Result<PaneInfo, PaneError> {
@@ -313,7 +369,11 @@ impl PaneHost {
             match workspace_id {
                 Some(workspace_id) => {
                     let index = registry.workspace_index(workspace_id)?;
-                    registry.workspaces[index].tabs.iter().flat_map(|tab| tab.panes.iter().cloned()).collect()
+                    registry.workspaces[index]
+                        .tabs
+                        .iter()
+                        .flat_map(|tab| tab.panes.iter().cloned())
+                        .collect()
                 }
                 None => registry.all_panes().cloned().collect(),
             }
@@ -329,7 +389,9 @@ impl PaneHost {
 
     pub fn list_workspaces(&self) -> Vec<WorkspaceInfo> {
         let registry = self.registry();
-        (0..registry.workspaces.len()).map(|index| registry.workspace_info(index)).collect()
+        (0..registry.workspaces.len())
+            .map(|index| registry.workspace_info(index))
+            .collect()
     }
 
     pub fn tab_info(&self, tab_id: &str) -> Result<TabInfo, PaneError> {
@@ -347,7 +409,9 @@ impl PaneHost {
         };
         Ok(workspaces
             .into_iter()
-            .flat_map(|workspace| (0..registry.workspaces[workspace].tabs.len()).map(move |tab| (workspace, tab)))
+            .flat_map(|workspace| {
+                (0..registry.workspaces[workspace].tabs.len()).map(move |tab| (workspace, tab))
+            })
             .map(|(workspace, tab)| registry.tab_info(workspace, tab))
             .collect())
     }

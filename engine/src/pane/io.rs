@@ -5,10 +5,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use nagi_schema::pane::{
-    PaneClearAgentAuthorityParams, PaneInfo, PaneProcessInfo, PaneReadResult, PaneReleaseAgentParams, PaneReportAgentParams,
-    PaneReportAgentSessionParams, PaneReportMetadataParams, ReadFormat, ReadSource, WorkspaceInfo,
+    PaneClearAgentAuthorityParams, PaneInfo, PaneProcessInfo, PaneReadResult,
+    PaneReleaseAgentParams, PaneReportAgentParams, PaneReportAgentSessionParams,
+    PaneReportMetadataParams, ReadFormat, ReadSource, WorkspaceInfo,
 };
-use nagi_schema::pane_events::{PaneAgentStatusChangedEvent, PaneEventData, PaneSubscriptionEnvelope};
+use nagi_schema::pane_events::{
+    PaneAgentStatusChangedEvent, PaneEventData, PaneSubscriptionEnvelope,
+};
 use nagi_schema::session_protocol::{SessionLeft, SessionRole};
 
 use super::attach::SessionMembership;
@@ -21,13 +24,24 @@ async fn write_blocking(core: Arc<PaneCore>, bytes: Vec<u8>) -> Result<(), PaneE
     let pane_id = core.identity.pane_id.clone();
     tokio::task::spawn_blocking(move || core.write_input(&bytes))
         .await
-        .map_err(|error| PaneError::PaneIo { pane_id, message: format!("input task failed: {error}") })?
+        .map_err(|error| PaneError::PaneIo {
+            pane_id,
+            message: format!("input task failed: {error}"),
+        })?
 }
 
 impl PaneHost {
     /// `pane.read`.
-    pub fn read(&self, pane_id: &str, source: ReadSource, lines: Option<u32>, format: ReadFormat, strip_ansi: bool) -> Result<PaneReadResult, PaneError> {
-        self.pane_core(pane_id)?.read(source, lines, wants_ansi(format, strip_ansi))
+    pub fn read(
+        &self,
+        pane_id: &str,
+        source: ReadSource,
+        lines: Option<u32>,
+        format: ReadFormat,
+        strip_ansi: bool,
+    ) -> Result<PaneReadResult, PaneError> {
+        self.pane_core(pane_id)?
+            .read(source, lines, wants_ansi(format, strip_ansi))
     }
 
     /// `pane.send_text`: writes the text as it is.
@@ -45,7 +59,12 @@ impl PaneHost {
     }
 
     /// `pane.send_input`: `text` then `keys`, checked first, written in one go.
-    pub async fn send_input(&self, pane_id: &str, text: Option<&str>, keys: &[String]) -> Result<(), PaneError> {
+    pub async fn send_input(
+        &self,
+        pane_id: &str,
+        text: Option<&str>,
+        keys: &[String],
+    ) -> Result<(), PaneError> {
         let core = self.pane_core(pane_id)?;
         if text.is_none_or(str::is_empty) && keys.is_empty() {
             return Err(PaneError::invalid("pane.send_input needs text or keys"));
@@ -72,15 +91,18 @@ impl PaneHost {
             title: info.title.clone(),
             state_labels: info.state_labels.clone(),
         });
-        self.events.emit_subscription_event(PaneSubscriptionEnvelope::AgentStatusChanged(PaneAgentStatusChangedEvent {
-            pane_id: info.pane_id.clone(),
-            workspace_id: info.workspace_id.clone(),
-            agent_status: info.agent_status,
-            agent: info.agent.clone(),
-            display_agent: info.display_agent.clone(),
-            title: info.title.clone(),
-            state_labels: info.state_labels.clone(),
-        }));
+        self.events
+            .emit_subscription_event(PaneSubscriptionEnvelope::AgentStatusChanged(
+                PaneAgentStatusChangedEvent {
+                    pane_id: info.pane_id.clone(),
+                    workspace_id: info.workspace_id.clone(),
+                    agent_status: info.agent_status,
+                    agent: info.agent.clone(),
+                    display_agent: info.display_agent.clone(),
+                    title: info.title.clone(),
+                    state_labels: info.state_labels.clone(),
+                },
+            ));
         self.events.emit(PaneEventData::PaneUpdated { pane: info });
     }
 
@@ -104,7 +126,10 @@ impl PaneHost {
     }
 
     /// `pane.report_agent_session`.
-    pub fn report_agent_session(&self, params: &PaneReportAgentSessionParams) -> Result<(), PaneError> {
+    pub fn report_agent_session(
+        &self,
+        params: &PaneReportAgentSessionParams,
+    ) -> Result<(), PaneError> {
         let core = self.pane_core(&params.pane_id)?;
         lock(&core.meta).metadata.report_agent_session(
             &params.source,
@@ -120,7 +145,9 @@ impl PaneHost {
     /// `pane.report_metadata`.
     pub fn report_metadata(&self, params: &PaneReportMetadataParams) -> Result<(), PaneError> {
         let core = self.pane_core(&params.pane_id)?;
-        let changed = lock(&core.meta).metadata.report_metadata(params, Instant::now())?;
+        let changed = lock(&core.meta)
+            .metadata
+            .report_metadata(params, Instant::now())?;
         if changed {
             core.bump_revision();
             core.emit_updated();
@@ -141,20 +168,34 @@ impl PaneHost {
         let (changed, info) = {
             let mut registry = self.registry();
             let index = registry.workspace_index(workspace_id)?;
-            let changed = registry.workspaces[index].metadata.report(source, tokens, ttl_ms, seq, Instant::now())?;
+            let changed = registry.workspaces[index].metadata.report(
+                source,
+                tokens,
+                ttl_ms,
+                seq,
+                Instant::now(),
+            )?;
             (changed, registry.workspace_info(index))
         };
         if changed {
-            self.events.emit(PaneEventData::WorkspaceMetadataUpdated { workspace: info.clone() });
+            self.events.emit(PaneEventData::WorkspaceMetadataUpdated {
+                workspace: info.clone(),
+            });
         }
         self.metadata_changed.notify_one();
         Ok(info)
     }
 
     /// `pane.clear_agent_authority`.
-    pub fn clear_agent_authority(&self, params: &PaneClearAgentAuthorityParams) -> Result<(), PaneError> {
+    pub fn clear_agent_authority(
+        &self,
+        params: &PaneClearAgentAuthorityParams,
+    ) -> Result<(), PaneError> {
         let core = self.pane_core(&params.pane_id)?;
-        if lock(&core.meta).metadata.clear_agent_authority(params.source.as_deref(), params.seq)? {
+        if lock(&core.meta)
+            .metadata
+            .clear_agent_authority(params.source.as_deref(), params.seq)?
+        {
             core.bump_revision();
         }
         Ok(())
@@ -163,7 +204,10 @@ impl PaneHost {
     /// `pane.release_agent`.
     pub fn release_agent(&self, params: &PaneReleaseAgentParams) -> Result<(), PaneError> {
         let core = self.pane_core(&params.pane_id)?;
-        let changed = lock(&core.meta).metadata.release_agent(&params.source, &params.agent, params.seq)?;
+        let changed =
+            lock(&core.meta)
+                .metadata
+                .release_agent(&params.source, &params.agent, params.seq)?;
         core.bump_revision();
         if changed {
             self.announce_agent_status(&core);
@@ -177,30 +221,59 @@ impl PaneHost {
     }
 
     /// `join_session`. `client_id` names the connection (unique per client).
-    pub fn session_join(&self, session_id: &str, role: SessionRole, replay_from: Option<u64>, client_id: &str) -> Result<SessionMembership, PaneError> {
-        Ok(self.pane_by_terminal(session_id)?.join_session(client_id, role, replay_from))
+    pub fn session_join(
+        &self,
+        session_id: &str,
+        role: SessionRole,
+        replay_from: Option<u64>,
+        client_id: &str,
+    ) -> Result<SessionMembership, PaneError> {
+        Ok(self
+            .pane_by_terminal(session_id)?
+            .join_session(client_id, role, replay_from))
     }
 
     /// `leave_session`; leaving a session one is not in is not an error.
-    pub fn session_leave(&self, session_id: &str, client_id: &str) -> Result<SessionLeft, PaneError> {
+    pub fn session_leave(
+        &self,
+        session_id: &str,
+        client_id: &str,
+    ) -> Result<SessionLeft, PaneError> {
         self.pane_by_terminal(session_id)?.leave_session(client_id);
-        Ok(SessionLeft { session_id: session_id.to_string() })
+        Ok(SessionLeft {
+            session_id: session_id.to_string(),
+        })
     }
 
     /// `session_input` (controller only).
-    pub async fn session_input(&self, session_id: &str, client_id: &str, data: &str) -> Result<(), PaneError> {
+    pub async fn session_input(
+        &self,
+        session_id: &str,
+        client_id: &str,
+        data: &str,
+    ) -> Result<(), PaneError> {
         let core = self.pane_by_terminal(session_id)?;
         let bytes = data.as_bytes().to_vec();
         let client_id = client_id.to_string();
         let pane_id = core.identity.pane_id.clone();
         tokio::task::spawn_blocking(move || core.session_input(&client_id, &bytes))
             .await
-            .map_err(|error| PaneError::PaneIo { pane_id, message: format!("input task failed: {error}") })?
+            .map_err(|error| PaneError::PaneIo {
+                pane_id,
+                message: format!("input task failed: {error}"),
+            })?
     }
 
     /// `session_resize` (controller only, at least 20x5).
-    pub fn session_resize(&self, session_id: &str, client_id: &str, cols: u16, rows: u16) -> Result<(), PaneError> {
-        self.pane_by_terminal(session_id)?.session_resize(client_id, cols, rows)
+    pub fn session_resize(
+        &self,
+        session_id: &str,
+        client_id: &str,
+        cols: u16,
+        rows: u16,
+    ) -> Result<(), PaneError> {
+        self.pane_by_terminal(session_id)?
+            .session_resize(client_id, cols, rows)
     }
 
     /// Removes a client from every session, e.g. when its connection closed.

@@ -105,7 +105,10 @@ pub struct KeyCombo {
 }
 
 fn invalid(text: &str, reason: impl Into<String>) -> PaneError {
-    PaneError::InvalidKey { key: text.to_string(), reason: reason.into() }
+    PaneError::InvalidKey {
+        key: text.to_string(),
+        reason: reason.into(),
+    }
 }
 
 fn single_printable_char(text: &str) -> Option<char> {
@@ -145,7 +148,10 @@ fn named_key(name: &str) -> Option<Key> {
         "f11" => Key::Tilde(23),
         "f12" => Key::Tilde(24),
         _ => {
-            return PUNCTUATION_NAMES.iter().find(|(known, _)| *known == lower).map(|(_, character)| Key::Char(*character));
+            return PUNCTUATION_NAMES
+                .iter()
+                .find(|(known, _)| *known == lower)
+                .map(|(_, character)| Key::Char(*character));
         }
     };
     Some(key)
@@ -157,15 +163,28 @@ pub fn parse_key_combo(text: &str) -> Result<KeyCombo, PaneError> {
         return Err(invalid(text, "empty key"));
     }
     if let Some(character) = single_printable_char(text) {
-        let key = if character == ' ' { Key::Space } else { Key::Char(character) };
-        return Ok(KeyCombo { modifiers: Modifiers::default(), key });
+        let key = if character == ' ' {
+            Key::Space
+        } else {
+            Key::Char(character)
+        };
+        return Ok(KeyCombo {
+            modifiers: Modifiers::default(),
+            key,
+        });
     }
     let parts: Vec<&str> = text.split('+').collect();
     if parts[0].eq_ignore_ascii_case("prefix") {
-        return Err(invalid(text, "prefix+ bindings are multiplexer shortcuts, not keys"));
+        return Err(invalid(
+            text,
+            "prefix+ bindings are multiplexer shortcuts, not keys",
+        ));
     }
     if parts.iter().any(|part| part.is_empty()) {
-        return Err(invalid(text, "empty part in key combo (write the plus key as `plus`)"));
+        return Err(invalid(
+            text,
+            "empty part in key combo (write the plus key as `plus`)",
+        ));
     }
     let (key_name, modifier_names) = parts.split_last().expect("split yields at least one part");
     let mut modifiers = Modifiers::default();
@@ -184,12 +203,15 @@ pub fn parse_key_combo(text: &str) -> Result<KeyCombo, PaneError> {
     let key = match single_printable_char(key_name) {
         Some(' ') => Key::Space,
         Some(character) => Key::Char(character),
-        None => named_key(key_name).ok_or_else(|| invalid(text, format!("unknown key name `{key_name}`")))?,
+        None => named_key(key_name)
+            .ok_or_else(|| invalid(text, format!("unknown key name `{key_name}`")))?,
     };
     let combo = KeyCombo { modifiers, key };
     // Validate by encoding once; the encoding does not depend on terminal modes for
     // validity.
-    combo.encode_into(false, &mut Vec::new()).map_err(|reason| invalid(text, reason))?;
+    combo
+        .encode_into(false, &mut Vec::new())
+        .map_err(|reason| invalid(text, reason))?;
     Ok(combo)
 }
 
@@ -223,7 +245,8 @@ impl KeyCombo {
     /// Appends the bytes of this combo. `application_cursor` is the terminal's DECCKM mode,
     /// which changes unmodified cursor keys from `ESC [ A` to `ESC O A`.
     pub fn encode(&self, application_cursor: bool, out: &mut Vec<u8>) {
-        self.encode_into(application_cursor, out).expect("combos are validated when parsed");
+        self.encode_into(application_cursor, out)
+            .expect("combos are validated when parsed");
     }
 
     fn encode_into(&self, application_cursor: bool, out: &mut Vec<u8>) -> Result<(), String> {
@@ -231,7 +254,9 @@ impl KeyCombo {
         match self.key {
             Key::Cursor(final_byte) | Key::Function(final_byte) => {
                 if modifiers.any() {
-                    out.extend_from_slice(format!("\x1b[1;{}", modifiers.xterm_parameter()).as_bytes());
+                    out.extend_from_slice(
+                        format!("\x1b[1;{}", modifiers.xterm_parameter()).as_bytes(),
+                    );
                     out.push(final_byte);
                 } else if application_cursor || matches!(self.key, Key::Function(_)) {
                     out.extend_from_slice(&[0x1b, b'O', final_byte]);
@@ -241,7 +266,9 @@ impl KeyCombo {
             }
             Key::Tilde(number) => {
                 if modifiers.any() {
-                    out.extend_from_slice(format!("\x1b[{number};{}~", modifiers.xterm_parameter()).as_bytes());
+                    out.extend_from_slice(
+                        format!("\x1b[{number};{}~", modifiers.xterm_parameter()).as_bytes(),
+                    );
                 } else {
                     out.extend_from_slice(format!("\x1b[{number}~").as_bytes());
                 }
@@ -275,31 +302,42 @@ impl PushPlain for Vec<u8> {
         }
         match key {
             Key::Char(character) if modifiers.ctrl => {
-                let code = ctrl_code(character).ok_or_else(|| format!("ctrl+{character} has no terminal encoding"))?;
+                let code = ctrl_code(character)
+                    .ok_or_else(|| format!("ctrl+{character} has no terminal encoding"))?;
                 self.push(code);
             }
             Key::Char(character) if modifiers.shift => {
                 if !character.is_ascii_alphabetic() {
-                    return Err(format!("shift+{character} depends on the keyboard layout; send the character itself"));
+                    return Err(format!(
+                        "shift+{character} depends on the keyboard layout; send the character itself"
+                    ));
                 }
                 self.push(character.to_ascii_uppercase() as u8);
             }
             Key::Char(character) => push_char(self, character),
             Key::Space if modifiers.ctrl => self.push(0x00),
-            Key::Space if modifiers.shift => return Err("shift+space has no terminal encoding".into()),
+            Key::Space if modifiers.shift => {
+                return Err("shift+space has no terminal encoding".into());
+            }
             Key::Space => self.push(b' '),
             Key::Backspace if modifiers.ctrl => self.push(0x08),
-            Key::Backspace if modifiers.shift => return Err("shift+backspace has no terminal encoding".into()),
+            Key::Backspace if modifiers.shift => {
+                return Err("shift+backspace has no terminal encoding".into());
+            }
             Key::Backspace => self.push(0x7f),
             Key::Enter if modifiers.ctrl || modifiers.shift => {
                 return Err("enter only combines with alt".into());
             }
             Key::Enter => self.push(b'\r'),
-            Key::Escape if modifiers.ctrl || modifiers.shift => return Err("esc only combines with alt".into()),
+            Key::Escape if modifiers.ctrl || modifiers.shift => {
+                return Err("esc only combines with alt".into());
+            }
             Key::Escape => self.push(0x1b),
             Key::Tab if modifiers.ctrl => return Err("ctrl+tab has no terminal encoding".into()),
             Key::Tab => self.push(b'\t'),
-            Key::Cursor(_) | Key::Tilde(_) | Key::Function(_) => unreachable!("escape-sequence keys are encoded by the caller"),
+            Key::Cursor(_) | Key::Tilde(_) | Key::Function(_) => {
+                unreachable!("escape-sequence keys are encoded by the caller")
+            }
         }
         Ok(())
     }
@@ -383,11 +421,26 @@ mod tests {
     #[test]
     fn function_keys() {
         let expected: [&[u8]; 12] = [
-            b"\x1bOP", b"\x1bOQ", b"\x1bOR", b"\x1bOS", b"\x1b[15~", b"\x1b[17~", b"\x1b[18~", b"\x1b[19~", b"\x1b[20~",
-            b"\x1b[21~", b"\x1b[23~", b"\x1b[24~",
+            b"\x1bOP",
+            b"\x1bOQ",
+            b"\x1bOR",
+            b"\x1bOS",
+            b"\x1b[15~",
+            b"\x1b[17~",
+            b"\x1b[18~",
+            b"\x1b[19~",
+            b"\x1b[20~",
+            b"\x1b[21~",
+            b"\x1b[23~",
+            b"\x1b[24~",
         ];
         for (index, expected) in expected.iter().enumerate() {
-            assert_eq!(bytes(&format!("f{}", index + 1)), *expected, "f{}", index + 1);
+            assert_eq!(
+                bytes(&format!("f{}", index + 1)),
+                *expected,
+                "f{}",
+                index + 1
+            );
         }
         assert_eq!(bytes("shift+f1"), b"\x1b[1;2P");
         assert_eq!(bytes("ctrl+f5"), b"\x1b[15;5~");
@@ -441,7 +494,11 @@ mod tests {
     fn every_punctuation_name_maps_to_its_character() {
         for (name, character) in PUNCTUATION_NAMES {
             assert_eq!(bytes(name), character.to_string().as_bytes(), "{name}");
-            assert_eq!(bytes(&name.to_uppercase()), character.to_string().as_bytes(), "{name} upper case");
+            assert_eq!(
+                bytes(&name.to_uppercase()),
+                character.to_string().as_bytes(),
+                "{name} upper case"
+            );
         }
         assert_eq!(bytes("minus"), b"-");
         assert_eq!(bytes("plus"), b"+");
@@ -478,12 +535,24 @@ mod tests {
 
     #[test]
     fn a_list_with_one_bad_combo_is_rejected_as_a_whole() {
-        let keys = vec!["a".to_string(), "ctrl+c".to_string(), "nope".to_string(), "enter".to_string()];
+        let keys = vec![
+            "a".to_string(),
+            "ctrl+c".to_string(),
+            "nope".to_string(),
+            "enter".to_string(),
+        ];
         match parse_key_combos(&keys) {
             Err(PaneError::InvalidKey { key, .. }) => assert_eq!(key, "nope"),
             other => panic!("expected invalid_key, got {other:?}"),
         }
-        let good = parse_key_combos(&["e".into(), "c".into(), "h".into(), "o".into(), "enter".into()]).unwrap();
+        let good = parse_key_combos(&[
+            "e".into(),
+            "c".into(),
+            "h".into(),
+            "o".into(),
+            "enter".into(),
+        ])
+        .unwrap();
         assert_eq!(encode_key_combos(&good, false), b"echo\r");
     }
 }

@@ -4,7 +4,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use nagi_schema::pane::{PaneInfo, PaneLayoutPane, PaneLayoutRect, PaneLayoutSnapshot, SessionSnapshot, TabInfo, WorkspaceInfo, AgentInfo};
+use nagi_schema::pane::{
+    AgentInfo, PaneInfo, PaneLayoutPane, PaneLayoutRect, PaneLayoutSnapshot, SessionSnapshot,
+    TabInfo, WorkspaceInfo,
+};
 use nagi_schema::pane_events::PaneEventData;
 
 use super::core::PaneCore;
@@ -22,7 +25,10 @@ struct Launch {
 }
 
 fn basename(path: &str) -> String {
-    Path::new(path).file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_else(|| path.to_string())
+    Path::new(path)
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.to_string())
 }
 
 /// A label from the caller, normalised; `None` when absent or blank.
@@ -48,7 +54,11 @@ fn focus_path(registry: &Registry) -> FocusPath {
     let workspace = &registry.workspaces[registry.focused_workspace_index()?];
     let tab = workspace.tabs.get(workspace.active_tab)?;
     let pane = tab.panes.get(tab.active_pane)?;
-    Some((workspace.id.clone(), tab.id.clone(), pane.identity.pane_id.clone()))
+    Some((
+        workspace.id.clone(),
+        tab.id.clone(),
+        pane.identity.pane_id.clone(),
+    ))
 }
 
 impl PaneHost {
@@ -57,28 +67,46 @@ impl PaneHost {
             .config
             .default_shell
             .clone()
-            .or_else(|| std::env::var("SHELL").ok().filter(|shell| !shell.is_empty()))
+            .or_else(|| {
+                std::env::var("SHELL")
+                    .ok()
+                    .filter(|shell| !shell.is_empty())
+            })
             .unwrap_or_else(|| "/bin/sh".to_string());
         vec![shell]
     }
 
-    fn check_launch(&self, cwd: Option<&str>, command: Option<&[String]>, env: &std::collections::BTreeMap<String, String>) -> Result<Launch, PaneError> {
+    fn check_launch(
+        &self,
+        cwd: Option<&str>,
+        command: Option<&[String]>,
+        env: &std::collections::BTreeMap<String, String>,
+    ) -> Result<Launch, PaneError> {
         let cwd = match cwd {
             Some(cwd) => {
                 let path = Path::new(cwd);
                 if !path.is_absolute() {
-                    return Err(PaneError::invalid(format!("cwd must be an absolute path, got {cwd:?}")));
+                    return Err(PaneError::invalid(format!(
+                        "cwd must be an absolute path, got {cwd:?}"
+                    )));
                 }
                 if !path.is_dir() {
-                    return Err(PaneError::invalid(format!("cwd {cwd:?} is not an existing directory")));
+                    return Err(PaneError::invalid(format!(
+                        "cwd {cwd:?} is not an existing directory"
+                    )));
                 }
                 cwd.to_string()
             }
-            None => std::env::var("HOME").ok().filter(|home| Path::new(home).is_dir()).unwrap_or_else(|| "/".to_string()),
+            None => std::env::var("HOME")
+                .ok()
+                .filter(|home| Path::new(home).is_dir())
+                .unwrap_or_else(|| "/".to_string()),
         };
         let command = match command {
             Some([]) => return Err(PaneError::invalid("command must not be empty")),
-            Some(command) if command[0].is_empty() => return Err(PaneError::invalid("command[0] must name a program")),
+            Some(command) if command[0].is_empty() => {
+                return Err(PaneError::invalid("command[0] must name a program"));
+            }
             Some(command) => command.to_vec(),
             None => self.default_command(),
         };
@@ -87,13 +115,25 @@ impl PaneHost {
         }
         for (key, value) in env {
             if key.is_empty() || key.contains('=') || key.contains('\0') || value.contains('\0') {
-                return Err(PaneError::invalid(format!("env entry {key:?} is not a valid environment variable")));
+                return Err(PaneError::invalid(format!(
+                    "env entry {key:?} is not a valid environment variable"
+                )));
             }
         }
-        Ok(Launch { cwd, command, env: env.clone() })
+        Ok(Launch {
+            cwd,
+            command,
+            env: env.clone(),
+        })
     }
 
-    fn launch(&self, workspace_id: &str, tab_id: &str, pane_id: &str, launch: Launch) -> Result<Arc<PaneCore>, PaneError> {
+    fn launch(
+        &self,
+        workspace_id: &str,
+        tab_id: &str,
+        pane_id: &str,
+        launch: Launch,
+    ) -> Result<Arc<PaneCore>, PaneError> {
         spawn_pane(PaneLaunch {
             pane_id: pane_id.to_string(),
             workspace_id: workspace_id.to_string(),
@@ -128,20 +168,35 @@ impl PaneHost {
         let before_tab = before.as_ref().map(|path| &path.1);
         let before_pane = before.as_ref().map(|path| &path.2);
         if before_workspace != Some(workspace_id) {
-            self.events.emit(PaneEventData::WorkspaceFocused { workspace_id: workspace_id.clone() });
+            self.events.emit(PaneEventData::WorkspaceFocused {
+                workspace_id: workspace_id.clone(),
+            });
         }
         if before_tab != Some(tab_id) {
-            self.events.emit(PaneEventData::TabFocused { tab_id: tab_id.clone(), workspace_id: workspace_id.clone() });
+            self.events.emit(PaneEventData::TabFocused {
+                tab_id: tab_id.clone(),
+                workspace_id: workspace_id.clone(),
+            });
         }
         if before_pane != Some(pane_id) {
-            self.events.emit(PaneEventData::PaneFocused { pane_id: pane_id.clone(), workspace_id: workspace_id.clone() });
+            self.events.emit(PaneEventData::PaneFocused {
+                pane_id: pane_id.clone(),
+                workspace_id: workspace_id.clone(),
+            });
         }
     }
 
     /// Creates a workspace with one tab whose root pane runs `command` or the shell.
-    pub fn create_workspace(&self, request: WorkspaceCreate) -> Result<(WorkspaceInfo, TabInfo, PaneInfo), PaneError> {
+    pub fn create_workspace(
+        &self,
+        request: WorkspaceCreate,
+    ) -> Result<(WorkspaceInfo, TabInfo, PaneInfo), PaneError> {
         self.ensure_running()?;
-        let launch = self.check_launch(request.cwd.as_deref(), request.command.as_deref(), &request.env)?;
+        let launch = self.check_launch(
+            request.cwd.as_deref(),
+            request.command.as_deref(),
+            &request.env,
+        )?;
         let workspace_label = optional_label(request.label.as_deref());
         let tab_label = basename(&launch.command[0]);
         let cwd = launch.cwd.clone();
@@ -168,7 +223,12 @@ impl PaneHost {
                 name => name,
             }),
             cwd,
-            tabs: vec![TabEntry { id: tab_id, label: tab_label, panes: vec![core.clone()], active_pane: 0 }],
+            tabs: vec![TabEntry {
+                id: tab_id,
+                label: tab_label,
+                panes: vec![core.clone()],
+                active_pane: 0,
+            }],
             active_tab: 0,
             next_tab: 2,
             next_pane: 2,
@@ -183,9 +243,13 @@ impl PaneHost {
         let after = focus_path(&registry);
         drop(registry);
         let pane = core.info();
-        self.events.emit(PaneEventData::WorkspaceCreated { workspace: workspace.clone() });
-        self.events.emit(PaneEventData::TabCreated { tab: tab.clone() });
-        self.events.emit(PaneEventData::PaneCreated { pane: pane.clone() });
+        self.events.emit(PaneEventData::WorkspaceCreated {
+            workspace: workspace.clone(),
+        });
+        self.events
+            .emit(PaneEventData::TabCreated { tab: tab.clone() });
+        self.events
+            .emit(PaneEventData::PaneCreated { pane: pane.clone() });
         self.emit_focus_change(&before, &after);
         Ok((workspace, tab, pane))
     }
@@ -197,23 +261,34 @@ impl PaneHost {
             let mut registry = self.registry();
             let index = match &request.workspace_id {
                 Some(workspace_id) => registry.workspace_index(workspace_id)?,
-                None => registry.focused_workspace_index().ok_or(PaneError::NoFocusedWorkspace)?,
+                None => registry
+                    .focused_workspace_index()
+                    .ok_or(PaneError::NoFocusedWorkspace)?,
             };
             let workspace = &mut registry.workspaces[index];
             let numbers = (workspace.next_tab, workspace.next_pane);
             workspace.next_tab += 1;
             workspace.next_pane += 1;
-            (workspace.id.clone(), workspace.cwd.clone(), numbers.0, numbers.1)
+            (
+                workspace.id.clone(),
+                workspace.cwd.clone(),
+                numbers.0,
+                numbers.1,
+            )
         };
         let cwd = request.cwd.clone().or(Some(default_cwd));
         let launch = self.check_launch(cwd.as_deref(), request.command.as_deref(), &request.env)?;
-        let tab_label = optional_label(request.label.as_deref()).unwrap_or_else(|| basename(&launch.command[0]));
+        let tab_label = optional_label(request.label.as_deref())
+            .unwrap_or_else(|| basename(&launch.command[0]));
         let tab_id = format!("{workspace_id}:t{tab_number}");
         let pane_id = format!("{workspace_id}:p{pane_number}");
         let core = self.launch(&workspace_id, &tab_id, &pane_id, launch)?;
         let mut registry = self.registry();
         // The host may have shut down, or the workspace closed, while the pane started.
-        let index = match self.ensure_running().and_then(|()| registry.workspace_index(&workspace_id)) {
+        let index = match self
+            .ensure_running()
+            .and_then(|()| registry.workspace_index(&workspace_id))
+        {
             Ok(index) => index,
             Err(error) => {
                 drop(registry);
@@ -223,7 +298,12 @@ impl PaneHost {
         };
         let before = focus_path(&registry);
         let workspace = &mut registry.workspaces[index];
-        workspace.tabs.push(TabEntry { id: tab_id, label: tab_label, panes: vec![core.clone()], active_pane: 0 });
+        workspace.tabs.push(TabEntry {
+            id: tab_id,
+            label: tab_label,
+            panes: vec![core.clone()],
+            active_pane: 0,
+        });
         let tab_index = workspace.tabs.len() - 1;
         if request.focus {
             workspace.active_tab = tab_index;
@@ -234,8 +314,10 @@ impl PaneHost {
         let after = focus_path(&registry);
         drop(registry);
         let pane = core.info();
-        self.events.emit(PaneEventData::TabCreated { tab: tab.clone() });
-        self.events.emit(PaneEventData::PaneCreated { pane: pane.clone() });
+        self.events
+            .emit(PaneEventData::TabCreated { tab: tab.clone() });
+        self.events
+            .emit(PaneEventData::PaneCreated { pane: pane.clone() });
         self.emit_focus_change(&before, &after);
         Ok((tab, pane))
     }
@@ -245,7 +327,9 @@ impl PaneHost {
     fn remove_tab(registry: &mut Registry, index: usize, tab_index: usize, removal: &mut Removal) {
         let workspace = &mut registry.workspaces[index];
         let tab = workspace.tabs.remove(tab_index);
-        removal.closed_tabs.push((tab.id.clone(), workspace.id.clone()));
+        removal
+            .closed_tabs
+            .push((tab.id.clone(), workspace.id.clone()));
         removal.panes.extend(tab.panes);
         if workspace.active_tab >= tab_index && workspace.active_tab > 0 {
             workspace.active_tab -= 1;
@@ -259,12 +343,16 @@ impl PaneHost {
         let info = registry.workspace_info(index);
         let workspace = registry.workspaces.remove(index);
         for tab in workspace.tabs {
-            removal.closed_tabs.push((tab.id.clone(), workspace.id.clone()));
+            removal
+                .closed_tabs
+                .push((tab.id.clone(), workspace.id.clone()));
             removal.panes.extend(tab.panes);
         }
         if registry.focused_workspace.as_deref() == Some(workspace.id.as_str()) {
-            registry.focused_workspace =
-                registry.workspaces.get(index.min(registry.workspaces.len().saturating_sub(1))).map(|workspace| workspace.id.clone());
+            registry.focused_workspace = registry
+                .workspaces
+                .get(index.min(registry.workspaces.len().saturating_sub(1)))
+                .map(|workspace| workspace.id.clone());
         }
         removal.closed_workspace = Some(info);
     }
@@ -277,13 +365,18 @@ impl PaneHost {
             pane.closing.store(true, Ordering::Release);
             pane.space_ready.notify_all();
             let identity = pane.process_identity();
-            endings.push(tokio::task::spawn_blocking(move || process::terminate_pane_processes(&identity, grace)));
+            endings.push(tokio::task::spawn_blocking(move || {
+                process::terminate_pane_processes(&identity, grace)
+            }));
         }
         for ending in endings {
             if let Ok(termination) = ending.await
                 && !termination.survivors.is_empty()
             {
-                tracing::warn!("pane processes survived SIGKILL: {:?}", termination.survivors);
+                tracing::warn!(
+                    "pane processes survived SIGKILL: {:?}",
+                    termination.survivors
+                );
             }
         }
         for pane in &removal.panes {
@@ -294,16 +387,26 @@ impl PaneHost {
             });
         }
         for (tab_id, workspace_id) in removal.closed_tabs {
-            self.events.emit(PaneEventData::TabClosed { tab_id, workspace_id });
+            self.events.emit(PaneEventData::TabClosed {
+                tab_id,
+                workspace_id,
+            });
         }
         if let Some(workspace) = removal.closed_workspace {
-            self.events.emit(PaneEventData::WorkspaceClosed { workspace_id: workspace.workspace_id.clone(), workspace: Some(workspace) });
+            self.events.emit(PaneEventData::WorkspaceClosed {
+                workspace_id: workspace.workspace_id.clone(),
+                workspace: Some(workspace),
+            });
         }
         self.emit_focus_change(&before, &after);
     }
 
     fn empty_removal() -> Removal {
-        Removal { panes: Vec::new(), closed_tabs: Vec::new(), closed_workspace: None }
+        Removal {
+            panes: Vec::new(),
+            closed_tabs: Vec::new(),
+            closed_workspace: None,
+        }
     }
 
     /// Closes a pane and ends its whole process tree (its tab and workspace close with it
@@ -361,14 +464,22 @@ impl PaneHost {
         let workspace_ids: Vec<String> = {
             let registry = self.registry();
             self.shutting_down.store(true, Ordering::Release);
-            registry.workspaces.iter().map(|workspace| workspace.id.clone()).collect()
+            registry
+                .workspaces
+                .iter()
+                .map(|workspace| workspace.id.clone())
+                .collect()
         };
         for workspace_id in workspace_ids {
             let _ = self.close_workspace(&workspace_id).await;
         }
     }
 
-    pub fn rename_workspace(&self, workspace_id: &str, label: &str) -> Result<WorkspaceInfo, PaneError> {
+    pub fn rename_workspace(
+        &self,
+        workspace_id: &str,
+        label: &str,
+    ) -> Result<WorkspaceInfo, PaneError> {
         let label = required_label(label)?;
         let info = {
             let mut registry = self.registry();
@@ -376,7 +487,10 @@ impl PaneHost {
             registry.workspaces[index].label = label.clone();
             registry.workspace_info(index)
         };
-        self.events.emit(PaneEventData::WorkspaceRenamed { workspace_id: workspace_id.to_string(), label });
+        self.events.emit(PaneEventData::WorkspaceRenamed {
+            workspace_id: workspace_id.to_string(),
+            label,
+        });
         Ok(info)
     }
 
@@ -388,7 +502,11 @@ impl PaneHost {
             registry.workspaces[index].tabs[tab_index].label = label.clone();
             registry.tab_info(index, tab_index)
         };
-        self.events.emit(PaneEventData::TabRenamed { tab_id: tab_id.to_string(), workspace_id: info.workspace_id.clone(), label });
+        self.events.emit(PaneEventData::TabRenamed {
+            tab_id: tab_id.to_string(),
+            workspace_id: info.workspace_id.clone(),
+            label,
+        });
         Ok(info)
     }
 
@@ -398,19 +516,29 @@ impl PaneHost {
         crate::pane::core::lock(&core.meta).label = optional_label(label);
         core.bump_revision();
         let info = core.info();
-        self.events.emit(PaneEventData::PaneUpdated { pane: info.clone() });
+        self.events
+            .emit(PaneEventData::PaneUpdated { pane: info.clone() });
         Ok(info)
     }
 
     /// Moves a workspace to `insert_index` (clamped to the end).
-    pub fn move_workspace(&self, workspace_id: &str, insert_index: u64) -> Result<Vec<WorkspaceInfo>, PaneError> {
+    pub fn move_workspace(
+        &self,
+        workspace_id: &str,
+        insert_index: u64,
+    ) -> Result<Vec<WorkspaceInfo>, PaneError> {
         let (insert_index, workspaces) = {
             let mut registry = self.registry();
             let index = registry.workspace_index(workspace_id)?;
             let workspace = registry.workspaces.remove(index);
             let insert_index = (insert_index as usize).min(registry.workspaces.len());
             registry.workspaces.insert(insert_index, workspace);
-            (insert_index, (0..registry.workspaces.len()).map(|index| registry.workspace_info(index)).collect::<Vec<_>>())
+            (
+                insert_index,
+                (0..registry.workspaces.len())
+                    .map(|index| registry.workspace_info(index))
+                    .collect::<Vec<_>>(),
+            )
         };
         self.events.emit(PaneEventData::WorkspaceMoved {
             workspace_id: workspace_id.to_string(),
@@ -430,15 +558,29 @@ impl PaneHost {
             let tab = workspace.tabs.remove(tab_index);
             let insert_index = (insert_index as usize).min(workspace.tabs.len());
             workspace.tabs.insert(insert_index, tab);
-            workspace.active_tab = workspace.tabs.iter().position(|tab| tab.id == active_id).unwrap_or(0);
-            let tabs: Vec<TabInfo> = (0..registry.workspaces[index].tabs.len()).map(|tab| registry.tab_info(index, tab)).collect();
+            workspace.active_tab = workspace
+                .tabs
+                .iter()
+                .position(|tab| tab.id == active_id)
+                .unwrap_or(0);
+            let tabs: Vec<TabInfo> = (0..registry.workspaces[index].tabs.len())
+                .map(|tab| registry.tab_info(index, tab))
+                .collect();
             (registry.workspaces[index].id.clone(), insert_index, tabs)
         };
-        self.events.emit(PaneEventData::TabMoved { tab_id: tab_id.to_string(), workspace_id, insert_index: insert_index as u64, tabs: tabs.clone() });
+        self.events.emit(PaneEventData::TabMoved {
+            tab_id: tab_id.to_string(),
+            workspace_id,
+            insert_index: insert_index as u64,
+            tabs: tabs.clone(),
+        });
         Ok(tabs)
     }
 
-    fn focus(&self, select: impl FnOnce(&mut Registry) -> Result<(), PaneError>) -> Result<(), PaneError> {
+    fn focus(
+        &self,
+        select: impl FnOnce(&mut Registry) -> Result<(), PaneError>,
+    ) -> Result<(), PaneError> {
         let (before, after) = {
             let mut registry = self.registry();
             let before = focus_path(&registry);
@@ -485,7 +627,9 @@ impl PaneHost {
     pub fn snapshot(&self) -> SessionSnapshot {
         let registry = self.registry();
         let path = focus_path(&registry);
-        let workspaces = (0..registry.workspaces.len()).map(|index| registry.workspace_info(index)).collect();
+        let workspaces = (0..registry.workspaces.len())
+            .map(|index| registry.workspace_info(index))
+            .collect();
         let mut tabs = Vec::new();
         let mut panes = Vec::new();
         let mut layouts = Vec::new();
@@ -495,15 +639,28 @@ impl PaneHost {
                 tabs.push(registry.tab_info(index, tab_index));
                 let infos: Vec<PaneInfo> = tab.panes.iter().map(|pane| pane.info()).collect();
                 if let Some(active) = infos.get(tab.active_pane) {
-                    let (rows, cols) = crate::pane::core::lock(&tab.panes[tab.active_pane].terminal).size();
-                    let area = PaneLayoutRect { x: 0, y: 0, width: cols, height: rows };
+                    let (rows, cols) =
+                        crate::pane::core::lock(&tab.panes[tab.active_pane].terminal).size();
+                    let area = PaneLayoutRect {
+                        x: 0,
+                        y: 0,
+                        width: cols,
+                        height: rows,
+                    };
                     layouts.push(PaneLayoutSnapshot {
                         workspace_id: workspace.id.clone(),
                         tab_id: tab.id.clone(),
                         zoomed: false,
                         area,
                         focused_pane_id: active.pane_id.clone(),
-                        panes: infos.iter().map(|info| PaneLayoutPane { pane_id: info.pane_id.clone(), focused: info.focused, rect: area }).collect(),
+                        panes: infos
+                            .iter()
+                            .map(|info| PaneLayoutPane {
+                                pane_id: info.pane_id.clone(),
+                                focused: info.focused,
+                                rect: area,
+                            })
+                            .collect(),
                         splits: Vec::new(),
                     });
                 }

@@ -18,7 +18,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
-use nagi_schema::pane::{AgentSessionInfo, AgentSessionRefKind, AgentStatus, PaneAgentState, PaneReportMetadataParams};
+use nagi_schema::pane::{
+    AgentSessionInfo, AgentSessionRefKind, AgentStatus, PaneAgentState, PaneReportMetadataParams,
+};
 
 use super::error::PaneError;
 
@@ -34,9 +36,13 @@ const STATE_LABEL_KEYS: [&str; 5] = ["idle", "working", "blocked", "done", "unkn
 pub fn validate_source(field: &str, value: &str) -> Result<(), PaneError> {
     let length = value.chars().count();
     if length == 0 || length > MAX_SOURCE_CHARS {
-        return Err(PaneError::invalid(format!("{field} must be 1 to {MAX_SOURCE_CHARS} characters, got {length}")));
+        return Err(PaneError::invalid(format!(
+            "{field} must be 1 to {MAX_SOURCE_CHARS} characters, got {length}"
+        )));
     }
-    if let Some(bad) = value.chars().find(|character| !(character.is_ascii_alphanumeric() || matches!(character, ':' | '.' | '_' | '-'))) {
+    if let Some(bad) = value.chars().find(|character| {
+        !(character.is_ascii_alphanumeric() || matches!(character, ':' | '.' | '_' | '-'))
+    }) {
         return Err(PaneError::invalid(format!(
             "{field} may contain only ASCII letters, digits, ':', '.', '_' and '-'; found {bad:?}"
         )));
@@ -46,18 +52,29 @@ pub fn validate_source(field: &str, value: &str) -> Result<(), PaneError> {
 
 /// Trims, removes control characters and caps at 80 characters.
 pub fn normalize_text(value: &str) -> String {
-    let without_controls: String = value.chars().filter(|character| !character.is_control()).collect();
-    without_controls.trim().chars().take(MAX_TEXT_CHARS).collect()
+    let without_controls: String = value
+        .chars()
+        .filter(|character| !character.is_control())
+        .collect();
+    without_controls
+        .trim()
+        .chars()
+        .take(MAX_TEXT_CHARS)
+        .collect()
 }
 
 pub fn validate_token_name(name: &str) -> Result<(), PaneError> {
     let valid = !name.is_empty()
         && name.len() <= MAX_TOKEN_NAME_CHARS
-        && name.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-');
+        && name
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-');
     if valid {
         Ok(())
     } else {
-        Err(PaneError::invalid(format!("token name {name:?} must match ^[A-Za-z0-9_-]{{1,32}}$")))
+        Err(PaneError::invalid(format!(
+            "token name {name:?} must match ^[A-Za-z0-9_-]{{1,32}}$"
+        )))
     }
 }
 
@@ -65,7 +82,9 @@ pub fn validate_ttl(ttl_ms: Option<u64>) -> Result<Option<Duration>, PaneError> 
     match ttl_ms {
         None => Ok(None),
         Some(ttl) if (1..=MAX_TTL_MS).contains(&ttl) => Ok(Some(Duration::from_millis(ttl))),
-        Some(ttl) => Err(PaneError::invalid(format!("ttl_ms must be between 1 and {MAX_TTL_MS}, got {ttl}"))),
+        Some(ttl) => Err(PaneError::invalid(format!(
+            "ttl_ms must be between 1 and {MAX_TTL_MS}, got {ttl}"
+        ))),
     }
 }
 
@@ -92,9 +111,11 @@ impl SequenceGate {
         match self.last_by_source.get(source) {
             Some(last) if seq <= *last => Ok(Gate::Ignore),
             Some(_) => Ok(Gate::Apply),
-            None if self.last_by_source.len() >= MAX_SEQUENCED_SOURCES => Err(PaneError::invalid(format!(
-                "at most {MAX_SEQUENCED_SOURCES} distinct sources may send sequenced reports; {source:?} would be one more"
-            ))),
+            None if self.last_by_source.len() >= MAX_SEQUENCED_SOURCES => {
+                Err(PaneError::invalid(format!(
+                    "at most {MAX_SEQUENCED_SOURCES} distinct sources may send sequenced reports; {source:?} would be one more"
+                )))
+            }
             None => Ok(Gate::Apply),
         }
     }
@@ -126,7 +147,12 @@ pub struct TokenMap {
 
 impl TokenMap {
     /// Validates a patch against the limits, including the 32 retained tokens.
-    pub fn validate(&self, patch: &BTreeMap<String, Option<String>>, ttl_ms: Option<u64>, now: Instant) -> Result<TokenPatch, PaneError> {
+    pub fn validate(
+        &self,
+        patch: &BTreeMap<String, Option<String>>,
+        ttl_ms: Option<u64>,
+        now: Instant,
+    ) -> Result<TokenPatch, PaneError> {
         if patch.len() > MAX_TOKENS_PER_REPORT {
             return Err(PaneError::invalid(format!(
                 "a report may mention at most {MAX_TOKENS_PER_REPORT} tokens, got {}",
@@ -137,11 +163,18 @@ impl TokenMap {
         let mut entries = Vec::new();
         for (name, value) in patch {
             validate_token_name(name)?;
-            let value = value.as_deref().map(normalize_text).filter(|value| !value.is_empty());
+            let value = value
+                .as_deref()
+                .map(normalize_text)
+                .filter(|value| !value.is_empty());
             entries.push((name.clone(), value));
         }
-        let mut retained: Vec<&str> =
-            self.tokens.iter().filter(|(_, token)| token.expires_at.is_none_or(|at| at > now)).map(|(name, _)| name.as_str()).collect();
+        let mut retained: Vec<&str> = self
+            .tokens
+            .iter()
+            .filter(|(_, token)| token.expires_at.is_none_or(|at| at > now))
+            .map(|(name, _)| name.as_str())
+            .collect();
         for (name, value) in &entries {
             retained.retain(|existing| existing != name);
             if value.is_some() {
@@ -165,7 +198,13 @@ impl TokenMap {
             match value {
                 None => changed |= self.tokens.remove(&name).is_some(),
                 Some(value) => {
-                    let previous = self.tokens.insert(name, Token { value: value.clone(), expires_at });
+                    let previous = self.tokens.insert(
+                        name,
+                        Token {
+                            value: value.clone(),
+                            expires_at,
+                        },
+                    );
                     changed |= previous.is_none_or(|previous| previous.value != value);
                 }
             }
@@ -176,12 +215,16 @@ impl TokenMap {
     /// Drops expired tokens; true when any was dropped.
     pub fn expire(&mut self, now: Instant) -> bool {
         let before = self.tokens.len();
-        self.tokens.retain(|_, token| token.expires_at.is_none_or(|at| at > now));
+        self.tokens
+            .retain(|_, token| token.expires_at.is_none_or(|at| at > now));
         self.tokens.len() != before
     }
 
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.tokens.values().filter_map(|token| token.expires_at).min()
+        self.tokens
+            .values()
+            .filter_map(|token| token.expires_at)
+            .min()
     }
 
     pub fn snapshot(&self, now: Instant) -> BTreeMap<String, String> {
@@ -226,16 +269,28 @@ pub struct MetadataView {
     pub agent_session: Option<AgentSessionInfo>,
 }
 
-fn session_reference(source: &str, agent: &str, id: Option<&str>, path: Option<&str>) -> Result<Option<AgentSessionInfo>, PaneError> {
+fn session_reference(
+    source: &str,
+    agent: &str,
+    id: Option<&str>,
+    path: Option<&str>,
+) -> Result<Option<AgentSessionInfo>, PaneError> {
     let (kind, value) = match (id, path) {
         (Some(id), _) => (AgentSessionRefKind::Id, id),
         (None, Some(path)) => (AgentSessionRefKind::Path, path),
         (None, None) => return Ok(None),
     };
     if value.trim().is_empty() || value.chars().any(char::is_control) || value.len() > 4096 {
-        return Err(PaneError::invalid("agent_session_id / agent_session_path must be 1..4096 bytes without control characters"));
+        return Err(PaneError::invalid(
+            "agent_session_id / agent_session_path must be 1..4096 bytes without control characters",
+        ));
     }
-    Ok(Some(AgentSessionInfo { source: source.to_string(), agent: agent.to_string(), kind, value: value.to_string() }))
+    Ok(Some(AgentSessionInfo {
+        source: source.to_string(),
+        agent: agent.to_string(),
+        kind,
+        value: value.to_string(),
+    }))
 }
 
 fn agent_label(agent: &str) -> Result<String, PaneError> {
@@ -249,7 +304,11 @@ fn agent_label(agent: &str) -> Result<String, PaneError> {
 impl PaneMetadata {
     pub fn view(&self, now: Instant) -> MetadataView {
         let presentation_live = self.presentation.expires_at.is_none_or(|at| at > now);
-        let presentation = if presentation_live { self.presentation.clone() } else { Presentation::default() };
+        let presentation = if presentation_live {
+            self.presentation.clone()
+        } else {
+            Presentation::default()
+        };
         MetadataView {
             agent: self.agent.clone(),
             agent_status: self.agent_status,
@@ -288,7 +347,9 @@ impl PaneMetadata {
         let changed = self.agent_status != status || self.agent.as_deref() != Some(agent.as_str());
         self.agent = Some(agent);
         self.agent_status = status;
-        self.message = message.map(normalize_text).filter(|message| !message.is_empty());
+        self.message = message
+            .map(normalize_text)
+            .filter(|message| !message.is_empty());
         self.authority_source = Some(source.to_string());
         if session.is_some() {
             self.agent_session = session;
@@ -307,8 +368,10 @@ impl PaneMetadata {
     ) -> Result<(), PaneError> {
         validate_source("source", source)?;
         let agent = agent_label(agent)?;
-        let session = session_reference(source, &agent, session_id, session_path)?
-            .ok_or_else(|| PaneError::invalid("agent_session_id or agent_session_path is required"))?;
+        let session =
+            session_reference(source, &agent, session_id, session_path)?.ok_or_else(|| {
+                PaneError::invalid("agent_session_id or agent_session_path is required")
+            })?;
         if self.sequence.check(source, seq)? == Gate::Ignore {
             return Ok(());
         }
@@ -318,13 +381,23 @@ impl PaneMetadata {
     }
 
     /// `pane.report_metadata`. Returns whether anything visible changed.
-    pub fn report_metadata(&mut self, params: &PaneReportMetadataParams, now: Instant) -> Result<bool, PaneError> {
+    pub fn report_metadata(
+        &mut self,
+        params: &PaneReportMetadataParams,
+        now: Instant,
+    ) -> Result<bool, PaneError> {
         validate_source("source", &params.source)?;
         if let Some(applies_to) = &params.applies_to_source {
             validate_source("applies_to_source", applies_to)?;
         }
-        if let Some(key) = params.state_labels.keys().find(|key| !STATE_LABEL_KEYS.contains(&key.as_str())) {
-            return Err(PaneError::invalid(format!("state_labels key {key:?} must be one of idle, working, blocked, done, unknown")));
+        if let Some(key) = params
+            .state_labels
+            .keys()
+            .find(|key| !STATE_LABEL_KEYS.contains(&key.as_str()))
+        {
+            return Err(PaneError::invalid(format!(
+                "state_labels key {key:?} must be one of idle, working, blocked, done, unknown"
+            )));
         }
         let ttl = validate_ttl(params.ttl_ms)?;
         let patch = self.tokens.validate(&params.tokens, params.ttl_ms, now)?;
@@ -334,16 +407,26 @@ impl PaneMetadata {
         self.sequence.record(&params.source, params.seq);
         let before = self.view(now);
         self.tokens.apply(patch, now);
-        let agent_guard_holds = params.agent.as_deref().is_none_or(|agent| self.agent.as_deref() == Some(normalize_text(agent).as_str()));
-        let source_guard_holds =
-            params.applies_to_source.as_deref().is_none_or(|source| self.authority_source.as_deref() == Some(source));
+        let agent_guard_holds = params
+            .agent
+            .as_deref()
+            .is_none_or(|agent| self.agent.as_deref() == Some(normalize_text(agent).as_str()));
+        let source_guard_holds = params
+            .applies_to_source
+            .as_deref()
+            .is_none_or(|source| self.authority_source.as_deref() == Some(source));
         if agent_guard_holds && source_guard_holds {
             self.apply_presentation(params, ttl.map(|ttl| now + ttl), now);
         }
         Ok(self.view(now) != before)
     }
 
-    fn apply_presentation(&mut self, params: &PaneReportMetadataParams, expires_at: Option<Instant>, now: Instant) {
+    fn apply_presentation(
+        &mut self,
+        params: &PaneReportMetadataParams,
+        expires_at: Option<Instant>,
+        now: Instant,
+    ) {
         if self.presentation.expires_at.is_some_and(|at| at <= now) {
             self.presentation = Presentation::default();
         }
@@ -358,7 +441,8 @@ impl PaneMetadata {
             presentation.display_agent = None;
         }
         if let Some(display_agent) = &params.display_agent {
-            presentation.display_agent = Some(normalize_text(display_agent)).filter(|text| !text.is_empty());
+            presentation.display_agent =
+                Some(normalize_text(display_agent)).filter(|text| !text.is_empty());
         }
         if params.clear_state_labels {
             presentation.state_labels.clear();
@@ -375,7 +459,11 @@ impl PaneMetadata {
     }
 
     /// `pane.clear_agent_authority`. Returns whether the authority was cleared.
-    pub fn clear_agent_authority(&mut self, source: Option<&str>, seq: Option<u64>) -> Result<bool, PaneError> {
+    pub fn clear_agent_authority(
+        &mut self,
+        source: Option<&str>,
+        seq: Option<u64>,
+    ) -> Result<bool, PaneError> {
         if let Some(source) = source {
             validate_source("source", source)?;
             if self.sequence.check(source, seq)? == Gate::Ignore {
@@ -391,14 +479,20 @@ impl PaneMetadata {
 
     /// `pane.release_agent`: the source stops reporting this agent. Returns whether the
     /// semantic status changed.
-    pub fn release_agent(&mut self, source: &str, agent: &str, seq: Option<u64>) -> Result<bool, PaneError> {
+    pub fn release_agent(
+        &mut self,
+        source: &str,
+        agent: &str,
+        seq: Option<u64>,
+    ) -> Result<bool, PaneError> {
         validate_source("source", source)?;
         let agent = agent_label(agent)?;
         if self.sequence.check(source, seq)? == Gate::Ignore {
             return Ok(false);
         }
         self.sequence.record(source, seq);
-        let owns = self.authority_source.as_deref() == Some(source) && self.agent.as_deref() == Some(agent.as_str());
+        let owns = self.authority_source.as_deref() == Some(source)
+            && self.agent.as_deref() == Some(agent.as_str());
         if !owns {
             return Ok(false);
         }
@@ -421,7 +515,10 @@ impl PaneMetadata {
     }
 
     pub fn next_deadline(&self) -> Option<Instant> {
-        [self.tokens.next_deadline(), self.presentation.expires_at].into_iter().flatten().min()
+        [self.tokens.next_deadline(), self.presentation.expires_at]
+            .into_iter()
+            .flatten()
+            .min()
     }
 }
 
@@ -473,7 +570,10 @@ mod tests {
 
     #[test]
     fn presentation_text_is_normalised() {
-        assert_eq!(normalize_text("  Refactor\tauth\u{7} middleware \n"), "Refactorauth middleware");
+        assert_eq!(
+            normalize_text("  Refactor\tauth\u{7} middleware \n"),
+            "Refactorauth middleware"
+        );
         assert_eq!(normalize_text(&"é".repeat(100)).chars().count(), 80);
     }
 
@@ -481,12 +581,26 @@ mod tests {
     fn metadata_is_applied_with_guards_and_limits() {
         let now = Instant::now();
         let mut metadata = PaneMetadata::default();
-        metadata.report_agent("nagi:codex", "codex", PaneAgentState::Working, Some("busy"), Some("abc"), None, None).unwrap();
+        metadata
+            .report_agent(
+                "nagi:codex",
+                "codex",
+                PaneAgentState::Working,
+                Some("busy"),
+                Some("abc"),
+                None,
+                None,
+            )
+            .unwrap();
         let mut params = metadata_params("user:hook");
         params.title = Some("  Refactor auth  ".into());
         params.display_agent = Some("Codex: auth".into());
-        params.state_labels.insert("working".into(), "refactoring".into());
-        params.tokens.insert("summary".into(), Some("refactor auth".into()));
+        params
+            .state_labels
+            .insert("working".into(), "refactoring".into());
+        params
+            .tokens
+            .insert("summary".into(), Some("refactor auth".into()));
         assert!(metadata.report_metadata(&params, now).unwrap());
         let view = metadata.view(now);
         assert_eq!(view.title.as_deref(), Some("Refactor auth"));
@@ -506,8 +620,12 @@ mod tests {
         assert_eq!(view.tokens["model"], "opus");
 
         let mut bad_label = metadata_params("user:hook");
-        bad_label.state_labels.insert("sleeping".into(), "zzz".into());
-        assert!(matches!(metadata.report_metadata(&bad_label, now), Err(PaneError::InvalidParams(message)) if message.contains("sleeping")));
+        bad_label
+            .state_labels
+            .insert("sleeping".into(), "zzz".into());
+        assert!(
+            matches!(metadata.report_metadata(&bad_label, now), Err(PaneError::InvalidParams(message)) if message.contains("sleeping"))
+        );
     }
 
     #[test]
@@ -516,14 +634,18 @@ mod tests {
         let mut metadata = PaneMetadata::default();
         let mut too_many = metadata_params("s");
         for index in 0..17 {
-            too_many.tokens.insert(format!("t{index}"), Some("v".into()));
+            too_many
+                .tokens
+                .insert(format!("t{index}"), Some("v".into()));
         }
         assert!(metadata.report_metadata(&too_many, now).is_err());
         assert!(metadata.view(now).tokens.is_empty(), "nothing was applied");
         for batch in 0..2 {
             let mut params = metadata_params("s");
             for index in 0..16 {
-                params.tokens.insert(format!("b{batch}_{index}"), Some("v".into()));
+                params
+                    .tokens
+                    .insert(format!("b{batch}_{index}"), Some("v".into()));
             }
             metadata.report_metadata(&params, now).unwrap();
         }
@@ -540,7 +662,9 @@ mod tests {
         bad_name.tokens.insert("no spaces".into(), Some("v".into()));
         assert!(metadata.report_metadata(&bad_name, now).is_err());
         let mut empty_clears = metadata_params("s");
-        empty_clears.tokens.insert("extra".into(), Some("   ".into()));
+        empty_clears
+            .tokens
+            .insert("extra".into(), Some("   ".into()));
         metadata.report_metadata(&empty_clears, now).unwrap();
         assert!(!metadata.view(now).tokens.contains_key("extra"));
     }
@@ -566,7 +690,10 @@ mod tests {
         let mut stale = metadata_params("s");
         stale.seq = Some(5);
         stale.tokens.insert("stale".into(), Some("x".into()));
-        assert!(!metadata.report_metadata(&stale, later).unwrap(), "accepted but ignored");
+        assert!(
+            !metadata.report_metadata(&stale, later).unwrap(),
+            "accepted but ignored"
+        );
         assert!(metadata.view(later).tokens.is_empty());
 
         for index in 0..31 {
@@ -578,20 +705,41 @@ mod tests {
         thirty_third.seq = Some(1);
         assert!(metadata.report_metadata(&thirty_third, later).is_err());
         let unsequenced = metadata_params("source-last");
-        assert!(metadata.report_metadata(&unsequenced, later).is_ok(), "the limit is on sequenced sources");
+        assert!(
+            metadata.report_metadata(&unsequenced, later).is_ok(),
+            "the limit is on sequenced sources"
+        );
     }
 
     #[test]
     fn release_and_authority() {
         let mut metadata = PaneMetadata::default();
-        assert!(metadata.report_agent("a:src", "bot", PaneAgentState::Blocked, None, None, None, None).unwrap());
+        assert!(
+            metadata
+                .report_agent(
+                    "a:src",
+                    "bot",
+                    PaneAgentState::Blocked,
+                    None,
+                    None,
+                    None,
+                    None
+                )
+                .unwrap()
+        );
         assert!(!metadata.release_agent("other", "bot", None).unwrap());
         assert_eq!(metadata.agent_status(), AgentStatus::Blocked);
         assert!(metadata.release_agent("a:src", "bot", None).unwrap());
         assert_eq!(metadata.agent_status(), AgentStatus::Unknown);
-        metadata.report_agent("a:src", "bot", PaneAgentState::Idle, None, None, None, None).unwrap();
+        metadata
+            .report_agent("a:src", "bot", PaneAgentState::Idle, None, None, None, None)
+            .unwrap();
         assert!(!metadata.clear_agent_authority(Some("b:src"), None).unwrap());
         assert!(metadata.clear_agent_authority(Some("a:src"), None).unwrap());
-        assert!(metadata.report_agent_session("a:src", "bot", None, None, None).is_err());
+        assert!(
+            metadata
+                .report_agent_session("a:src", "bot", None, None, None)
+                .is_err()
+        );
     }
 }

@@ -42,13 +42,18 @@ pub use host::{PaneHost, PaneHostConfig, TabCreate, WorkspaceCreate};
 pub use methods::{SessionReply, dispatch, handle_session_message};
 pub use nagi_schema::pane::{PANE_METHODS, find_pane_method};
 pub use nagi_schema::pane_events::{event_match_matches, subscription_matches};
-pub use process::{become_child_subreaper, reap_orphans, register_owned_child, unregister_owned_child};
+pub use process::{
+    become_child_subreaper, reap_orphans, register_owned_child, unregister_owned_child,
+};
 pub use watch::OutputWatchGuard;
 
 /// Names of protocol methods that nagi does not offer; [`dispatch`] answers them with
 /// `feature_unavailable` naming the method.
 pub fn unimplemented_pane_methods() -> impl Iterator<Item = &'static str> {
-    PANE_METHODS.iter().filter(|spec| !spec.implemented).map(|spec| spec.name)
+    PANE_METHODS
+        .iter()
+        .filter(|spec| !spec.implemented)
+        .map(|spec| spec.name)
 }
 
 #[cfg(test)]

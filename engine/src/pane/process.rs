@@ -45,7 +45,9 @@ static OWNED_CHILDREN: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 static SPAWN_LOCK: Mutex<()> = Mutex::new(());
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Makes this process a child subreaper: orphaned descendants are re-parented to it.
@@ -53,7 +55,11 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 pub fn become_child_subreaper() -> std::io::Result<()> {
     // SAFETY: prctl with PR_SET_CHILD_SUBREAPER only reads its integer argument.
     let result = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) };
-    if result == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+    if result == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// Marks a child as owned by someone who will wait for it; the reaper leaves it alone.
@@ -151,7 +157,12 @@ fn peek_waitable_child() -> Option<i32> {
     // SAFETY: siginfo_t is plain data; waitid fills it. WNOWAIT leaves the child waitable.
     unsafe {
         let mut info: libc::siginfo_t = std::mem::zeroed();
-        let result = libc::waitid(libc::P_ALL, 0, &mut info, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT);
+        let result = libc::waitid(
+            libc::P_ALL,
+            0,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        );
         if result != 0 {
             return None;
         }
@@ -173,7 +184,11 @@ pub fn reap_orphans() -> usize {
         // The waitable child belongs to someone else; look for other zombies.
         let me = own_pid();
         for stat in all_processes() {
-            if stat.ppid == me && stat.is_zombie() && reapable(stat.pid, server_session) && reap_exact(stat.pid) {
+            if stat.ppid == me
+                && stat.is_zombie()
+                && reapable(stat.pid, server_session)
+                && reap_exact(stat.pid)
+            {
                 reaped += 1;
             }
         }
@@ -226,7 +241,8 @@ pub struct PaneProcessIdentity {
 }
 
 fn environment_contains(pid: i32, entry: &[u8]) -> bool {
-    std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| environ.split(|byte| *byte == 0).any(|item| item == entry))
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|environ| environ.split(|byte| *byte == 0).any(|item| item == entry))
 }
 
 /// The pane's live processes (see the module docs), zombies excluded.
@@ -258,12 +274,17 @@ pub fn pane_process_tree(identity: &PaneProcessIdentity) -> Vec<ProcStat> {
             queue.extend(kids.iter().copied().filter(|kid| processes[*kid].pid != me));
         }
     }
-    selected.into_iter().map(|index| processes[index].clone()).filter(|stat| !stat.is_zombie()).collect()
+    selected
+        .into_iter()
+        .map(|index| processes[index].clone())
+        .filter(|stat| !stat.is_zombie())
+        .collect()
 }
 
 /// Sends `signal` to the process only if it is still the one seen in the scan.
 fn signal_if_same(stat: &ProcStat, signal: libc::c_int) {
-    let still_same = read_stat(stat.pid).is_some_and(|now| now.start_time == stat.start_time && !now.is_zombie());
+    let still_same = read_stat(stat.pid)
+        .is_some_and(|now| now.start_time == stat.start_time && !now.is_zombie());
     if still_same {
         // SAFETY: kill has no memory preconditions.
         unsafe {
@@ -330,7 +351,10 @@ pub fn terminate_pane_processes(identity: &PaneProcessIdentity, grace: Duration)
         reap_orphans();
     }
     reap_orphans();
-    termination.survivors = pane_process_tree(identity).iter().map(|stat| stat.pid).collect();
+    termination.survivors = pane_process_tree(identity)
+        .iter()
+        .map(|stat| stat.pid)
+        .collect();
     termination.signalled = signalled.into_iter().collect();
     termination
 }
@@ -345,20 +369,37 @@ pub struct ProcessDetails {
 }
 
 pub fn process_cwd(pid: i32) -> Option<String> {
-    std::fs::read_link(format!("/proc/{pid}/cwd")).ok().map(|path| path.to_string_lossy().into_owned())
+    std::fs::read_link(format!("/proc/{pid}/cwd"))
+        .ok()
+        .map(|path| path.to_string_lossy().into_owned())
 }
 
 pub fn process_details(pid: i32) -> Option<ProcessDetails> {
     let stat = read_stat(pid)?;
-    let argv = std::fs::read(format!("/proc/{pid}/cmdline")).ok().map(|cmdline| {
-        cmdline.split(|byte| *byte == 0).filter(|part| !part.is_empty()).map(|part| String::from_utf8_lossy(part).into_owned()).collect::<Vec<_>>()
-    });
-    Some(ProcessDetails { pid, name: stat.comm, argv: argv.filter(|argv| !argv.is_empty()), cwd: process_cwd(pid) })
+    let argv = std::fs::read(format!("/proc/{pid}/cmdline"))
+        .ok()
+        .map(|cmdline| {
+            cmdline
+                .split(|byte| *byte == 0)
+                .filter(|part| !part.is_empty())
+                .map(|part| String::from_utf8_lossy(part).into_owned())
+                .collect::<Vec<_>>()
+        });
+    Some(ProcessDetails {
+        pid,
+        name: stat.comm,
+        argv: argv.filter(|argv| !argv.is_empty()),
+        cwd: process_cwd(pid),
+    })
 }
 
 /// Live processes of a process group, by pid.
 pub fn processes_in_group(pgrp: i32) -> Vec<i32> {
-    let mut pids: Vec<i32> = all_processes().into_iter().filter(|stat| stat.pgrp == pgrp && !stat.is_zombie()).map(|stat| stat.pid).collect();
+    let mut pids: Vec<i32> = all_processes()
+        .into_iter()
+        .filter(|stat| stat.pgrp == pgrp && !stat.is_zombie())
+        .map(|stat| stat.pid)
+        .collect();
     pids.sort_unstable();
     pids
 }
@@ -389,14 +430,20 @@ mod tests {
     fn children_in_the_server_session_are_never_reaped() {
         become_child_subreaper().unwrap();
         // A std::process child in our session: its owner must get its status.
-        let mut child = std::process::Command::new("sh").args(["-c", "exit 7"]).spawn().unwrap();
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "exit 7"])
+            .spawn()
+            .unwrap();
         let pid = child.id() as i32;
         let deadline = Instant::now() + Duration::from_secs(10);
         while !read_stat(pid).is_some_and(|stat| stat.is_zombie()) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
         reap_orphans();
-        assert!(read_stat(pid).is_some_and(|stat| stat.is_zombie()), "still waiting for its owner");
+        assert!(
+            read_stat(pid).is_some_and(|stat| stat.is_zombie()),
+            "still waiting for its owner"
+        );
         assert_eq!(child.wait().unwrap().code(), Some(7));
     }
 
@@ -420,7 +467,10 @@ mod tests {
         let output = child.wait_with_output().unwrap();
         unregister_owned_child(shell);
         assert!(output.status.success());
-        let orphan: i32 = String::from_utf8_lossy(&output.stdout).trim().parse().unwrap();
+        let orphan: i32 = String::from_utf8_lossy(&output.stdout)
+            .trim()
+            .parse()
+            .unwrap();
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             reap_orphans();

@@ -58,7 +58,10 @@ pub struct PaneLaunch {
 }
 
 fn spawn_failed(program: &str, error: impl std::fmt::Display) -> PaneError {
-    PaneError::PaneSpawnFailed { program: program.to_string(), message: error.to_string() }
+    PaneError::PaneSpawnFailed {
+        program: program.to_string(),
+        message: error.to_string(),
+    }
 }
 
 fn build_command(launch: &PaneLaunch) -> CommandBuilder {
@@ -83,7 +86,11 @@ fn build_command(launch: &PaneLaunch) -> CommandBuilder {
     command
 }
 
-fn spawn_thread(name: &str, stack_bytes: usize, body: impl FnOnce() + Send + 'static) -> Result<(), PaneError> {
+fn spawn_thread(
+    name: &str,
+    stack_bytes: usize,
+    body: impl FnOnce() + Send + 'static,
+) -> Result<(), PaneError> {
     std::thread::Builder::new()
         .name(name.to_string())
         .stack_size(stack_bytes)
@@ -98,11 +105,21 @@ pub fn spawn_pane(launch: PaneLaunch) -> Result<Arc<PaneCore>, PaneError> {
     if program.is_empty() {
         return Err(PaneError::invalid("command must name a program"));
     }
-    let size = PtySize { rows: launch.rows, cols: launch.cols, pixel_width: 0, pixel_height: 0 };
-    let pair = native_pty_system().openpty(size).map_err(|error| spawn_failed(&program, format!("openpty: {error}")))?;
+    let size = PtySize {
+        rows: launch.rows,
+        cols: launch.cols,
+        pixel_width: 0,
+        pixel_height: 0,
+    };
+    let pair = native_pty_system()
+        .openpty(size)
+        .map_err(|error| spawn_failed(&program, format!("openpty: {error}")))?;
     let command = build_command(&launch);
     let child = process::with_spawn_lock(|| {
-        let child = pair.slave.spawn_command(command).map_err(|error| format!("{error:#}"))?;
+        let child = pair
+            .slave
+            .spawn_command(command)
+            .map_err(|error| format!("{error:#}"))?;
         if let Some(pid) = child.process_id() {
             process::register_owned_child(pid);
         }
@@ -111,10 +128,19 @@ pub fn spawn_pane(launch: PaneLaunch) -> Result<Arc<PaneCore>, PaneError> {
     .map_err(|error| spawn_failed(&program, error))?;
     drop(pair.slave);
     let pid = child.process_id().unwrap_or(0);
-    let reader = pair.master.try_clone_reader().map_err(|error| spawn_failed(&program, error))?;
-    let writer = pair.master.take_writer().map_err(|error| spawn_failed(&program, error))?;
+    let reader = pair
+        .master
+        .try_clone_reader()
+        .map_err(|error| spawn_failed(&program, error))?;
+    let writer = pair
+        .master
+        .take_writer()
+        .map_err(|error| spawn_failed(&program, error))?;
     let master_fd = pair.master.as_raw_fd();
-    let tty = pair.master.tty_name().map(|path| path.to_string_lossy().into_owned());
+    let tty = pair
+        .master
+        .tty_name()
+        .map(|path| path.to_string_lossy().into_owned());
     let (changes, _) = watch::channel(0);
     let core = Arc::new(PaneCore {
         identity: PaneIdentity {
@@ -126,7 +152,11 @@ pub fn spawn_pane(launch: PaneLaunch) -> Result<Arc<PaneCore>, PaneError> {
             cwd: launch.cwd.clone(),
             pid,
         },
-        terminal: Mutex::new(Terminal::new(launch.rows, launch.cols, launch.scrollback_lines)),
+        terminal: Mutex::new(Terminal::new(
+            launch.rows,
+            launch.cols,
+            launch.scrollback_lines,
+        )),
         session: Mutex::new(SessionState::new(
             launch.terminal_id.clone(),
             launch.ring_bytes,
@@ -137,7 +167,10 @@ pub fn spawn_pane(launch: PaneLaunch) -> Result<Arc<PaneCore>, PaneError> {
         master: Mutex::new(pair.master),
         master_fd,
         tty,
-        meta: Mutex::new(PaneMeta { label: launch.label.clone(), ..PaneMeta::default() }),
+        meta: Mutex::new(PaneMeta {
+            label: launch.label.clone(),
+            ..PaneMeta::default()
+        }),
         focused: AtomicBool::new(false),
         revision: AtomicU64::new(0),
         changes,
@@ -151,11 +184,17 @@ pub fn spawn_pane(launch: PaneLaunch) -> Result<Arc<PaneCore>, PaneError> {
         events: launch.events.clone(),
     });
     let reader_core = core.clone();
-    spawn_thread("nagi-pane-reader", 256 * 1024, move || reader_loop(&reader_core, reader))?;
+    spawn_thread("nagi-pane-reader", 256 * 1024, move || {
+        reader_loop(&reader_core, reader)
+    })?;
     let parser_core = core.clone();
-    spawn_thread("nagi-pane-parser", 1024 * 1024, move || parser_loop(&parser_core))?;
+    spawn_thread("nagi-pane-parser", 1024 * 1024, move || {
+        parser_loop(&parser_core)
+    })?;
     let waiter_core = core.clone();
-    spawn_thread("nagi-pane-waiter", 256 * 1024, move || waiter_loop(&waiter_core, child))?;
+    spawn_thread("nagi-pane-waiter", 256 * 1024, move || {
+        waiter_loop(&waiter_core, child)
+    })?;
     Ok(core)
 }
 
@@ -166,8 +205,13 @@ fn reader_loop(core: &PaneCore, mut reader: Box<dyn Read + Send>) {
             Ok(0) => break,
             Ok(count) => {
                 let mut pending = lock(&core.pending);
-                while pending.bytes.len() >= MAX_PENDING_BYTES && !core.closing.load(Ordering::Acquire) {
-                    pending = core.space_ready.wait(pending).unwrap_or_else(|poisoned| poisoned.into_inner());
+                while pending.bytes.len() >= MAX_PENDING_BYTES
+                    && !core.closing.load(Ordering::Acquire)
+                {
+                    pending = core
+                        .space_ready
+                        .wait(pending)
+                        .unwrap_or_else(|poisoned| poisoned.into_inner());
                 }
                 let was_empty = pending.bytes.is_empty();
                 pending.bytes.extend_from_slice(&buffer[..count]);
@@ -194,7 +238,11 @@ fn process_batch(core: &PaneCore, batch: &[u8]) {
         session.record_output(batch);
         if session.keyframe_due() {
             let (rows, cols) = terminal.size();
-            session.record_keyframe(KeyframeSource { data: terminal.keyframe(), cols, rows });
+            session.record_keyframe(KeyframeSource {
+                data: terminal.keyframe(),
+                cols,
+                rows,
+            });
         }
         title_changed
     };
@@ -210,7 +258,10 @@ fn parser_loop(core: &PaneCore) {
         {
             let mut pending = lock(&core.pending);
             while pending.bytes.is_empty() && !pending.eof {
-                pending = core.data_ready.wait(pending).unwrap_or_else(|poisoned| poisoned.into_inner());
+                pending = core
+                    .data_ready
+                    .wait(pending)
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
             }
             if pending.bytes.is_empty() && pending.eof {
                 break;
@@ -234,13 +285,25 @@ fn exit_status_of(child: &mut Box<dyn Child + Send + Sync>) -> PaneExitStatus {
     let plain: &mut dyn Child = &mut **child;
     if let Some(std_child) = plain.downcast_mut::<std::process::Child>() {
         return match std_child.wait() {
-            Ok(status) => PaneExitStatus { exit_code: status.code(), signal: status.signal() },
-            Err(_) => PaneExitStatus { exit_code: None, signal: None },
+            Ok(status) => PaneExitStatus {
+                exit_code: status.code(),
+                signal: status.signal(),
+            },
+            Err(_) => PaneExitStatus {
+                exit_code: None,
+                signal: None,
+            },
         };
     }
     match child.wait() {
-        Ok(status) if status.signal().is_none() => PaneExitStatus { exit_code: Some(status.exit_code() as i32), signal: None },
-        _ => PaneExitStatus { exit_code: None, signal: None },
+        Ok(status) if status.signal().is_none() => PaneExitStatus {
+            exit_code: Some(status.exit_code() as i32),
+            signal: None,
+        },
+        _ => PaneExitStatus {
+            exit_code: None,
+            signal: None,
+        },
     }
 }
 

@@ -31,12 +31,22 @@ impl RingPayload {
     pub fn to_wire(&self) -> SessionFramePayload {
         let base64 = base64::engine::general_purpose::STANDARD;
         match self {
-            RingPayload::Output(bytes) => SessionFramePayload::Output { stream: OutputStream::Stdout, data: base64.encode(bytes) },
-            RingPayload::Keyframe { data, cols, rows } => {
-                SessionFramePayload::Keyframe { data: base64.encode(data), cols: Some(*cols), rows: Some(*rows) }
-            }
-            RingPayload::Resize { cols, rows } => SessionFramePayload::Resize { cols: *cols, rows: *rows },
-            RingPayload::Closed { exit_code } => SessionFramePayload::Closed { exit_code: *exit_code },
+            RingPayload::Output(bytes) => SessionFramePayload::Output {
+                stream: OutputStream::Stdout,
+                data: base64.encode(bytes),
+            },
+            RingPayload::Keyframe { data, cols, rows } => SessionFramePayload::Keyframe {
+                data: base64.encode(data),
+                cols: Some(*cols),
+                rows: Some(*rows),
+            },
+            RingPayload::Resize { cols, rows } => SessionFramePayload::Resize {
+                cols: *cols,
+                rows: *rows,
+            },
+            RingPayload::Closed { exit_code } => SessionFramePayload::Closed {
+                exit_code: *exit_code,
+            },
         }
     }
 }
@@ -50,7 +60,12 @@ pub struct RingFrame {
 
 impl RingFrame {
     pub fn to_wire(&self, session_id: &str) -> SessionFrame {
-        SessionFrame { session_id: session_id.to_string(), seq: self.seq, ts: self.ts, payload: self.payload.to_wire() }
+        SessionFrame {
+            session_id: session_id.to_string(),
+            seq: self.seq,
+            ts: self.ts,
+            payload: self.payload.to_wire(),
+        }
     }
 }
 
@@ -62,7 +77,11 @@ pub struct FrameRing {
 
 impl FrameRing {
     pub fn new(capacity_bytes: usize) -> FrameRing {
-        FrameRing { frames: VecDeque::new(), bytes: 0, capacity_bytes }
+        FrameRing {
+            frames: VecDeque::new(),
+            bytes: 0,
+            capacity_bytes,
+        }
     }
 
     /// Appends a frame (sequence numbers must increase) and evicts the oldest frames
@@ -91,7 +110,9 @@ impl FrameRing {
 
     /// Index of the newest keyframe.
     fn latest_keyframe_index(&self) -> Option<usize> {
-        self.frames.iter().rposition(|frame| matches!(frame.payload, RingPayload::Keyframe { .. }))
+        self.frames
+            .iter()
+            .rposition(|frame| matches!(frame.payload, RingPayload::Keyframe { .. }))
     }
 
     fn index_of_seq(&self, seq: u64) -> Option<usize> {
@@ -104,7 +125,8 @@ impl FrameRing {
 
     /// Frames from the newest keyframe on, or `None` when no keyframe is retained.
     pub fn replay_from_latest_keyframe(&self) -> Option<Vec<RingFrame>> {
-        self.latest_keyframe_index().map(|index| self.coalesced_from(index))
+        self.latest_keyframe_index()
+            .map(|index| self.coalesced_from(index))
     }
 
     /// Frames with `seq >= from`, or `None` when frames before `from` were evicted
@@ -113,7 +135,9 @@ impl FrameRing {
         match self.oldest_seq() {
             None => Some(Vec::new()),
             Some(oldest) if from < oldest => None,
-            Some(_) => self.index_of_seq(from).map(|index| self.coalesced_from(index)),
+            Some(_) => self
+                .index_of_seq(from)
+                .map(|index| self.coalesced_from(index)),
         }
     }
 
@@ -123,8 +147,14 @@ impl FrameRing {
     fn coalesced_from(&self, index: usize) -> Vec<RingFrame> {
         let mut replay: Vec<RingFrame> = Vec::new();
         for frame in self.frames.range(index..) {
-            if let (Some(RingFrame { seq, ts, payload: RingPayload::Output(merged) }), RingPayload::Output(bytes)) =
-                (replay.last_mut(), &frame.payload)
+            if let (
+                Some(RingFrame {
+                    seq,
+                    ts,
+                    payload: RingPayload::Output(merged),
+                }),
+                RingPayload::Output(bytes),
+            ) = (replay.last_mut(), &frame.payload)
                 && merged.len() + bytes.len() <= COALESCE_BYTES
             {
                 merged.extend_from_slice(bytes);
@@ -143,7 +173,11 @@ mod tests {
     use super::*;
 
     fn output(seq: u64, text: &str) -> RingFrame {
-        RingFrame { seq, ts: seq * 10, payload: RingPayload::Output(text.as_bytes().to_vec()) }
+        RingFrame {
+            seq,
+            ts: seq * 10,
+            payload: RingPayload::Output(text.as_bytes().to_vec()),
+        }
     }
 
     #[test]
@@ -158,7 +192,10 @@ mod tests {
         let replay = ring.replay_from_seq(9).unwrap();
         assert_eq!(replay.len(), 1, "outputs are merged");
         assert_eq!(replay[0].seq, 10);
-        assert_eq!(replay[0].payload, RingPayload::Output("x".repeat(60).into_bytes()));
+        assert_eq!(
+            replay[0].payload,
+            RingPayload::Output("x".repeat(60).into_bytes())
+        );
         assert_eq!(ring.replay_from_seq(11).unwrap(), Vec::new());
     }
 
@@ -167,16 +204,46 @@ mod tests {
         let mut ring = FrameRing::new(10_000);
         ring.push(output(1, "a"));
         assert_eq!(ring.replay_from_latest_keyframe(), None);
-        ring.push(RingFrame { seq: 2, ts: 0, payload: RingPayload::Keyframe { data: b"K1".to_vec(), cols: 80, rows: 24 } });
+        ring.push(RingFrame {
+            seq: 2,
+            ts: 0,
+            payload: RingPayload::Keyframe {
+                data: b"K1".to_vec(),
+                cols: 80,
+                rows: 24,
+            },
+        });
         ring.push(output(3, "b"));
-        ring.push(RingFrame { seq: 4, ts: 0, payload: RingPayload::Keyframe { data: b"K2".to_vec(), cols: 80, rows: 24 } });
+        ring.push(RingFrame {
+            seq: 4,
+            ts: 0,
+            payload: RingPayload::Keyframe {
+                data: b"K2".to_vec(),
+                cols: 80,
+                rows: 24,
+            },
+        });
         ring.push(output(5, "c"));
-        ring.push(RingFrame { seq: 6, ts: 0, payload: RingPayload::Resize { cols: 100, rows: 30 } });
+        ring.push(RingFrame {
+            seq: 6,
+            ts: 0,
+            payload: RingPayload::Resize {
+                cols: 100,
+                rows: 30,
+            },
+        });
         ring.push(output(7, "d"));
         let replay = ring.replay_from_latest_keyframe().unwrap();
         let seqs: Vec<u64> = replay.iter().map(|frame| frame.seq).collect();
         assert_eq!(seqs, [4, 5, 6, 7]);
         let wire = replay[0].to_wire("term_1");
-        assert_eq!(wire.payload, SessionFramePayload::Keyframe { data: "SzI=".into(), cols: Some(80), rows: Some(24) });
+        assert_eq!(
+            wire.payload,
+            SessionFramePayload::Keyframe {
+                data: "SzI=".into(),
+                cols: Some(80),
+                rows: Some(24)
+            }
+        );
     }
 }

@@ -11,7 +11,9 @@ use std::num::NonZeroU16;
 
 use nagi_schema::pane::ReadSource;
 
-use super::fast_forward::{MIN_MIDDLE_BYTES, StreamTracker, plan_skip, render_plain_rows, render_start};
+use super::fast_forward::{
+    MIN_MIDDLE_BYTES, StreamTracker, plan_skip, render_plain_rows, render_start,
+};
 use super::scrollback::{Scrollback, ScrollbackRow};
 
 /// Longest terminal title kept, in characters.
@@ -47,13 +49,19 @@ impl vt100::Callbacks for Capture {
         self.scratch.clear();
         let mut state = vt100::capture::BasicFormattedCaptureState::new();
         let _ = contents.write_formatted_basic(&mut self.scratch, &mut state);
-        let mut probe = NewlineProbe { starts_with_newline: false };
+        let mut probe = NewlineProbe {
+            starts_with_newline: false,
+        };
         let _ = contents.write_formatted_basic(&mut probe, &mut state);
-        self.scrollback.push(&self.scratch, !probe.starts_with_newline);
+        self.scrollback
+            .push(&self.scratch, !probe.starts_with_newline);
     }
 
     fn set_window_title(&mut self, _screen: &mut vt100::Screen, title: &[u8]) {
-        let text: String = String::from_utf8_lossy(title).chars().filter(|character| !character.is_control()).collect();
+        let text: String = String::from_utf8_lossy(title)
+            .chars()
+            .filter(|character| !character.is_control())
+            .collect();
         let text: String = text.trim().chars().take(MAX_TITLE_CHARS).collect();
         let title = (!text.is_empty()).then_some(text);
         if title != self.title {
@@ -114,7 +122,11 @@ fn non_zero(value: u16) -> NonZeroU16 {
 }
 
 fn plain_text(row: &ScrollbackRow<'_>) -> String {
-    if row.has_escapes { vt100::capture::basic_formatted_to_plain(row.formatted).collect() } else { row.formatted.to_string() }
+    if row.has_escapes {
+        vt100::capture::basic_formatted_to_plain(row.formatted).collect()
+    } else {
+        row.formatted.to_string()
+    }
 }
 
 fn trim_unless_wrapped(mut text: String, wrapped: bool) -> String {
@@ -132,11 +144,27 @@ impl Terminal {
 
     /// A terminal that fast-forwards plain middles of at least `min_middle_bytes`
     /// (`usize::MAX`: never).
-    pub fn with_min_middle_bytes(rows: u16, cols: u16, scrollback_rows: usize, min_middle_bytes: usize) -> Terminal {
-        let capture = Capture { scrollback: Scrollback::new(scrollback_rows), scratch: String::new(), title: None, title_changed: false };
+    pub fn with_min_middle_bytes(
+        rows: u16,
+        cols: u16,
+        scrollback_rows: usize,
+        min_middle_bytes: usize,
+    ) -> Terminal {
+        let capture = Capture {
+            scrollback: Scrollback::new(scrollback_rows),
+            scratch: String::new(),
+            title: None,
+            title_changed: false,
+        };
         let parser = vt100::Parser::new_with_callbacks(non_zero(rows), non_zero(cols), 0, capture);
         let default_attributes = parser.screen().attributes_formatted();
-        Terminal { parser, tracker: StreamTracker::new(rows.max(1)), skipped_bytes: 0, min_middle_bytes, default_attributes }
+        Terminal {
+            parser,
+            tracker: StreamTracker::new(rows.max(1)),
+            skipped_bytes: 0,
+            min_middle_bytes,
+            default_attributes,
+        }
     }
 
     fn feed(&mut self, bytes: &[u8]) {
@@ -163,7 +191,10 @@ impl Terminal {
                 return;
             };
             self.feed(&bytes[position..plan.middle_start]);
-            let eligible = self.tracker.eligible(self.parser.screen().alternate_screen()) && self.default_attributes();
+            let eligible = self
+                .tracker
+                .eligible(self.parser.screen().alternate_screen())
+                && self.default_attributes();
             let middle = &bytes[plan.middle_start..plan.middle_end];
             if eligible {
                 // Push the rows above the (fresh) cursor row, as the middle would have.
@@ -171,7 +202,9 @@ impl Terminal {
                 let capacity = self.parser.callbacks().scrollback.capacity();
                 let start = render_start(middle, capacity);
                 let scrollback = &mut self.parser.callbacks_mut().scrollback;
-                render_plain_rows(&middle[start..], cols, |text, wrapped| scrollback.push(text, wrapped));
+                render_plain_rows(&middle[start..], cols, |text, wrapped| {
+                    scrollback.push(text, wrapped)
+                });
                 self.feed(b"\x1b[H");
                 self.skipped_bytes += middle.len() as u64;
             } else {
@@ -230,8 +263,13 @@ impl Terminal {
         let texts: Vec<String> = if ansi {
             let mut capture = String::new();
             let mut state = vt100::capture::BasicFormattedCaptureState::new();
-            let _ = screen.write_contents_formatted_basic(&mut capture, vt100::capture::BasicFormattedCaptureRange::Full(&mut state));
-            let mut texts: Vec<String> = vt100::capture::basic_formatted_rows(&capture, cols).map(str::to_string).collect();
+            let _ = screen.write_contents_formatted_basic(
+                &mut capture,
+                vt100::capture::BasicFormattedCaptureRange::Full(&mut state),
+            );
+            let mut texts: Vec<String> = vt100::capture::basic_formatted_rows(&capture, cols)
+                .map(str::to_string)
+                .collect();
             texts.resize(usize::from(rows), String::new());
             texts
         } else {
@@ -242,7 +280,11 @@ impl Terminal {
             .enumerate()
             .map(|(index, text)| {
                 let wrapped = screen.row_wrapped(index as u16);
-                Row { id: first_id + index as u64, text: trim_unless_wrapped(text, wrapped), wrapped }
+                Row {
+                    id: first_id + index as u64,
+                    text: trim_unless_wrapped(text, wrapped),
+                    wrapped,
+                }
             })
             .collect()
     }
@@ -263,7 +305,11 @@ impl Terminal {
                 } else {
                     plain_text(&row)
                 };
-                Row { id: first_id + (start + offset) as u64, text: trim_unless_wrapped(text, row.wrapped), wrapped: row.wrapped }
+                Row {
+                    id: first_id + (start + offset) as u64,
+                    text: trim_unless_wrapped(text, row.wrapped),
+                    wrapped: row.wrapped,
+                }
             })
             .collect()
     }
@@ -272,7 +318,10 @@ impl Terminal {
     fn used_screen_rows(&self, ansi: bool) -> Vec<Row> {
         let mut rows = self.screen_rows(ansi);
         let (cursor_row, _) = self.parser.screen().cursor_position();
-        let last_text = rows.iter().rposition(|row| !row.text.is_empty()).map_or(0, |index| index + 1);
+        let last_text = rows
+            .iter()
+            .rposition(|row| !row.text.is_empty())
+            .map_or(0, |index| index + 1);
         rows.truncate(last_text.max(usize::from(cursor_row) + 1).min(rows.len()));
         rows
     }
@@ -282,9 +331,17 @@ impl Terminal {
         match source {
             ReadSource::Visible | ReadSource::Detection => {
                 let rows = self.screen_rows(ansi);
-                let wanted = lines.map_or(rows.len(), |lines| lines as usize).min(rows.len());
+                let wanted = lines
+                    .map_or(rows.len(), |lines| lines as usize)
+                    .min(rows.len());
                 let truncated = wanted < rows.len();
-                let lines = rows[rows.len() - wanted..].iter().map(|row| ReadLine { id: row.id, text: row.text.clone() }).collect();
+                let lines = rows[rows.len() - wanted..]
+                    .iter()
+                    .map(|row| ReadLine {
+                        id: row.id,
+                        text: row.text.clone(),
+                    })
+                    .collect();
                 ReadLines { lines, truncated }
             }
             ReadSource::Recent => {
@@ -296,7 +353,14 @@ impl Terminal {
                 rows.extend(screen_rows);
                 let truncated = rows.len() > wanted || scrollback_len > from_scrollback;
                 let skip = rows.len().saturating_sub(wanted);
-                let lines = rows.into_iter().skip(skip).map(|row| ReadLine { id: row.id, text: row.text }).collect();
+                let lines = rows
+                    .into_iter()
+                    .skip(skip)
+                    .map(|row| ReadLine {
+                        id: row.id,
+                        text: row.text,
+                    })
+                    .collect();
                 ReadLines { lines, truncated }
             }
             ReadSource::RecentUnwrapped => {
@@ -305,8 +369,11 @@ impl Terminal {
                 let screen_rows = self.used_screen_rows(ansi);
                 // Find where the wanted logical lines start, counting from the end over the
                 // wrap flags only, then fetch the text of those rows.
-                let wraps: Vec<bool> =
-                    scrollback.rows_from(0).map(|row| row.wrapped).chain(screen_rows.iter().map(|row| row.wrapped)).collect();
+                let wraps: Vec<bool> = scrollback
+                    .rows_from(0)
+                    .map(|row| row.wrapped)
+                    .chain(screen_rows.iter().map(|row| row.wrapped))
+                    .collect();
                 let mut logical = 0;
                 let mut start = wraps.len();
                 while start > 0 {
@@ -321,7 +388,11 @@ impl Terminal {
                     start -= 1;
                 }
                 let truncated = start > 0;
-                let mut rows = if start < scrollback.len() { self.scrollback_rows(start, ansi) } else { Vec::new() };
+                let mut rows = if start < scrollback.len() {
+                    self.scrollback_rows(start, ansi)
+                } else {
+                    Vec::new()
+                };
                 let screen_skip = start.saturating_sub(scrollback.len());
                 rows.extend(screen_rows.into_iter().skip(screen_skip));
                 let mut lines: Vec<ReadLine> = Vec::new();
@@ -329,7 +400,10 @@ impl Terminal {
                 for row in rows {
                     match lines.last_mut() {
                         Some(line) if continuing => line.text.push_str(&row.text),
-                        _ => lines.push(ReadLine { id: row.id, text: row.text }),
+                        _ => lines.push(ReadLine {
+                            id: row.id,
+                            text: row.text,
+                        }),
                     }
                     continuing = row.wrapped;
                 }
@@ -357,7 +431,10 @@ mod tests {
     fn cursor_movement_and_overwrites_render_like_a_terminal() {
         let mut terminal = Terminal::new(5, 20, 100);
         terminal.process(b"hello world\r\nsecond\x1b[1;7HWORLD\x1b[3;3Hthird\r\n\x1b[2K");
-        assert_eq!(text(&terminal, ReadSource::Visible, None), "hello WORLD\nsecond\n  third\n\n");
+        assert_eq!(
+            text(&terminal, ReadSource::Visible, None),
+            "hello WORLD\nsecond\n  third\n\n"
+        );
     }
 
     #[test]
@@ -368,15 +445,25 @@ mod tests {
         }
         assert_eq!(terminal.scrollback_len(), 8);
         // The screen shows the last two lines and the (empty) cursor row.
-        assert_eq!(text(&terminal, ReadSource::Visible, None), "line 8\nline 9\n");
-        assert_eq!(text(&terminal, ReadSource::Recent, Some(4)), "line 7\nline 8\nline 9\n");
+        assert_eq!(
+            text(&terminal, ReadSource::Visible, None),
+            "line 8\nline 9\n"
+        );
+        assert_eq!(
+            text(&terminal, ReadSource::Recent, Some(4)),
+            "line 7\nline 8\nline 9\n"
+        );
         let read = terminal.read(ReadSource::Recent, Some(4), false);
         assert!(read.truncated);
         let ids: Vec<u64> = read.lines.iter().map(|line| line.id).collect();
         assert_eq!(ids, [7, 8, 9, 10]);
         let all = text(&terminal, ReadSource::Recent, Some(10_000));
         assert!(all.starts_with("line 0\nline 1\n"), "{all:?}");
-        assert!(!terminal.read(ReadSource::Recent, Some(10_000), false).truncated);
+        assert!(
+            !terminal
+                .read(ReadSource::Recent, Some(10_000), false)
+                .truncated
+        );
     }
 
     #[test]
@@ -384,21 +471,44 @@ mod tests {
         let mut terminal = Terminal::new(3, 10, 100);
         terminal.process(b"short\r\nabcdefghijKLMNOPQRSTuvw\r\nend");
         assert_eq!(terminal.scrollback_len(), 2);
-        assert_eq!(text(&terminal, ReadSource::Recent, Some(5)), "short\nabcdefghij\nKLMNOPQRST\nuvw\nend");
-        assert_eq!(text(&terminal, ReadSource::RecentUnwrapped, Some(3)), "short\nabcdefghijKLMNOPQRSTuvw\nend");
-        assert_eq!(text(&terminal, ReadSource::RecentUnwrapped, Some(2)), "abcdefghijKLMNOPQRSTuvw\nend");
-        assert!(terminal.read(ReadSource::RecentUnwrapped, Some(2), false).truncated);
-        assert!(!terminal.read(ReadSource::RecentUnwrapped, Some(3), false).truncated);
+        assert_eq!(
+            text(&terminal, ReadSource::Recent, Some(5)),
+            "short\nabcdefghij\nKLMNOPQRST\nuvw\nend"
+        );
+        assert_eq!(
+            text(&terminal, ReadSource::RecentUnwrapped, Some(3)),
+            "short\nabcdefghijKLMNOPQRSTuvw\nend"
+        );
+        assert_eq!(
+            text(&terminal, ReadSource::RecentUnwrapped, Some(2)),
+            "abcdefghijKLMNOPQRSTuvw\nend"
+        );
+        assert!(
+            terminal
+                .read(ReadSource::RecentUnwrapped, Some(2), false)
+                .truncated
+        );
+        assert!(
+            !terminal
+                .read(ReadSource::RecentUnwrapped, Some(3), false)
+                .truncated
+        );
     }
 
     #[test]
     fn ansi_reads_keep_colours_and_text_reads_drop_them() {
         let mut terminal = Terminal::new(3, 20, 100);
         terminal.process(b"\x1b[31mred\x1b[m plain\r\nnext\r\nmore\r\nlast");
-        assert_eq!(text(&terminal, ReadSource::Recent, Some(4)), "red plain\nnext\nmore\nlast");
+        assert_eq!(
+            text(&terminal, ReadSource::Recent, Some(4)),
+            "red plain\nnext\nmore\nlast"
+        );
         let ansi = terminal.read(ReadSource::Recent, Some(4), true).text(true);
         assert!(ansi.starts_with("\x1b[31mred\x1b[m plain"), "{ansi:?}");
-        assert!(ansi.ends_with("last\x1b[m"), "attributes are reset at the end: {ansi:?}");
+        assert!(
+            ansi.ends_with("last\x1b[m"),
+            "attributes are reset at the end: {ansi:?}"
+        );
     }
 
     #[test]
@@ -426,7 +536,9 @@ mod tests {
     fn log(count: usize, from: usize) -> Vec<u8> {
         let mut bytes = Vec::new();
         for index in from..from + count {
-            bytes.extend_from_slice(format!("log line {index:07} with some words in it\r\n").as_bytes());
+            bytes.extend_from_slice(
+                format!("log line {index:07} with some words in it\r\n").as_bytes(),
+            );
         }
         bytes
     }
@@ -448,15 +560,26 @@ mod tests {
         slow.process(&prefix);
         assert_eq!(slow.skipped_bytes(), 0, "vt100 rendered everything");
 
-        for source in [ReadSource::Visible, ReadSource::Recent, ReadSource::RecentUnwrapped] {
+        for source in [
+            ReadSource::Visible,
+            ReadSource::Recent,
+            ReadSource::RecentUnwrapped,
+        ] {
             for ansi in [false, true] {
                 let fast_read = fast.read(source, Some(10_000), ansi);
                 let slow_read = slow.read(source, Some(10_000), ansi);
-                assert_eq!(fast_read.text(ansi), slow_read.text(ansi), "{source:?} ansi={ansi}");
+                assert_eq!(
+                    fast_read.text(ansi),
+                    slow_read.text(ansi),
+                    "{source:?} ansi={ansi}"
+                );
             }
         }
         assert_eq!(fast.keyframe(), slow.keyframe());
-        assert_eq!(fast.parser.screen().cursor_position(), slow.parser.screen().cursor_position());
+        assert_eq!(
+            fast.parser.screen().cursor_position(),
+            slow.parser.screen().cursor_position()
+        );
     }
 
     #[test]
@@ -473,12 +596,34 @@ mod tests {
         use proptest::prelude::*;
 
         const FRAGMENTS: &[&[u8]] = &[
-            b"\x1b[31m", b"\x1b[m", b"\x1b[1;4m", b"\x1b[2J", b"\x1b[5;3H", b"\x1b[?1049h", b"\x1b[?1049l", b"\x1b[2;4r",
-            b"\x1b[r", b"text", b"\r\n", b"\n", b"\x1b]0;title\x07", b"\x1b[3", b"\x1b", b"\t", b"\x08", b"\x1b[1b", b"\x1bc",
+            b"\x1b[31m",
+            b"\x1b[m",
+            b"\x1b[1;4m",
+            b"\x1b[2J",
+            b"\x1b[5;3H",
+            b"\x1b[?1049h",
+            b"\x1b[?1049l",
+            b"\x1b[2;4r",
+            b"\x1b[r",
+            b"text",
+            b"\r\n",
+            b"\n",
+            b"\x1b]0;title\x07",
+            b"\x1b[3",
+            b"\x1b",
+            b"\t",
+            b"\x08",
+            b"\x1b[1b",
+            b"\x1bc",
         ];
 
         fn fragments() -> impl Strategy<Value = Vec<u8>> {
-            proptest::collection::vec(0..FRAGMENTS.len(), 0..6).prop_map(|picks| picks.into_iter().flat_map(|pick| FRAGMENTS[pick].to_vec()).collect())
+            proptest::collection::vec(0..FRAGMENTS.len(), 0..6).prop_map(|picks| {
+                picks
+                    .into_iter()
+                    .flat_map(|pick| FRAGMENTS[pick].to_vec())
+                    .collect()
+            })
         }
 
         fn plain_lines(cols: usize) -> impl Strategy<Value = Vec<u8>> {
@@ -490,34 +635,59 @@ mod tests {
                 1 => Just(b'\r'),
                 2 => b'0'..=b'9',
             ];
-            let line = (proptest::collection::vec(byte, 0..cols * 2 + 2), prop_oneof![8 => Just(b"\r\n".to_vec()), 1 => Just(b"\n".to_vec())]);
+            let line = (
+                proptest::collection::vec(byte, 0..cols * 2 + 2),
+                prop_oneof![8 => Just(b"\r\n".to_vec()), 1 => Just(b"\n".to_vec())],
+            );
             proptest::collection::vec(line, 0..300).prop_map(|lines| {
-                lines.into_iter().flat_map(|(mut text, end)| {
-                    text.extend(end);
-                    text
-                }).collect()
+                lines
+                    .into_iter()
+                    .flat_map(|(mut text, end)| {
+                        text.extend(end);
+                        text
+                    })
+                    .collect()
             })
         }
 
         fn stream() -> impl Strategy<Value = (u16, u16, usize, Vec<u8>, Vec<usize>)> {
             (3u16..26, 10u16..90, 0usize..250).prop_flat_map(|(rows, cols, capacity)| {
-                let body = (fragments(), plain_lines(cols as usize), fragments(), plain_lines(cols as usize), fragments());
+                let body = (
+                    fragments(),
+                    plain_lines(cols as usize),
+                    fragments(),
+                    plain_lines(cols as usize),
+                    fragments(),
+                );
                 let splits = proptest::collection::vec(1usize..5_000, 0..8);
-                (Just(rows), Just(cols), Just(capacity), body, splits).prop_map(|(rows, cols, capacity, (a, b, c, d, e), splits)| {
-                    let bytes = [a, b, c, d, e].concat();
-                    (rows, cols, capacity, bytes, splits)
-                })
+                (Just(rows), Just(cols), Just(capacity), body, splits).prop_map(
+                    |(rows, cols, capacity, (a, b, c, d, e), splits)| {
+                        let bytes = [a, b, c, d, e].concat();
+                        (rows, cols, capacity, bytes, splits)
+                    },
+                )
             })
         }
 
         fn assert_same(fast: &Terminal, slow: &Terminal) {
-            for source in [ReadSource::Visible, ReadSource::Recent, ReadSource::RecentUnwrapped] {
+            for source in [
+                ReadSource::Visible,
+                ReadSource::Recent,
+                ReadSource::RecentUnwrapped,
+            ] {
                 for ansi in [false, true] {
-                    assert_eq!(fast.read(source, Some(10_000), ansi).text(ansi), slow.read(source, Some(10_000), ansi).text(ansi), "{source:?} ansi={ansi}");
+                    assert_eq!(
+                        fast.read(source, Some(10_000), ansi).text(ansi),
+                        slow.read(source, Some(10_000), ansi).text(ansi),
+                        "{source:?} ansi={ansi}"
+                    );
                 }
             }
             assert_eq!(fast.keyframe(), slow.keyframe());
-            assert_eq!(fast.parser.screen().cursor_position(), slow.parser.screen().cursor_position());
+            assert_eq!(
+                fast.parser.screen().cursor_position(),
+                slow.parser.screen().cursor_position()
+            );
             assert_eq!(fast.scrollback_len(), slow.scrollback_len());
         }
 

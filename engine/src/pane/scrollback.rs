@@ -21,15 +21,26 @@ struct Block {
 
 impl Block {
     fn with_capacity(bytes: usize) -> Block {
-        Block { bytes: Vec::with_capacity(bytes), rows: Vec::new() }
+        Block {
+            bytes: Vec::with_capacity(bytes),
+            rows: Vec::new(),
+        }
     }
 
     fn row(&self, index: usize) -> ScrollbackRow<'_> {
-        let start = if index == 0 { 0 } else { (self.rows[index - 1] & END_MASK) as usize };
+        let start = if index == 0 {
+            0
+        } else {
+            (self.rows[index - 1] & END_MASK) as usize
+        };
         let entry = self.rows[index];
         let end = (entry & END_MASK) as usize;
         let text = std::str::from_utf8(&self.bytes[start..end]).unwrap_or("");
-        ScrollbackRow { formatted: text, wrapped: entry & WRAPPED_BIT != 0, has_escapes: entry & ESCAPES_BIT != 0 }
+        ScrollbackRow {
+            formatted: text,
+            wrapped: entry & WRAPPED_BIT != 0,
+            has_escapes: entry & ESCAPES_BIT != 0,
+        }
     }
 }
 
@@ -57,7 +68,14 @@ pub struct Scrollback {
 impl Scrollback {
     /// A store that keeps at most `capacity` rows.
     pub fn new(capacity: usize) -> Scrollback {
-        Scrollback { capacity, blocks: VecDeque::new(), evicted_in_front: 0, len: 0, pushed_total: 0, spare: None }
+        Scrollback {
+            capacity,
+            blocks: VecDeque::new(),
+            evicted_in_front: 0,
+            len: 0,
+            pushed_total: 0,
+            spare: None,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -85,7 +103,9 @@ impl Scrollback {
         }
         let needs_block = match self.blocks.back() {
             None => true,
-            Some(block) => !block.rows.is_empty() && block.bytes.len() + formatted.len() > BLOCK_BYTES,
+            Some(block) => {
+                !block.rows.is_empty() && block.bytes.len() + formatted.len() > BLOCK_BYTES
+            }
         };
         if needs_block {
             if let Some(full) = self.blocks.back_mut() {
@@ -103,7 +123,9 @@ impl Scrollback {
         }
         let block = self.blocks.back_mut().expect("a block was just ensured");
         block.bytes.extend_from_slice(formatted.as_bytes());
-        let end = u32::try_from(block.bytes.len()).unwrap_or(END_MASK).min(END_MASK);
+        let end = u32::try_from(block.bytes.len())
+            .unwrap_or(END_MASK)
+            .min(END_MASK);
         let mut entry = end;
         if wrapped {
             entry |= WRAPPED_BIT;
@@ -125,7 +147,11 @@ impl Scrollback {
         if self.evicted_in_front >= front_rows {
             let block = self.blocks.pop_front();
             self.evicted_in_front = 0;
-            if self.spare.is_none() && block.as_ref().is_some_and(|block| block.bytes.capacity() <= BLOCK_BYTES) {
+            if self.spare.is_none()
+                && block
+                    .as_ref()
+                    .is_some_and(|block| block.bytes.capacity() <= BLOCK_BYTES)
+            {
                 self.spare = block;
             }
         }
@@ -139,10 +165,13 @@ impl Scrollback {
             skip -= self.blocks[first_block].rows.len();
             first_block += 1;
         }
-        self.blocks.range(first_block..).enumerate().flat_map(move |(offset, block)| {
-            let from = if offset == 0 { skip } else { 0 };
-            (from..block.rows.len()).map(move |index| block.row(index))
-        })
+        self.blocks
+            .range(first_block..)
+            .enumerate()
+            .flat_map(move |(offset, block)| {
+                let from = if offset == 0 { skip } else { 0 };
+                (from..block.rows.len()).map(move |index| block.row(index))
+            })
     }
 
     /// Drops every row.
@@ -154,7 +183,11 @@ impl Scrollback {
 
     /// Approximate heap bytes held (for memory reports).
     pub fn heap_bytes(&self) -> usize {
-        self.blocks.iter().chain(self.spare.iter()).map(|block| block.bytes.capacity() + block.rows.capacity() * 4).sum()
+        self.blocks
+            .iter()
+            .chain(self.spare.iter())
+            .map(|block| block.bytes.capacity() + block.rows.capacity() * 4)
+            .sum()
     }
 }
 
@@ -163,7 +196,10 @@ mod tests {
     use super::*;
 
     fn texts(store: &Scrollback, start: usize) -> Vec<String> {
-        store.rows_from(start).map(|row| row.formatted.to_string()).collect()
+        store
+            .rows_from(start)
+            .map(|row| row.formatted.to_string())
+            .collect()
     }
 
     #[test]
@@ -193,7 +229,11 @@ mod tests {
         assert!(rows[4_999].starts_with("19999 "));
         assert_eq!(texts(&store, 4_998).len(), 2);
         // 5,000 rows of 106 bytes need about 8 blocks; evicted blocks are not kept.
-        assert!(store.heap_bytes() < 12 * BLOCK_BYTES, "{}", store.heap_bytes());
+        assert!(
+            store.heap_bytes() < 12 * BLOCK_BYTES,
+            "{}",
+            store.heap_bytes()
+        );
     }
 
     #[test]

@@ -16,8 +16,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use nagi_schema::pane::{OutputMatch, PaneMethodResult, PaneWaitForOutputParams, ReadFormat, ReadSource};
-use nagi_schema::pane_events::{OutputMatchedSubscription, PaneOutputMatchedEvent, PaneSubscriptionEnvelope};
+use nagi_schema::pane::{
+    OutputMatch, PaneMethodResult, PaneWaitForOutputParams, ReadFormat, ReadSource,
+};
+use nagi_schema::pane_events::{
+    OutputMatchedSubscription, PaneOutputMatchedEvent, PaneSubscriptionEnvelope,
+};
 use tokio::sync::watch;
 
 use super::core::{PaneCore, validate_lines, wants_ansi};
@@ -37,11 +41,16 @@ pub enum OutputMatcher {
 impl OutputMatcher {
     pub fn new(output_match: &OutputMatch) -> Result<OutputMatcher, PaneError> {
         match output_match {
-            OutputMatch::Substring { value } if value.is_empty() => Err(PaneError::invalid("the substring to match must not be empty")),
+            OutputMatch::Substring { value } if value.is_empty() => Err(PaneError::invalid(
+                "the substring to match must not be empty",
+            )),
             OutputMatch::Substring { value } => Ok(OutputMatcher::Substring(value.clone())),
             OutputMatch::Regex { value } => regex::Regex::new(value)
                 .map(OutputMatcher::Regex)
-                .map_err(|error| PaneError::InvalidRegex { pattern: value.clone(), message: error.to_string() }),
+                .map_err(|error| PaneError::InvalidRegex {
+                    pattern: value.clone(),
+                    message: error.to_string(),
+                }),
         }
     }
 
@@ -65,18 +74,25 @@ fn find_match(matcher: &OutputMatcher, read: &ReadLines, ansi: bool) -> Option<(
 
 fn check_source(source: ReadSource) -> Result<(), PaneError> {
     if source == ReadSource::Detection {
-        return Err(PaneError::FeatureUnavailable { feature: "read source `detection` (screen-based agent detection)".into() });
+        return Err(PaneError::FeatureUnavailable {
+            feature: "read source `detection` (screen-based agent detection)".into(),
+        });
     }
     Ok(())
 }
 
 /// Waits until the pane's output matches; returns the `output_matched` result.
-pub async fn wait_for_output(core: Arc<PaneCore>, params: &PaneWaitForOutputParams) -> Result<PaneMethodResult, PaneError> {
+pub async fn wait_for_output(
+    core: Arc<PaneCore>,
+    params: &PaneWaitForOutputParams,
+) -> Result<PaneMethodResult, PaneError> {
     validate_lines(params.lines)?;
     check_source(params.source)?;
     let matcher = OutputMatcher::new(&params.output_match)?;
     let ansi = wants_ansi(ReadFormat::Text, params.strip_ansi);
-    let deadline = params.timeout_ms.map(|timeout| tokio::time::Instant::now() + Duration::from_millis(timeout));
+    let deadline = params
+        .timeout_ms
+        .map(|timeout| tokio::time::Instant::now() + Duration::from_millis(timeout));
     let mut changes = core.changes.subscribe();
     loop {
         changes.borrow_and_update();
@@ -91,7 +107,9 @@ pub async fn wait_for_output(core: Arc<PaneCore>, params: &PaneWaitForOutputPara
             });
         }
         if finished {
-            return Err(PaneError::PaneExited { pane_id: core.identity.pane_id.clone() });
+            return Err(PaneError::PaneExited {
+                pane_id: core.identity.pane_id.clone(),
+            });
         }
         let changed = match deadline {
             Some(deadline) => tokio::select! {
@@ -103,7 +121,9 @@ pub async fn wait_for_output(core: Arc<PaneCore>, params: &PaneWaitForOutputPara
             None => changes.changed().await,
         };
         if changed.is_err() {
-            return Err(PaneError::PaneExited { pane_id: core.identity.pane_id.clone() });
+            return Err(PaneError::PaneExited {
+                pane_id: core.identity.pane_id.clone(),
+            });
         }
         tokio::time::sleep(COALESCE).await;
     }
@@ -131,7 +151,10 @@ impl Drop for OutputWatchGuard {
         let Some(host) = self.host.upgrade() else {
             return;
         };
-        let mut watches = host.watches.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut watches = host
+            .watches
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(entry) = watches.entries.get_mut(&self.subscription) {
             entry.references -= 1;
             if entry.references == 0 {
@@ -151,11 +174,16 @@ async fn run_watch(
 ) {
     let ansi = wants_ansi(ReadFormat::Text, subscription.strip_ansi);
     let evaluate = |core: &PaneCore| {
-        let (read, revision) = core.read_lines(subscription.source, subscription.lines, ansi).ok()?;
+        let (read, revision) = core
+            .read_lines(subscription.source, subscription.lines, ansi)
+            .ok()?;
         let found = find_match(&matcher, &read, ansi)?;
         Some((found, read, revision))
     };
-    let mut last = core.upgrade().and_then(|core| evaluate(&core)).map(|(found, _, _)| found);
+    let mut last = core
+        .upgrade()
+        .and_then(|core| evaluate(&core))
+        .map(|(found, _, _)| found);
     loop {
         if changes.changed().await.is_err() {
             return;
@@ -171,12 +199,14 @@ async fn run_watch(
         if last.as_ref() == Some(&found) {
             continue;
         }
-        events.emit_subscription_event(PaneSubscriptionEnvelope::OutputMatched(PaneOutputMatchedEvent {
-            pane_id: core.identity.pane_id.clone(),
-            matched_line: found.1.clone(),
-            read: core.read_result(subscription.source, ansi, &read, revision),
-            subscription: Some(subscription.clone()),
-        }));
+        events.emit_subscription_event(PaneSubscriptionEnvelope::OutputMatched(
+            PaneOutputMatchedEvent {
+                pane_id: core.identity.pane_id.clone(),
+                matched_line: found.1.clone(),
+                read: core.read_result(subscription.source, ansi, &read, revision),
+                subscription: Some(subscription.clone()),
+            },
+        ));
         last = Some(found);
     }
 }
@@ -185,19 +215,28 @@ impl PaneHost {
     /// `pane.wait_for_output`: returns `output_matched` when the output matches (at once if
     /// it already does); `timeout` when `timeout_ms` passes first; `pane_exited` when the
     /// process ended and the output can no longer change.
-    pub async fn wait_for_output(&self, params: &PaneWaitForOutputParams) -> Result<PaneMethodResult, PaneError> {
+    pub async fn wait_for_output(
+        &self,
+        params: &PaneWaitForOutputParams,
+    ) -> Result<PaneMethodResult, PaneError> {
         let core = self.pane_core(&params.pane_id)?;
         wait_for_output(core, params).await
     }
 
     /// Starts (or shares) the watch that produces `pane.output_matched` events for this
     /// subscription. Keep the guard for as long as the subscription lasts.
-    pub fn watch_output(self: &Arc<Self>, subscription: &OutputMatchedSubscription) -> Result<OutputWatchGuard, PaneError> {
+    pub fn watch_output(
+        self: &Arc<Self>,
+        subscription: &OutputMatchedSubscription,
+    ) -> Result<OutputWatchGuard, PaneError> {
         validate_lines(subscription.lines)?;
         check_source(subscription.source)?;
         let matcher = OutputMatcher::new(&subscription.output_match)?;
         let core = self.pane_core(&subscription.pane_id)?;
-        let mut watches = self.watches.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut watches = self
+            .watches
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         match watches.entries.get_mut(subscription) {
             Some(entry) => entry.references += 1,
             None => {
@@ -208,10 +247,19 @@ impl PaneHost {
                     subscription.clone(),
                     self.events.clone(),
                 ));
-                watches.entries.insert(subscription.clone(), WatchEntry { references: 1, task });
+                watches.entries.insert(
+                    subscription.clone(),
+                    WatchEntry {
+                        references: 1,
+                        task,
+                    },
+                );
             }
         }
-        Ok(OutputWatchGuard { host: Arc::downgrade(self), subscription: subscription.clone() })
+        Ok(OutputWatchGuard {
+            host: Arc::downgrade(self),
+            subscription: subscription.clone(),
+        })
     }
 }
 
@@ -224,19 +272,29 @@ mod tests {
         let matcher = OutputMatcher::new(&OutputMatch::Substring { value: "ok".into() }).unwrap();
         assert_eq!(matcher.last_match_line("ok\nno\nok then\nnothing"), Some(2));
         assert_eq!(matcher.last_match_line("nothing"), None);
-        let matcher = OutputMatcher::new(&OutputMatch::Regex { value: r"done \d+".into() }).unwrap();
+        let matcher = OutputMatcher::new(&OutputMatch::Regex {
+            value: r"done \d+".into(),
+        })
+        .unwrap();
         assert_eq!(matcher.last_match_line("done 1\nx\ndone 22\ny"), Some(2));
     }
 
     #[test]
     fn bad_patterns_are_rejected() {
-        match OutputMatcher::new(&OutputMatch::Regex { value: "(unclosed".into() }) {
+        match OutputMatcher::new(&OutputMatch::Regex {
+            value: "(unclosed".into(),
+        }) {
             Err(PaneError::InvalidRegex { pattern, message }) => {
                 assert_eq!(pattern, "(unclosed");
                 assert!(message.contains("unclosed"), "{message}");
             }
             _ => panic!("expected invalid_regex"),
         }
-        assert!(OutputMatcher::new(&OutputMatch::Substring { value: String::new() }).is_err());
+        assert!(
+            OutputMatcher::new(&OutputMatch::Substring {
+                value: String::new()
+            })
+            .is_err()
+        );
     }
 }

@@ -39,7 +39,11 @@ impl CheckAssessment {
         self.passed.as_ref()
     }
 
-    fn not_passed(declaration: &Declaration, status: MissionCheckStatusV1, reason: String) -> CheckAssessment {
+    fn not_passed(
+        declaration: &Declaration,
+        status: MissionCheckStatusV1,
+        reason: String,
+    ) -> CheckAssessment {
         CheckAssessment {
             check_id: declaration.check_id.clone(),
             required: declaration.required,
@@ -96,17 +100,30 @@ pub struct PlanAssessment {
 
 /// Assesses every declaration of the mission's plan against `workspace` (§5.6), in plan
 /// order. `current_identity_digest` is the digest of the current run's identity.
-pub fn assess_plan(mission: &Mission, current_identity_digest: &str, workspace: &ProofWorkspace) -> PlanAssessment {
+pub fn assess_plan(
+    mission: &Mission,
+    current_identity_digest: &str,
+    workspace: &ProofWorkspace,
+) -> PlanAssessment {
     let mut seen = BTreeSet::new();
     let mut checks = Vec::new();
     let mut duplicate_check_ids = Vec::new();
-    for declaration in mission.plan.iter().flat_map(|plan| plan.declarations.iter()) {
+    for declaration in mission
+        .plan
+        .iter()
+        .flat_map(|plan| plan.declarations.iter())
+    {
         if !seen.insert(declaration.check_id.as_str()) {
             duplicate_check_ids.push(declaration.check_id.clone());
             continue;
         }
         let evidence = mission.evidence.get(&declaration.check_id);
-        checks.push(assess_check(declaration, evidence, current_identity_digest, workspace));
+        checks.push(assess_check(
+            declaration,
+            evidence,
+            current_identity_digest,
+            workspace,
+        ));
     }
     PlanAssessment {
         checks,
@@ -170,7 +187,9 @@ pub fn assess_check(
             "the evidence is of another kind than the declared check".into(),
         );
     }
-    if evidence.check_id != declaration.check_id || evidence.declaration_digest != declaration.digest {
+    if evidence.check_id != declaration.check_id
+        || evidence.declaration_digest != declaration.digest
+    {
         return CheckAssessment::not_passed(
             declaration,
             MissionCheckStatusV1::DeclarationMismatch,
@@ -211,18 +230,26 @@ pub fn assess_check(
             *exit_code,
             workspace,
         ),
-        (DeclarationKind::Manual { reviewers, allow_override }, Some(EvidenceSource::Manual { reviewer, is_override, .. })) => {
-            assess_manual(
-                declaration,
-                evidence,
-                record_digest,
+        (
+            DeclarationKind::Manual {
                 reviewers,
-                *allow_override,
+                allow_override,
+            },
+            Some(EvidenceSource::Manual {
                 reviewer,
-                *is_override,
-                workspace,
-            )
-        }
+                is_override,
+                ..
+            }),
+        ) => assess_manual(
+            declaration,
+            evidence,
+            record_digest,
+            reviewers,
+            *allow_override,
+            reviewer,
+            *is_override,
+            workspace,
+        ),
         _ => unreachable!("source and declaration kinds were matched above"),
     }
 }
@@ -254,7 +281,10 @@ fn assess_command(
     }
     let mut artifact_problems = Vec::new();
     for path in required_artifacts {
-        let recorded = evidence.artifacts.iter().find(|artifact| &artifact.path == path);
+        let recorded = evidence
+            .artifacts
+            .iter()
+            .find(|artifact| &artifact.path == path);
         match (recorded, workspace.artifact_digest(path)) {
             (None, _) => artifact_problems.push(format!("`{path}` was not recorded")),
             (Some(_), None) => artifact_problems.push(format!("`{path}` is missing now")),
@@ -347,7 +377,10 @@ fn passed(declaration: &Declaration, evidence: &Evidence, record_digest: &str) -
 /// The `ProofEvidenceV1` a stored record stands for, if it is a command or manual record of
 /// this very declaration (used by `mission.proof.get` to check a sealed receipt, where the
 /// workspace may have moved on and the check cannot be assessed again).
-pub(super) fn recorded_evidence_to_wire(declaration: &Declaration, evidence: &Evidence) -> Option<ProofEvidenceV1> {
+pub(super) fn recorded_evidence_to_wire(
+    declaration: &Declaration,
+    evidence: &Evidence,
+) -> Option<ProofEvidenceV1> {
     let record_digest = evidence.record_digest.as_ref()?;
     let source = evidence.source.as_ref()?;
     let kinds_match = matches!(

@@ -5,17 +5,31 @@ use crate::proof::binding::identity_digest;
 use crate::proof::test_support::*;
 use crate::workspace::{Disposition, Fingerprint, WorkspaceEntry};
 
-fn status_of(mission: &Mission, entries: Vec<WorkspaceEntry>, check_id: &str) -> (MissionCheckStatusV1, String) {
+fn status_of(
+    mission: &Mission,
+    entries: Vec<WorkspaceEntry>,
+    check_id: &str,
+) -> (MissionCheckStatusV1, String) {
     let workspace = proof_workspace(mission, snapshot(entries));
     let identity_digest = identity_digest(&identity(mission));
     let assessed = assess_plan(mission, &identity_digest, &workspace);
-    let check = assessed.checks.iter().find(|check| check.check_id == check_id).unwrap();
-    assert_eq!(check.is_passed(), check.status == MissionCheckStatusV1::Passed);
+    let check = assessed
+        .checks
+        .iter()
+        .find(|check| check.check_id == check_id)
+        .unwrap();
+    assert_eq!(
+        check.is_passed(),
+        check.status == MissionCheckStatusV1::Passed
+    );
     (check.status, check.reason.clone())
 }
 
 fn with_replaced(path: &str, entry: Option<WorkspaceEntry>) -> Vec<WorkspaceEntry> {
-    let mut entries: Vec<WorkspaceEntry> = base_entries().into_iter().filter(|existing| existing.path != path).collect();
+    let mut entries: Vec<WorkspaceEntry> = base_entries()
+        .into_iter()
+        .filter(|existing| existing.path != path)
+        .collect();
     entries.extend(entry);
     entries
 }
@@ -25,7 +39,11 @@ fn fresh_evidence_passes_in_plan_order() {
     let mission = mission_with_passing_evidence(base_entries());
     let workspace = proof_workspace(&mission, snapshot(base_entries()));
     let assessed = assess_plan(&mission, &identity_digest(&identity(&mission)), &workspace);
-    let ids: Vec<&str> = assessed.checks.iter().map(|check| check.check_id.as_str()).collect();
+    let ids: Vec<&str> = assessed
+        .checks
+        .iter()
+        .map(|check| check.check_id.as_str())
+        .collect();
     assert_eq!(ids, ["unit", "review", "lint"]);
     assert_eq!(assessed.checks[0].status, MissionCheckStatusV1::Passed);
     assert_eq!(assessed.checks[1].status, MissionCheckStatusV1::Passed);
@@ -42,8 +60,14 @@ fn fresh_evidence_passes_in_plan_order() {
 #[test]
 fn checks_without_evidence_are_missing() {
     let mission = mission();
-    assert_eq!(status_of(&mission, base_entries(), "unit").0, MissionCheckStatusV1::Missing);
-    assert_eq!(status_of(&mission, base_entries(), "review").0, MissionCheckStatusV1::ManualMissing);
+    assert_eq!(
+        status_of(&mission, base_entries(), "unit").0,
+        MissionCheckStatusV1::Missing
+    );
+    assert_eq!(
+        status_of(&mission, base_entries(), "review").0,
+        MissionCheckStatusV1::ManualMissing
+    );
 }
 
 #[test]
@@ -51,9 +75,16 @@ fn relevant_changes_make_command_evidence_stale() {
     let mission = mission_with_passing_evidence(base_entries());
     let edited = with_replaced(
         "src/lib.rs",
-        Some(file("src/lib.rs", Disposition::Unstaged, "pub fn lib() { changed() }")),
+        Some(file(
+            "src/lib.rs",
+            Disposition::Unstaged,
+            "pub fn lib() { changed() }",
+        )),
     );
-    let staged = with_replaced("src/lib.rs", Some(file("src/lib.rs", Disposition::Staged, "pub fn lib() {}")));
+    let staged = with_replaced(
+        "src/lib.rs",
+        Some(file("src/lib.rs", Disposition::Staged, "pub fn lib() {}")),
+    );
     let deleted = with_replaced(
         "src/lib.rs",
         Some(WorkspaceEntry {
@@ -97,10 +128,21 @@ fn irrelevant_changes_keep_command_evidence_fresh_but_manual_evidence_goes_stale
     let mission = mission_with_passing_evidence(base_entries());
     let mut entries = with_replaced(
         "docs/guide.md",
-        Some(file("docs/guide.md", Disposition::Unstaged, "# Guide, edited")),
+        Some(file(
+            "docs/guide.md",
+            Disposition::Unstaged,
+            "# Guide, edited",
+        )),
     );
-    entries.push(file("src2/lib.rs", Disposition::Untracked, "component-wise, not a prefix match"));
-    assert_eq!(status_of(&mission, entries.clone(), "unit").0, MissionCheckStatusV1::Passed);
+    entries.push(file(
+        "src2/lib.rs",
+        Disposition::Untracked,
+        "component-wise, not a prefix match",
+    ));
+    assert_eq!(
+        status_of(&mission, entries.clone(), "unit").0,
+        MissionCheckStatusV1::Passed
+    );
     let (status, reason) = status_of(&mission, entries, "review");
     assert_eq!(status, MissionCheckStatusV1::Stale);
     assert!(reason.contains("alice"));
@@ -109,7 +151,14 @@ fn irrelevant_changes_keep_command_evidence_fresh_but_manual_evidence_goes_stale
 #[test]
 fn a_changed_or_missing_artifact_outside_the_relevant_paths_is_reported() {
     let mission = mission_with_passing_evidence(base_entries());
-    let changed = with_replaced("report.json", Some(file("report.json", Disposition::Untracked, "{\"ok\":false}")));
+    let changed = with_replaced(
+        "report.json",
+        Some(file(
+            "report.json",
+            Disposition::Untracked,
+            "{\"ok\":false}",
+        )),
+    );
     let (status, reason) = status_of(&mission, changed, "unit");
     assert_eq!(status, MissionCheckStatusV1::ArtifactMissingOrChanged);
     assert!(reason.contains("`report.json` changed"), "{reason}");
@@ -137,7 +186,10 @@ fn a_failed_command_stays_failed_with_its_detail() {
     let mission = record(mission, evidence);
     assert_eq!(
         status_of(&mission, base_entries(), "unit"),
-        (MissionCheckStatusV1::Failed, "the command exited with code 101".into())
+        (
+            MissionCheckStatusV1::Failed,
+            "the command exited with code 101".into()
+        )
     );
 }
 

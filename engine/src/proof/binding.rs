@@ -193,12 +193,22 @@ mod tests {
             run_id: "r2".into(),
             ..lease.clone()
         };
-        assert!(other_run.scope_problem(&identity()).unwrap().contains("run r2"));
+        assert!(
+            other_run
+                .scope_problem(&identity())
+                .unwrap()
+                .contains("run r2")
+        );
         let other_root = WorktreeLease {
             checkout_root: "/elsewhere".into(),
             ..lease
         };
-        assert!(other_root.scope_problem(&identity()).unwrap().contains("/elsewhere"));
+        assert!(
+            other_root
+                .scope_problem(&identity())
+                .unwrap()
+                .contains("/elsewhere")
+        );
     }
 
     #[test]

@@ -17,8 +17,13 @@ pub enum ProofError {
     #[error("mission {mission_id} has no closure plan")]
     NoClosurePlan { mission_id: String },
     /// `mission_runtime_error`: §5.4 step 1 requires a full commit id.
-    #[error("run {run_id} has base revision `{base_revision}`, which is not a full commit id (40 or 64 hex characters)")]
-    InvalidBaseRevision { run_id: String, base_revision: String },
+    #[error(
+        "run {run_id} has base revision `{base_revision}`, which is not a full commit id (40 or 64 hex characters)"
+    )]
+    InvalidBaseRevision {
+        run_id: String,
+        base_revision: String,
+    },
     /// `mission_runtime_error`: command evidence was offered for a manual check.
     #[error("check {check_id} is a manual check; it is never executed")]
     NotACommandCheck { check_id: String },
@@ -53,7 +58,9 @@ pub enum ProofError {
     CollectionCancelled { check_id: String },
     /// `mission_runtime_error`: only `review_required` (ready) and `ready_to_close`
     /// (archive) missions can be sealed.
-    #[error("mission {mission_id} is {status}; only a review_required or ready_to_close mission can be sealed")]
+    #[error(
+        "mission {mission_id} is {status}; only a review_required or ready_to_close mission can be sealed"
+    )]
     StatusNotSealable { mission_id: String, status: String },
     /// `mission_runtime_error`: an event was committed after the evaluation (or the lease
     /// changed); evaluate again instead of sealing.

@@ -17,7 +17,9 @@ use super::error::{NameList, ProofError};
 use super::workspace::{artifact_content_digest, media_type_of};
 use crate::digest::{CanonicalHasher, ProofIdentity};
 use crate::mission::canonical::relevant_path_rules;
-use crate::mission::model::{Declaration, DeclarationKind, Evidence, EvidenceArtifact, EvidenceSource};
+use crate::mission::model::{
+    Declaration, DeclarationKind, Evidence, EvidenceArtifact, EvidenceSource,
+};
 use crate::mission::validate::{check_text, id_is_valid};
 use crate::redact::redact;
 use crate::runner::{CommandFailure, CommandOutcome, OutputSummary, RunnerError};
@@ -44,7 +46,10 @@ pub struct CommandEvidenceInput<'a> {
 
 /// The evidence of a command check that the runner started. A cancelled command is an
 /// error: §5.4 abandons the whole collection then, and no evidence is written.
-pub fn command_evidence(input: &CommandEvidenceInput<'_>, outcome: &CommandOutcome) -> Result<Evidence, ProofError> {
+pub fn command_evidence(
+    input: &CommandEvidenceInput<'_>,
+    outcome: &CommandOutcome,
+) -> Result<Evidence, ProofError> {
     let declaration = input.declaration;
     let DeclarationKind::Command {
         program,
@@ -190,17 +195,24 @@ pub fn manual_evidence(
     snapshot: &WorkspaceSnapshot,
     now_millis: u64,
 ) -> Result<Evidence, ProofError> {
-    let DeclarationKind::Manual { reviewers, allow_override } = &declaration.kind else {
+    let DeclarationKind::Manual {
+        reviewers,
+        allow_override,
+    } = &declaration.kind
+    else {
         return Err(ProofError::NotAManualCheck {
             check_id: declaration.check_id.clone(),
         });
     };
     if !id_is_valid(reviewer) {
         return Err(ProofError::InvalidManualEvidence {
-            detail: format!("reviewer {reviewer:?} must be 1 to 128 bytes of letters, digits, '_', '.', ':' and '-'"),
+            detail: format!(
+                "reviewer {reviewer:?} must be 1 to 128 bytes of letters, digits, '_', '.', ':' and '-'"
+            ),
         });
     }
-    check_text("reason", reason, MAX_MANUAL_REASON_BYTES).map_err(|detail| ProofError::InvalidManualEvidence { detail })?;
+    check_text("reason", reason, MAX_MANUAL_REASON_BYTES)
+        .map_err(|detail| ProofError::InvalidManualEvidence { detail })?;
     if !reviewers.iter().any(|listed| listed == reviewer) {
         return Err(ProofError::ReviewerNotListed {
             check_id: declaration.check_id.clone(),
@@ -324,7 +336,9 @@ fn optional_string(hasher: &mut CanonicalHasher, value: Option<&str>) {
 
 fn exit_description(outcome: &CommandOutcome) -> String {
     match outcome.signal {
-        Some(signal) => format!("the command was killed by signal {signal} (exit code recorded as -1)"),
+        Some(signal) => {
+            format!("the command was killed by signal {signal} (exit code recorded as -1)")
+        }
         None => format!("the command exited with code {}", outcome.exit_code),
     }
 }
@@ -357,7 +371,11 @@ fn output_tail(stdout: &OutputSummary, stderr: &OutputSummary) -> Option<String>
             format!("[{label}]\n{end}")
         });
     }
-    if sections.is_empty() { None } else { Some(sections.join("\n")) }
+    if sections.is_empty() {
+        None
+    } else {
+        Some(sections.join("\n"))
+    }
 }
 
 /// At most `max_bytes` from the end of `text`, starting after a line break when one is in
@@ -395,21 +413,30 @@ fn workspace_change_note(before: &WorkspaceSnapshot, after: &WorkspaceSnapshot) 
             .map(|path| redact(path).into_owned())
             .collect();
         let more = changed.len().saturating_sub(NAMED_CHANGED_PATHS);
-        let suffix = if more > 0 { format!(" and {more} more") } else { String::new() };
+        let suffix = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
         notes.push(format!(
             "the command changed {} workspace path(s): {}{suffix}",
             changed.len(),
             named.join(", ")
         ));
     }
-    if notes.is_empty() { None } else { Some(notes.join("; ")) }
+    if notes.is_empty() {
+        None
+    } else {
+        Some(notes.join("; "))
+    }
 }
 
 /// Paths whose entry (disposition or fingerprint) differs, or that exist in only one of the
 /// snapshots. Ignored files count only when both snapshots scanned them.
 fn changed_paths(before: &WorkspaceSnapshot, after: &WorkspaceSnapshot) -> Vec<String> {
     let both_scanned_ignored = before.include_ignored && after.include_ignored;
-    let comparable = |entry: &&WorkspaceEntry| both_scanned_ignored || entry.disposition != Disposition::Ignored;
+    let comparable =
+        |entry: &&WorkspaceEntry| both_scanned_ignored || entry.disposition != Disposition::Ignored;
     let mut left = before.entries.iter().filter(comparable).peekable();
     let mut right = after.entries.iter().filter(comparable).peekable();
     let mut changed = Vec::new();

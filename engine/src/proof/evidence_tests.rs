@@ -26,7 +26,8 @@ fn a_zero_exit_with_its_artifact_passes_with_a_record() {
     let mission = mission();
     let identity = identity(&mission);
     let before = snapshot(base_entries());
-    let evidence = command_evidence(&input(&mission, &identity, &before, &before), &outcome(0)).unwrap();
+    let evidence =
+        command_evidence(&input(&mission, &identity, &before, &before), &outcome(0)).unwrap();
     assert_eq!(evidence.assessment, MissionEvidenceAssessmentV1::Passed);
     assert_eq!(evidence.kind, MissionEvidenceKindV1::Command);
     assert_eq!(evidence.exit_code, Some(0));
@@ -35,10 +36,16 @@ fn a_zero_exit_with_its_artifact_passes_with_a_record() {
     assert_eq!(evidence.detail, None);
     assert_eq!(evidence.artifacts.len(), 1);
     assert_eq!(evidence.artifacts[0].media_type, "application/json");
-    assert_eq!(evidence.artifacts[0].content_digest, crate::digest::sha256_hex(b"{\"ok\":true}"));
+    assert_eq!(
+        evidence.artifacts[0].content_digest,
+        crate::digest::sha256_hex(b"{\"ok\":true}")
+    );
     assert_eq!(evidence.record_digest, evidence_record_digest(&evidence));
     assert!(evidence.record_digest.is_some());
-    assert_eq!(evidence.output_tail.as_deref(), Some("[stdout]\nrunning 3 tests\ntest result: ok"));
+    assert_eq!(
+        evidence.output_tail.as_deref(),
+        Some("[stdout]\nrunning 3 tests\ntest result: ok")
+    );
 }
 
 #[test]
@@ -46,9 +53,13 @@ fn a_non_zero_exit_fails_but_keeps_its_record() {
     let mission = mission();
     let identity = identity(&mission);
     let before = snapshot(base_entries());
-    let evidence = command_evidence(&input(&mission, &identity, &before, &before), &outcome(3)).unwrap();
+    let evidence =
+        command_evidence(&input(&mission, &identity, &before, &before), &outcome(3)).unwrap();
     assert_eq!(evidence.assessment, MissionEvidenceAssessmentV1::Failed);
-    assert_eq!(evidence.detail.as_deref(), Some("the command exited with code 3"));
+    assert_eq!(
+        evidence.detail.as_deref(),
+        Some("the command exited with code 3")
+    );
     assert!(evidence.record_digest.is_some());
 }
 
@@ -59,10 +70,16 @@ fn a_missing_artifact_fails_without_a_record_and_says_which() {
     let mut entries = base_entries();
     entries.retain(|entry| entry.path != "report.json");
     let before = snapshot(entries);
-    let evidence = command_evidence(&input(&mission, &identity, &before, &before), &outcome(0)).unwrap();
+    let evidence =
+        command_evidence(&input(&mission, &identity, &before, &before), &outcome(0)).unwrap();
     assert_eq!(evidence.assessment, MissionEvidenceAssessmentV1::Failed);
     assert_eq!(evidence.record_digest, None);
-    assert!(evidence.detail.unwrap().contains("required artifact `report.json` missing"));
+    assert!(
+        evidence
+            .detail
+            .unwrap()
+            .contains("required artifact `report.json` missing")
+    );
 }
 
 #[test]
@@ -71,17 +88,23 @@ fn timeouts_and_output_limits_fail_without_a_record() {
     let identity = identity(&mission);
     let before = snapshot(base_entries());
     for failure in [
-        CommandFailure::TimedOut { timeout_millis: 600_000 },
+        CommandFailure::TimedOut {
+            timeout_millis: 600_000,
+        },
         CommandFailure::StdoutLimitExceeded { limit_bytes: 16 },
     ] {
         let mut stopped = outcome(-1);
         stopped.signal = Some(9);
         stopped.failure = Some(failure.clone());
-        let evidence = command_evidence(&input(&mission, &identity, &before, &before), &stopped).unwrap();
+        let evidence =
+            command_evidence(&input(&mission, &identity, &before, &before), &stopped).unwrap();
         assert_eq!(evidence.assessment, MissionEvidenceAssessmentV1::Failed);
         assert_eq!(evidence.record_digest, None);
         assert_eq!(evidence.exit_code, Some(-1));
-        assert_eq!(evidence.detail.as_deref(), Some(failure.to_string().as_str()));
+        assert_eq!(
+            evidence.detail.as_deref(),
+            Some(failure.to_string().as_str())
+        );
     }
     let mut cancelled = outcome(-1);
     cancelled.failure = Some(CommandFailure::Cancelled);
@@ -98,7 +121,8 @@ fn a_signal_is_reported_as_exit_code_minus_one() {
     let before = snapshot(base_entries());
     let mut killed = outcome(-1);
     killed.signal = Some(15);
-    let evidence = command_evidence(&input(&mission, &identity, &before, &before), &killed).unwrap();
+    let evidence =
+        command_evidence(&input(&mission, &identity, &before, &before), &killed).unwrap();
     assert_eq!(evidence.assessment, MissionEvidenceAssessmentV1::Failed);
     assert!(evidence.detail.unwrap().contains("killed by signal 15"));
 }
@@ -112,7 +136,9 @@ fn a_refused_command_fails_with_the_runner_reason() {
         program: "cargo".into(),
         searched: vec![],
     };
-    let evidence = rejected_command_evidence(declaration(&mission, "unit"), &identity, &before, &error, 5).unwrap();
+    let evidence =
+        rejected_command_evidence(declaration(&mission, "unit"), &identity, &before, &error, 5)
+            .unwrap();
     assert_eq!(evidence.assessment, MissionEvidenceAssessmentV1::Failed);
     assert_eq!(evidence.record_digest, None);
     assert!(
@@ -121,7 +147,16 @@ fn a_refused_command_fails_with_the_runner_reason() {
             .unwrap()
             .starts_with("the command could not be started: program `cargo` was not found")
     );
-    assert!(rejected_command_evidence(declaration(&mission, "review"), &identity, &before, &error, 5).is_err());
+    assert!(
+        rejected_command_evidence(
+            declaration(&mission, "review"),
+            &identity,
+            &before,
+            &error,
+            5
+        )
+        .is_err()
+    );
 }
 
 #[test]
@@ -130,9 +165,14 @@ fn changes_the_command_made_are_named_in_the_detail() {
     let identity = identity(&mission);
     let before = snapshot(base_entries());
     let mut after_entries = base_entries();
-    after_entries.push(file("src/generated.rs", Disposition::Untracked, "// generated"));
+    after_entries.push(file(
+        "src/generated.rs",
+        Disposition::Untracked,
+        "// generated",
+    ));
     let after = snapshot(after_entries);
-    let evidence = command_evidence(&input(&mission, &identity, &before, &after), &outcome(0)).unwrap();
+    let evidence =
+        command_evidence(&input(&mission, &identity, &before, &after), &outcome(0)).unwrap();
     assert_eq!(evidence.assessment, MissionEvidenceAssessmentV1::Passed);
     assert_eq!(evidence.workspace_digest, after.digest);
     assert_eq!(
@@ -147,7 +187,10 @@ fn output_tails_are_redacted_and_bounded() {
     let identity = identity(&mission);
     let before = snapshot(base_entries());
     let mut noisy = outcome(1);
-    let long_stderr = format!("{}\nerror: token sk-proj-abcdefghijklmnopqrstuvwx rejected\n", "x".repeat(10_000));
+    let long_stderr = format!(
+        "{}\nerror: token sk-proj-abcdefghijklmnopqrstuvwx rejected\n",
+        "x".repeat(10_000)
+    );
     noisy.stderr = crate::runner::OutputSummary {
         total_bytes: 20_000,
         sha256: "0".repeat(64),
@@ -165,7 +208,8 @@ fn a_record_digest_covers_source_artifacts_and_identity_but_not_the_summary() {
     let mission = mission();
     let identity = identity(&mission);
     let before = snapshot(base_entries());
-    let evidence = command_evidence(&input(&mission, &identity, &before, &before), &outcome(0)).unwrap();
+    let evidence =
+        command_evidence(&input(&mission, &identity, &before, &before), &outcome(0)).unwrap();
     let digest = evidence_record_digest(&evidence).unwrap();
     let mut stale = evidence.clone();
     stale.assessment = MissionEvidenceAssessmentV1::Stale;
@@ -210,7 +254,16 @@ fn manual_evidence_needs_a_listed_reviewer_and_an_allowed_override() {
     assert_eq!(evidence.workspace_digest, current.digest);
     assert!(evidence.record_digest.is_some());
 
-    let stranger = manual_evidence(review, &identity, "mallory", "looks fine", false, &current, 300).unwrap_err();
+    let stranger = manual_evidence(
+        review,
+        &identity,
+        "mallory",
+        "looks fine",
+        false,
+        &current,
+        300,
+    )
+    .unwrap_err();
     assert_eq!(
         stranger,
         ProofError::ReviewerNotListed {
@@ -219,14 +272,28 @@ fn manual_evidence_needs_a_listed_reviewer_and_an_allowed_override() {
             allowed: "alice".into()
         }
     );
-    let override_refused = manual_evidence(review, &identity, "alice", "ship it", true, &current, 300).unwrap_err();
-    assert_eq!(override_refused, ProofError::OverrideNotAllowed { check_id: "review".into() });
+    let override_refused =
+        manual_evidence(review, &identity, "alice", "ship it", true, &current, 300).unwrap_err();
+    assert_eq!(
+        override_refused,
+        ProofError::OverrideNotAllowed {
+            check_id: "review".into()
+        }
+    );
     assert!(matches!(
         manual_evidence(review, &identity, "alice", "   ", false, &current, 300),
         Err(ProofError::InvalidManualEvidence { .. })
     ));
     assert!(matches!(
-        manual_evidence(declaration(&mission, "unit"), &identity, "alice", "ok", false, &current, 300),
+        manual_evidence(
+            declaration(&mission, "unit"),
+            &identity,
+            "alice",
+            "ok",
+            false,
+            &current,
+            300
+        ),
         Err(ProofError::NotAManualCheck { .. })
     ));
 }
@@ -256,5 +323,8 @@ fn an_override_is_accepted_where_the_plan_allows_it() {
         300,
     )
     .unwrap();
-    assert_eq!(evidence.detail.as_deref(), Some("passed by an override of reviewer alice"));
+    assert_eq!(
+        evidence.detail.as_deref(),
+        Some("passed by an override of reviewer alice")
+    );
 }

@@ -32,7 +32,10 @@ pub(crate) mod test_support;
 pub use assess::{CheckAssessment, PassedEvidence, PlanAssessment, assess_check, assess_plan};
 pub use binding::{AuthorityHead, WorktreeLease, current_identity, identity_digest};
 pub use error::ProofError;
-pub use evidence::{CommandEvidenceInput, command_evidence, evidence_record_digest, manual_evidence, rejected_command_evidence};
+pub use evidence::{
+    CommandEvidenceInput, command_evidence, evidence_record_digest, manual_evidence,
+    rejected_command_evidence,
+};
 pub use receipt::proof_receipt;
 pub use seal::{VERIFIER_ACTOR, close_outcome, readiness_outcome, seal_archive, seal_ready};
 pub use verify::{PlanBinding, Verdict, VerificationInput, plan_binding, verify};

@@ -16,14 +16,22 @@ use super::assess::recorded_evidence_to_wire;
 use super::binding::{current_identity, identity_digest, identity_to_wire};
 use super::error::ProofError;
 use super::verify::{MAX_FRESH_EVIDENCE, plan_binding};
-use crate::digest::{SealInput, evidence_set_digest, seal_digest, subject_digest, unresolved_attention_digest};
+use crate::digest::{
+    SealInput, evidence_set_digest, seal_digest, subject_digest, unresolved_attention_digest,
+};
 use crate::mission::model::Mission;
 
 /// The checked receipt of a sealed mission.
 pub fn proof_receipt(mission: &Mission) -> Result<ProofReceiptV1, ProofError> {
     let (stored, decision) = match mission.status {
-        MissionStatus::ReadyToClose => (mission.ready_receipt.as_ref(), ProofClosureDecisionV1::ReadyToClose),
-        MissionStatus::Archived => (mission.archive_receipt.as_ref(), ProofClosureDecisionV1::Archived),
+        MissionStatus::ReadyToClose => (
+            mission.ready_receipt.as_ref(),
+            ProofClosureDecisionV1::ReadyToClose,
+        ),
+        MissionStatus::Archived => (
+            mission.archive_receipt.as_ref(),
+            ProofClosureDecisionV1::Archived,
+        ),
         other => {
             return Err(ProofError::ProofNotReady {
                 detail: format!(
@@ -60,8 +68,12 @@ pub fn proof_receipt(mission: &Mission) -> Result<ProofReceiptV1, ProofError> {
     if let Some(problem) = plan.problems.first() {
         return Err(mismatch(problem.clone()));
     }
-    if receipt.criteria_digest != plan.criteria_digest || receipt.checkset_digest != plan.checkset_digest {
-        return Err(mismatch("the closure plan differs from the one the receipt proves".into()));
+    if receipt.criteria_digest != plan.criteria_digest
+        || receipt.checkset_digest != plan.checkset_digest
+    {
+        return Err(mismatch(
+            "the closure plan differs from the one the receipt proves".into(),
+        ));
     }
     check_fresh_evidence(mission, receipt, &identity_digest_hex)?;
 
@@ -78,7 +90,9 @@ pub fn proof_receipt(mission: &Mission) -> Result<ProofReceiptV1, ProofError> {
     }
     let attention_digest = unresolved_attention_digest::<&str>(&[]);
     if receipt.attention_digest != attention_digest {
-        return Err(mismatch("the receipt does not bind the empty unresolved-attention set".into()));
+        return Err(mismatch(
+            "the receipt does not bind the empty unresolved-attention set".into(),
+        ));
     }
     let subject = subject_digest(
         &identity_digest_hex,
@@ -113,7 +127,11 @@ pub fn proof_receipt(mission: &Mission) -> Result<ProofReceiptV1, ProofError> {
 /// `fresh_evidence` must be 1..=32 entries in plan order, include every required check, and
 /// each entry must be exactly what its stored, passed, non-claim record of the current run
 /// stands for.
-fn check_fresh_evidence(mission: &Mission, receipt: &ProofReceiptV1, identity_digest_hex: &str) -> Result<(), ProofError> {
+fn check_fresh_evidence(
+    mission: &Mission,
+    receipt: &ProofReceiptV1,
+    identity_digest_hex: &str,
+) -> Result<(), ProofError> {
     let mismatch = |detail: String| ProofError::ProofBindingMismatch { detail };
     if receipt.fresh_evidence.is_empty() {
         return Err(mismatch("the receipt has no fresh evidence".into()));
@@ -123,7 +141,11 @@ fn check_fresh_evidence(mission: &Mission, receipt: &ProofReceiptV1, identity_di
             "the receipt lists more than {MAX_FRESH_EVIDENCE} pieces of evidence"
         )));
     }
-    let declarations = mission.plan.as_ref().map(|plan| plan.declarations.as_slice()).unwrap_or_default();
+    let declarations = mission
+        .plan
+        .as_ref()
+        .map(|plan| plan.declarations.as_slice())
+        .unwrap_or_default();
     let mut next_plan_index = 0;
     for entry in &receipt.fresh_evidence {
         let Some(offset) = declarations[next_plan_index..]
@@ -137,10 +159,12 @@ fn check_fresh_evidence(mission: &Mission, receipt: &ProofReceiptV1, identity_di
         };
         let declaration = &declarations[next_plan_index + offset];
         next_plan_index += offset + 1;
-        let evidence = mission
-            .evidence
-            .get(&entry.check_id)
-            .ok_or_else(|| mismatch(format!("no evidence is stored for check {}", entry.check_id)))?;
+        let evidence = mission.evidence.get(&entry.check_id).ok_or_else(|| {
+            mismatch(format!(
+                "no evidence is stored for check {}",
+                entry.check_id
+            ))
+        })?;
         if evidence.assessment != MissionEvidenceAssessmentV1::Passed {
             return Err(mismatch(format!(
                 "the stored evidence of check {} is no longer passed",
@@ -166,8 +190,15 @@ fn check_fresh_evidence(mission: &Mission, receipt: &ProofReceiptV1, identity_di
             )));
         }
     }
-    for declaration in declarations.iter().filter(|declaration| declaration.required) {
-        if !receipt.fresh_evidence.iter().any(|entry| entry.check_id == declaration.check_id) {
+    for declaration in declarations
+        .iter()
+        .filter(|declaration| declaration.required)
+    {
+        if !receipt
+            .fresh_evidence
+            .iter()
+            .any(|entry| entry.check_id == declaration.check_id)
+        {
             return Err(mismatch(format!(
                 "required check {} has no fresh evidence in the receipt",
                 declaration.check_id

@@ -8,7 +8,10 @@ use crate::proof::test_support::*;
 fn ready_mission() -> Mission {
     let mission = mission_with_passing_evidence(base_entries());
     let receipt = verified_receipt(verify_at(&mission, base_entries(), 9, 500));
-    apply(Some(mission.clone()), &seal_ready(&mission, &receipt, &head(9), 510).unwrap())
+    apply(
+        Some(mission.clone()),
+        &seal_ready(&mission, &receipt, &head(9), 510).unwrap(),
+    )
 }
 
 #[test]
@@ -18,7 +21,10 @@ fn the_ready_and_archive_receipts_are_returned_when_they_re_derive() {
     assert_eq!(&receipt, ready.ready_receipt.as_ref().unwrap());
 
     let archive = verified_receipt(verify_at(&ready, base_entries(), 12, 600));
-    let archived = apply(Some(ready.clone()), &seal_archive(&ready, &archive, &head(12), 610).unwrap());
+    let archived = apply(
+        Some(ready.clone()),
+        &seal_archive(&ready, &archive, &head(12), 610).unwrap(),
+    );
     assert_eq!(archived.status, MissionStatus::Archived);
     assert_eq!(proof_receipt(&archived).unwrap(), archive);
 }
@@ -26,10 +32,16 @@ fn the_ready_and_archive_receipts_are_returned_when_they_re_derive() {
 #[test]
 fn missions_without_a_sealed_proof_are_not_ready() {
     let mission = mission_with_passing_evidence(base_entries());
-    assert!(matches!(proof_receipt(&mission), Err(ProofError::ProofNotReady { .. })));
+    assert!(matches!(
+        proof_receipt(&mission),
+        Err(ProofError::ProofNotReady { .. })
+    ));
     let mut no_receipt = ready_mission();
     no_receipt.ready_receipt = None;
-    assert!(matches!(proof_receipt(&no_receipt), Err(ProofError::ProofNotReady { .. })));
+    assert!(matches!(
+        proof_receipt(&no_receipt),
+        Err(ProofError::ProofNotReady { .. })
+    ));
 }
 
 #[test]
@@ -44,7 +56,8 @@ fn any_drift_between_receipt_and_stored_state_is_a_binding_mismatch() {
         (
             "evidence went stale",
             Box::new(|mission| {
-                mission.evidence.get_mut("review").unwrap().assessment = nagi_schema::mission::MissionEvidenceAssessmentV1::Stale
+                mission.evidence.get_mut("review").unwrap().assessment =
+                    nagi_schema::mission::MissionEvidenceAssessmentV1::Stale
             }),
         ),
         (
@@ -63,15 +76,31 @@ fn any_drift_between_receipt_and_stored_state_is_a_binding_mismatch() {
         ),
         (
             "workspace edited",
-            Box::new(|mission| mission.ready_receipt.as_mut().unwrap().workspace_digest = "0".repeat(64)),
+            Box::new(|mission| {
+                mission.ready_receipt.as_mut().unwrap().workspace_digest = "0".repeat(64)
+            }),
         ),
         (
             "evidence list emptied",
-            Box::new(|mission| mission.ready_receipt.as_mut().unwrap().fresh_evidence.clear()),
+            Box::new(|mission| {
+                mission
+                    .ready_receipt
+                    .as_mut()
+                    .unwrap()
+                    .fresh_evidence
+                    .clear()
+            }),
         ),
         (
             "evidence list reordered",
-            Box::new(|mission| mission.ready_receipt.as_mut().unwrap().fresh_evidence.reverse()),
+            Box::new(|mission| {
+                mission
+                    .ready_receipt
+                    .as_mut()
+                    .unwrap()
+                    .fresh_evidence
+                    .reverse()
+            }),
         ),
         (
             "required evidence dropped",
@@ -88,6 +117,9 @@ fn any_drift_between_receipt_and_stored_state_is_a_binding_mismatch() {
         let mut drifted = ready.clone();
         change(&mut drifted);
         let error = proof_receipt(&drifted).unwrap_err();
-        assert!(matches!(error, ProofError::ProofBindingMismatch { .. }), "{what}: {error}");
+        assert!(
+            matches!(error, ProofError::ProofBindingMismatch { .. }),
+            "{what}: {error}"
+        );
     }
 }

@@ -63,16 +63,21 @@ pub fn seal_archive(
             detail: "a ready receipt cannot archive".into(),
         });
     }
-    let ready = mission.ready_receipt.as_ref().ok_or_else(|| ProofError::SealRefused {
-        detail: "the mission has no ready receipt to archive against".into(),
-    })?;
+    let ready = mission
+        .ready_receipt
+        .as_ref()
+        .ok_or_else(|| ProofError::SealRefused {
+            detail: "the mission has no ready receipt to archive against".into(),
+        })?;
     if receipt.subject_digest != ready.subject_digest {
         let detail = if receipt.workspace_digest != ready.workspace_digest {
             "the workspace changed since the mission became ready to close"
         } else {
             "the run identity or the closure plan changed since the mission became ready to close"
         };
-        return Err(ProofError::ArchiveSubjectChanged { detail: detail.into() });
+        return Err(ProofError::ArchiveSubjectChanged {
+            detail: detail.into(),
+        });
     }
     if receipt.authority_sequence <= ready.authority_sequence {
         return Err(ProofError::SealRefused {
@@ -95,8 +100,15 @@ pub fn seal_archive(
 }
 
 /// Head currency, identity and time, shared by both seals.
-fn check_common(mission: &Mission, receipt: &ProofReceiptV1, current_head: &AuthorityHead, now_millis: u64) -> Result<(), ProofError> {
-    if receipt.authority_sequence != current_head.sequence || receipt.authority_head_digest != current_head.digest() {
+fn check_common(
+    mission: &Mission,
+    receipt: &ProofReceiptV1,
+    current_head: &AuthorityHead,
+    now_millis: u64,
+) -> Result<(), ProofError> {
+    if receipt.authority_sequence != current_head.sequence
+        || receipt.authority_head_digest != current_head.digest()
+    {
         return Err(ProofError::SealStale {
             detail: format!(
                 "the proof was evaluated at event {}, but the last committed event is now {}",
@@ -129,7 +141,9 @@ pub fn readiness_outcome(
     now_millis: u64,
 ) -> Result<Option<MissionEvent>, ProofError> {
     match verdict {
-        Verdict::Verified { receipt, .. } => seal_ready(mission, receipt, current_head, now_millis).map(Some),
+        Verdict::Verified { receipt, .. } => {
+            seal_ready(mission, receipt, current_head, now_millis).map(Some)
+        }
         // The mission stays review_required; the summaries already say why.
         Verdict::ReviewRequired { .. } => Ok(None),
     }
@@ -151,13 +165,19 @@ pub fn close_outcome(
         at_millis: now_millis,
     };
     match verdict {
-        Verdict::Verified { receipt, .. } => match seal_archive(mission, receipt, current_head, now_millis) {
-            Ok(event) => Ok(event),
-            Err(ProofError::ArchiveSubjectChanged { detail }) => Ok(blocked(format!("close re-verification refused to archive: {detail}"))),
-            Err(other) => Err(other),
-        },
+        Verdict::Verified { receipt, .. } => {
+            match seal_archive(mission, receipt, current_head, now_millis) {
+                Ok(event) => Ok(event),
+                Err(ProofError::ArchiveSubjectChanged { detail }) => Ok(blocked(format!(
+                    "close re-verification refused to archive: {detail}"
+                ))),
+                Err(other) => Err(other),
+            }
+        }
         Verdict::ReviewRequired {
-            reasons, evaluated_head, ..
+            reasons,
+            evaluated_head,
+            ..
         } => {
             if evaluated_head != current_head {
                 return Err(ProofError::SealStale {
@@ -173,7 +193,10 @@ pub fn close_outcome(
                     status: mission.status.as_str().into(),
                 });
             }
-            Ok(blocked(format!("close re-verification failed: {}", reasons.join("; "))))
+            Ok(blocked(format!(
+                "close re-verification failed: {}",
+                reasons.join("; ")
+            )))
         }
     }
 }

@@ -17,7 +17,9 @@ fn ready_mission() -> Mission {
 fn a_ready_seal_needs_the_head_it_was_evaluated_at() {
     let mission = mission_with_passing_evidence(base_entries());
     let verdict = verify_at(&mission, base_entries(), 9, 500);
-    let event = readiness_outcome(&mission, &verdict, &head(9), 510).unwrap().unwrap();
+    let event = readiness_outcome(&mission, &verdict, &head(9), 510)
+        .unwrap()
+        .unwrap();
     let sealed = apply(Some(mission.clone()), &event);
     assert_eq!(sealed.status, MissionStatus::ReadyToClose);
     assert_eq!(sealed.ready_receipt.as_ref().unwrap().authority_sequence, 9);
@@ -40,7 +42,10 @@ fn a_ready_seal_needs_the_head_it_was_evaluated_at() {
 fn a_proof_that_does_not_verify_leaves_the_mission_for_review() {
     let mission = mission();
     let verdict = verify_at(&mission, base_entries(), 9, 500);
-    assert_eq!(readiness_outcome(&mission, &verdict, &head(9), 510).unwrap(), None);
+    assert_eq!(
+        readiness_outcome(&mission, &verdict, &head(9), 510).unwrap(),
+        None
+    );
 }
 
 #[test]
@@ -51,7 +56,10 @@ fn an_archive_seal_needs_the_same_subject_and_a_later_sequence() {
     let archived = apply(Some(ready.clone()), &event);
     assert_eq!(archived.status, MissionStatus::Archived);
     let archive = archived.archive_receipt.as_ref().unwrap();
-    assert_eq!(archive.subject_digest, ready.ready_receipt.as_ref().unwrap().subject_digest);
+    assert_eq!(
+        archive.subject_digest,
+        ready.ready_receipt.as_ref().unwrap().subject_digest
+    );
     assert!(archive.authority_sequence > ready.ready_receipt.as_ref().unwrap().authority_sequence);
 
     // Same sequence as the ready receipt, later clock: refused.
@@ -80,7 +88,11 @@ fn an_archive_seal_needs_the_same_subject_and_a_later_sequence() {
 #[test]
 fn a_workspace_change_between_ready_and_close_blocks_instead_of_archiving() {
     let mut changed = base_entries();
-    changed.push(file("notes.txt", Disposition::Untracked, "not relevant to any check"));
+    changed.push(file(
+        "notes.txt",
+        Disposition::Untracked,
+        "not relevant to any check",
+    ));
     // The reviewer looks again at the changed workspace, so every check is fresh; only the
     // subject differs from the ready receipt's.
     let ready = ready_mission();
@@ -107,7 +119,10 @@ fn a_workspace_change_between_ready_and_close_blocks_instead_of_archiving() {
         panic!("expected a status change, got {event:?}")
     };
     assert_eq!(*status, MissionStatus::Blocked);
-    assert!(reason.as_deref().unwrap().contains("the workspace changed"), "{reason:?}");
+    assert!(
+        reason.as_deref().unwrap().contains("the workspace changed"),
+        "{reason:?}"
+    );
     assert_eq!(apply(Some(ready), &event).status, MissionStatus::Blocked);
 }
 

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use nagi_schema::mission::{
-    CommandCheck, ManualCheck, MissionCheck, MissionCreateParams, MissionPathRule, MissionProvider, MissionProviderMode, MissionStatus,
+    CommandCheck, ManualCheck, MissionCheck, MissionCreateParams, MissionPathRule, MissionProvider,
+    MissionProviderMode, MissionStatus,
 };
 
 use crate::digest::{ProofIdentity, sha256_hex};
@@ -31,9 +32,13 @@ pub fn mission() -> Mission {
         title: "Fix login".into(),
         repository_path: WORKTREE.into(),
         objective: "Fix the login redirect".into(),
-        acceptance_criteria: vec!["Redirect test passes".into(), "A person reviewed the change".into()],
+        acceptance_criteria: vec![
+            "Redirect test passes".into(),
+            "A person reviewed the change".into(),
+        ],
     };
-    let CreateDecision::Create(created) = decide_create(None, &params, WORKTREE, 10).unwrap() else {
+    let CreateDecision::Create(created) = decide_create(None, &params, WORKTREE, 10).unwrap()
+    else {
         panic!("created")
     };
     let mut mission = apply(None, &created);
@@ -43,7 +48,9 @@ pub fn mission() -> Mission {
             program: "cargo".into(),
             args: vec!["test".into()],
             cwd: ".".into(),
-            relevant_paths: vec![MissionPathRule::Prefix { prefix: "src".into() }],
+            relevant_paths: vec![MissionPathRule::Prefix {
+                prefix: "src".into(),
+            }],
             required_artifacts: vec!["report.json".into()],
             include_ignored: false,
             required: true,
@@ -68,7 +75,8 @@ pub fn mission() -> Mission {
             covers: vec![0],
         }),
     ];
-    let ConfigureDecision::Configure(configured) = decide_configure(&mission, &checks, 11).unwrap() else {
+    let ConfigureDecision::Configure(configured) = decide_configure(&mission, &checks, 11).unwrap()
+    else {
         panic!("configured")
     };
     mission = apply(Some(mission), &configured);
@@ -123,7 +131,13 @@ pub fn identity(mission: &Mission) -> ProofIdentity {
 
 pub fn record(mission: Mission, evidence: Evidence) -> Mission {
     let at = evidence.recorded_at_millis;
-    apply(Some(mission), &MissionEvent::EvidenceRecorded { evidence, at_millis: at })
+    apply(
+        Some(mission),
+        &MissionEvent::EvidenceRecorded {
+            evidence,
+            at_millis: at,
+        },
+    )
 }
 
 /// A file entry whose fingerprint is the SHA-256 of `content`.
@@ -175,8 +189,16 @@ pub fn outcome(exit_code: i32) -> CommandOutcome {
 }
 
 /// The proof workspace of a hand-made snapshot (file fingerprints only, so nothing is read).
-pub fn proof_workspace(mission: &Mission, snapshot: WorkspaceSnapshot) -> crate::proof::ProofWorkspace {
-    crate::proof::ProofWorkspace::observe(std::path::Path::new(WORKTREE), snapshot, mission.plan.as_ref().unwrap()).unwrap()
+pub fn proof_workspace(
+    mission: &Mission,
+    snapshot: WorkspaceSnapshot,
+) -> crate::proof::ProofWorkspace {
+    crate::proof::ProofWorkspace::observe(
+        std::path::Path::new(WORKTREE),
+        snapshot,
+        mission.plan.as_ref().unwrap(),
+    )
+    .unwrap()
 }
 
 /// Passing evidence for `unit` and `review` recorded against `entries`.
@@ -230,7 +252,13 @@ pub fn open_attention(mission: Mission, attention_id: &str, requested_action: &s
         created_at_millis: 220,
         updated_at_millis: 220,
     };
-    apply(Some(mission), &MissionEvent::AttentionOpened { attention, at_millis: 220 })
+    apply(
+        Some(mission),
+        &MissionEvent::AttentionOpened {
+            attention,
+            at_millis: 220,
+        },
+    )
 }
 
 pub fn head(sequence: u64) -> crate::proof::AuthorityHead {
@@ -251,7 +279,12 @@ pub fn lease(mission: &Mission) -> crate::proof::WorktreeLease {
 }
 
 /// Verifies `mission` against `entries` at `head(sequence)`.
-pub fn verify_at(mission: &Mission, entries: Vec<WorkspaceEntry>, sequence: u64, verified_at_millis: u64) -> crate::proof::Verdict {
+pub fn verify_at(
+    mission: &Mission,
+    entries: Vec<WorkspaceEntry>,
+    sequence: u64,
+    verified_at_millis: u64,
+) -> crate::proof::Verdict {
     let workspace = proof_workspace(mission, snapshot(entries));
     let head = head(sequence);
     let lease = lease(mission);
@@ -268,13 +301,17 @@ pub fn verify_at(mission: &Mission, entries: Vec<WorkspaceEntry>, sequence: u64,
 pub fn verified_receipt(verdict: crate::proof::Verdict) -> nagi_schema::proof::ProofReceiptV1 {
     match verdict {
         crate::proof::Verdict::Verified { receipt, .. } => *receipt,
-        crate::proof::Verdict::ReviewRequired { reasons, .. } => panic!("expected a verified proof, got {reasons:?}"),
+        crate::proof::Verdict::ReviewRequired { reasons, .. } => {
+            panic!("expected a verified proof, got {reasons:?}")
+        }
     }
 }
 
 pub fn review_reasons(verdict: crate::proof::Verdict) -> Vec<String> {
     match verdict {
-        crate::proof::Verdict::Verified { .. } => panic!("expected review_required, got a verified proof"),
+        crate::proof::Verdict::Verified { .. } => {
+            panic!("expected review_required, got a verified proof")
+        }
         crate::proof::Verdict::ReviewRequired { reasons, .. } => reasons,
     }
 }

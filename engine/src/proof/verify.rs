@@ -11,12 +11,14 @@ use nagi_schema::mission::MissionStatus;
 use nagi_schema::proof::{ProofClosureDecisionV1, ProofReceiptV1};
 
 use super::assess::{CheckAssessment, assess_plan};
-use super::binding::{AuthorityHead, WorktreeLease, current_identity, identity_digest, identity_to_wire};
+use super::binding::{
+    AuthorityHead, WorktreeLease, current_identity, identity_digest, identity_to_wire,
+};
 use super::error::ProofError;
 use super::workspace::ProofWorkspace;
 use crate::digest::{
-    SealInput, checkset_digest, criteria_digest, declaration_set_digest, evidence_set_digest, seal_digest, subject_digest,
-    unresolved_attention_digest,
+    SealInput, checkset_digest, criteria_digest, declaration_set_digest, evidence_set_digest,
+    seal_digest, subject_digest, unresolved_attention_digest,
 };
 use crate::mission::canonical::recomputed_declaration_digest;
 use crate::mission::model::Mission;
@@ -76,21 +78,35 @@ pub struct PlanBinding {
 /// only of this mission's criteria, and every stored declaration digest re-derives from its
 /// content (so the checkset digest is the plan's own).
 pub fn plan_binding(mission: &Mission) -> Result<PlanBinding, ProofError> {
-    let plan = mission.plan.as_ref().ok_or_else(|| ProofError::NoClosurePlan {
-        mission_id: mission.mission_id.clone(),
-    })?;
-    let criterion_ids: Vec<&str> = mission.criteria.iter().map(|criterion| criterion.criterion_id.as_str()).collect();
+    let plan = mission
+        .plan
+        .as_ref()
+        .ok_or_else(|| ProofError::NoClosurePlan {
+            mission_id: mission.mission_id.clone(),
+        })?;
+    let criterion_ids: Vec<&str> = mission
+        .criteria
+        .iter()
+        .map(|criterion| criterion.criterion_id.as_str())
+        .collect();
     let mut problems = Vec::new();
     if criterion_ids.is_empty() {
         problems.push("the mission has no acceptance criteria".to_string());
     }
-    if !plan.declarations.iter().any(|declaration| declaration.required) {
+    if !plan
+        .declarations
+        .iter()
+        .any(|declaration| declaration.required)
+    {
         problems.push("the closure plan has no required check".to_string());
     }
     let mut seen = BTreeSet::new();
     for declaration in &plan.declarations {
         if !seen.insert(declaration.check_id.as_str()) {
-            problems.push(format!("check id {} is declared more than once", declaration.check_id));
+            problems.push(format!(
+                "check id {} is declared more than once",
+                declaration.check_id
+            ));
         }
         if let Some(foreign) = declaration
             .covered_criterion_ids
@@ -103,14 +119,19 @@ pub fn plan_binding(mission: &Mission) -> Result<PlanBinding, ProofError> {
             ));
         }
         if recomputed_declaration_digest(declaration) != declaration.digest {
-            problems.push(format!("check {} no longer matches its declaration digest", declaration.check_id));
+            problems.push(format!(
+                "check {} no longer matches its declaration digest",
+                declaration.check_id
+            ));
         }
     }
     for (index, criterion) in mission.criteria.iter().enumerate() {
-        let covered = plan
-            .declarations
-            .iter()
-            .any(|declaration| declaration.required && declaration.covered_criterion_ids.contains(&criterion.criterion_id));
+        let covered = plan.declarations.iter().any(|declaration| {
+            declaration.required
+                && declaration
+                    .covered_criterion_ids
+                    .contains(&criterion.criterion_id)
+        });
         if !covered {
             problems.push(format!(
                 "acceptance criterion {} ({:?}) is not covered by a required check",
@@ -119,9 +140,16 @@ pub fn plan_binding(mission: &Mission) -> Result<PlanBinding, ProofError> {
             ));
         }
     }
-    let declaration_digests: Vec<&str> = plan.declarations.iter().map(|declaration| declaration.digest.as_str()).collect();
+    let declaration_digests: Vec<&str> = plan
+        .declarations
+        .iter()
+        .map(|declaration| declaration.digest.as_str())
+        .collect();
     if declaration_set_digest(&declaration_digests) != plan.declaration_set_digest {
-        problems.push("the closure plan's declarations do not match the plan digest frozen at configuration".to_string());
+        problems.push(
+            "the closure plan's declarations do not match the plan digest frozen at configuration"
+                .to_string(),
+        );
     }
     Ok(PlanBinding {
         criteria_digest: criteria_digest(&criterion_ids),
@@ -153,7 +181,11 @@ pub fn verify(input: &VerificationInput<'_>) -> Result<Verdict, ProofError> {
     let assessment = assess_plan(mission, &identity_digest_hex, input.workspace);
 
     let mut reasons = plan.problems.clone();
-    for check in assessment.checks.iter().filter(|check| check.required && !check.is_passed()) {
+    for check in assessment
+        .checks
+        .iter()
+        .filter(|check| check.required && !check.is_passed())
+    {
         reasons.push(format!(
             "required check {} is {}: {}",
             check.check_id,
@@ -161,7 +193,11 @@ pub fn verify(input: &VerificationInput<'_>) -> Result<Verdict, ProofError> {
             check.reason
         ));
     }
-    for item in mission.attention.values().filter(|item| item.is_unresolved()) {
+    for item in mission
+        .attention
+        .values()
+        .filter(|item| item.is_unresolved())
+    {
         reasons.push(format!(
             "attention item {} is unresolved: {}",
             item.attention_id,
@@ -169,12 +205,19 @@ pub fn verify(input: &VerificationInput<'_>) -> Result<Verdict, ProofError> {
         ));
     }
     if input.authority_head.sequence == 0 {
-        reasons.push("no durable event has been recorded, so there is no authority head to bind to".to_string());
+        reasons.push(
+            "no durable event has been recorded, so there is no authority head to bind to"
+                .to_string(),
+        );
     }
     if let Some(problem) = input.lease.scope_problem(&identity) {
         reasons.push(problem);
     }
-    let passed: Vec<_> = assessment.checks.iter().filter_map(CheckAssessment::passed_evidence).collect();
+    let passed: Vec<_> = assessment
+        .checks
+        .iter()
+        .filter_map(CheckAssessment::passed_evidence)
+        .collect();
     if passed.is_empty() && reasons.is_empty() {
         reasons.push("no check has fresh passing evidence".to_string());
     }

@@ -17,8 +17,15 @@ fn passing_required_checks_mint_a_ready_receipt_with_contract_digests() {
         receipt.attention_digest,
         "3fee3088a6bac012817a1e32b01acbc8895f78c403506121151fbaca0c88dbab"
     );
-    let criterion_ids: Vec<&str> = mission.criteria.iter().map(|criterion| criterion.criterion_id.as_str()).collect();
-    assert_eq!(receipt.criteria_digest, crate::digest::criteria_digest(&criterion_ids));
+    let criterion_ids: Vec<&str> = mission
+        .criteria
+        .iter()
+        .map(|criterion| criterion.criterion_id.as_str())
+        .collect();
+    assert_eq!(
+        receipt.criteria_digest,
+        crate::digest::criteria_digest(&criterion_ids)
+    );
     let declaration_digests: Vec<&str> = mission
         .plan
         .as_ref()
@@ -27,22 +34,41 @@ fn passing_required_checks_mint_a_ready_receipt_with_contract_digests() {
         .iter()
         .map(|declaration| declaration.digest.as_str())
         .collect();
-    assert_eq!(receipt.checkset_digest, crate::digest::checkset_digest(&declaration_digests));
+    assert_eq!(
+        receipt.checkset_digest,
+        crate::digest::checkset_digest(&declaration_digests)
+    );
     assert_eq!(receipt.authority_sequence, 9);
     assert_eq!(receipt.authority_head_digest, head(9).digest());
     assert_eq!(receipt.lease_digest, lease(&mission).digest());
     assert_eq!(receipt.verified_at_millis, 500);
-    let ids: Vec<&str> = receipt.fresh_evidence.iter().map(|entry| entry.check_id.as_str()).collect();
-    assert_eq!(ids, ["unit", "review"], "plan order; the optional lint check has no evidence");
+    let ids: Vec<&str> = receipt
+        .fresh_evidence
+        .iter()
+        .map(|entry| entry.check_id.as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        ["unit", "review"],
+        "plan order; the optional lint check has no evidence"
+    );
     assert!(matches!(
         receipt.fresh_evidence[0].source,
         ProofEvidenceSourceV1::Command { exit_code: 0, .. }
     ));
-    assert!(matches!(&receipt.fresh_evidence[1].source, ProofEvidenceSourceV1::Manual { reviewer, .. } if reviewer == "alice"));
+    assert!(
+        matches!(&receipt.fresh_evidence[1].source, ProofEvidenceSourceV1::Manual { reviewer, .. } if reviewer == "alice")
+    );
 
     let later = verified_receipt(verify_at(&mission, base_entries(), 10, 500));
-    assert_eq!(later.subject_digest, receipt.subject_digest, "the subject is what was proven");
-    assert_ne!(later.seal_digest, receipt.seal_digest, "the seal is this exact verification");
+    assert_eq!(
+        later.subject_digest, receipt.subject_digest,
+        "the subject is what was proven"
+    );
+    assert_ne!(
+        later.seal_digest, receipt.seal_digest,
+        "the seal is this exact verification"
+    );
 }
 
 #[test]
@@ -70,17 +96,33 @@ fn a_ready_to_close_mission_verifies_for_archival() {
 fn a_failing_required_check_keeps_review_required_and_names_it() {
     let mission = mission_with_passing_evidence(base_entries());
     let edited = vec![
-        file("src/lib.rs", crate::workspace::Disposition::Unstaged, "pub fn lib() { broken }"),
-        file("docs/guide.md", crate::workspace::Disposition::Tracked, "# Guide"),
-        file("report.json", crate::workspace::Disposition::Untracked, "{\"ok\":true}"),
+        file(
+            "src/lib.rs",
+            crate::workspace::Disposition::Unstaged,
+            "pub fn lib() { broken }",
+        ),
+        file(
+            "docs/guide.md",
+            crate::workspace::Disposition::Tracked,
+            "# Guide",
+        ),
+        file(
+            "report.json",
+            crate::workspace::Disposition::Untracked,
+            "{\"ok\":true}",
+        ),
     ];
     let reasons = review_reasons(verify_at(&mission, edited, 9, 500));
     assert!(
-        reasons.iter().any(|reason| reason.starts_with("required check unit is stale")),
+        reasons
+            .iter()
+            .any(|reason| reason.starts_with("required check unit is stale")),
         "{reasons:?}"
     );
     assert!(
-        reasons.iter().any(|reason| reason.starts_with("required check review is stale")),
+        reasons
+            .iter()
+            .any(|reason| reason.starts_with("required check review is stale")),
         "{reasons:?}"
     );
 }
@@ -148,5 +190,8 @@ fn an_altered_plan_never_verifies() {
     let mut uncovered = mission_with_passing_evidence(base_entries());
     uncovered.plan.as_mut().unwrap().declarations[1].required = false;
     let reasons = review_reasons(verify_at(&uncovered, base_entries(), 9, 500));
-    assert!(reasons.iter().any(|reason| reason.contains("criterion 2")), "{reasons:?}");
+    assert!(
+        reasons.iter().any(|reason| reason.contains("criterion 2")),
+        "{reasons:?}"
+    );
 }

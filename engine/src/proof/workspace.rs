@@ -33,10 +33,17 @@ pub struct ProofWorkspace {
 
 impl ProofWorkspace {
     /// Hashes the plan's required artifacts as they are in `snapshot` of `worktree_root`.
-    pub fn observe(worktree_root: &Path, snapshot: WorkspaceSnapshot, plan: &ClosurePlan) -> Result<ProofWorkspace, ProofError> {
+    pub fn observe(
+        worktree_root: &Path,
+        snapshot: WorkspaceSnapshot,
+        plan: &ClosurePlan,
+    ) -> Result<ProofWorkspace, ProofError> {
         let mut artifact_digests = BTreeMap::new();
         for declaration in &plan.declarations {
-            let DeclarationKind::Command { required_artifacts, .. } = &declaration.kind else {
+            let DeclarationKind::Command {
+                required_artifacts, ..
+            } = &declaration.kind
+            else {
                 continue;
             };
             for path in required_artifacts {
@@ -62,13 +69,21 @@ impl ProofWorkspace {
 /// SHA-256 of an artifact's content as the snapshot has it: the file bytes, or the symlink
 /// target text (never followed). `None` when the snapshot does not have the path or has it
 /// as missing.
-pub fn artifact_content_digest(worktree_root: &Path, snapshot: &WorkspaceSnapshot, path: &str) -> Result<Option<String>, ProofError> {
-    let Some(entry) = snapshot.entry(path) else { return Ok(None) };
+pub fn artifact_content_digest(
+    worktree_root: &Path,
+    snapshot: &WorkspaceSnapshot,
+    path: &str,
+) -> Result<Option<String>, ProofError> {
+    let Some(entry) = snapshot.entry(path) else {
+        return Ok(None);
+    };
     match &entry.fingerprint {
         Fingerprint::Missing => Ok(None),
         Fingerprint::File { sha256, .. } => Ok(Some(sha256.clone())),
         Fingerprint::Symlink { target_sha256 } => Ok(Some(target_sha256.clone())),
-        Fingerprint::IndexBlob { mode, .. } => read_content_digest(&worktree_root.join(path), path, *mode == SYMLINK_MODE).map(Some),
+        Fingerprint::IndexBlob { mode, .. } => {
+            read_content_digest(&worktree_root.join(path), path, *mode == SYMLINK_MODE).map(Some)
+        }
     }
 }
 
@@ -78,10 +93,12 @@ fn read_content_digest(full_path: &Path, path: &str, symlink: bool) -> Result<St
         detail,
     };
     if symlink {
-        let target = std::fs::read_link(full_path).map_err(|error| unreadable(error.to_string()))?;
+        let target =
+            std::fs::read_link(full_path).map_err(|error| unreadable(error.to_string()))?;
         return Ok(hex::encode(Sha256::digest(target.as_os_str().as_bytes())));
     }
-    let metadata = std::fs::symlink_metadata(full_path).map_err(|error| unreadable(error.to_string()))?;
+    let metadata =
+        std::fs::symlink_metadata(full_path).map_err(|error| unreadable(error.to_string()))?;
     if !metadata.file_type().is_file() {
         return Err(unreadable(
             "it is no longer a regular file; the workspace changed after the scan".to_string(),
@@ -91,7 +108,9 @@ fn read_content_digest(full_path: &Path, path: &str, symlink: bool) -> Result<St
     let mut hasher = Sha256::new();
     let mut buffer = vec![0_u8; 64 * 1024];
     loop {
-        let length = file.read(&mut buffer).map_err(|error| unreadable(error.to_string()))?;
+        let length = file
+            .read(&mut buffer)
+            .map_err(|error| unreadable(error.to_string()))?;
         if length == 0 {
             break;
         }

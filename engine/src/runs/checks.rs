@@ -20,8 +20,9 @@ use crate::mission::model::{Declaration, DeclarationKind, Mission};
 use crate::mission::{MissionError, MissionEvent};
 use crate::missions::persist_events;
 use crate::proof::{
-    AuthorityHead, CommandEvidenceInput, ProofError, ProofWorkspace, Verdict, VerificationInput, WorktreeLease,
-    close_outcome, command_evidence, current_identity, readiness_outcome, rejected_command_evidence, verify,
+    AuthorityHead, CommandEvidenceInput, ProofError, ProofWorkspace, Verdict, VerificationInput,
+    WorktreeLease, close_outcome, command_evidence, current_identity, readiness_outcome,
+    rejected_command_evidence, verify,
 };
 use crate::runner::{CommandCheckRequest, OutputStream, RunnerConfig, run_command_check};
 use crate::workspace::{ScanConfig, WorkspaceSnapshot, scan_workspace};
@@ -53,8 +54,13 @@ impl Purpose {
 }
 
 fn scan(worktree: &Path, include_ignored: bool) -> Result<WorkspaceSnapshot, ProofError> {
-    let config = ScanConfig { include_ignored, ..ScanConfig::default() };
-    scan_workspace(worktree, &config).map_err(|error| ProofError::WorkspaceUnavailable { detail: error.to_string() })
+    let config = ScanConfig {
+        include_ignored,
+        ..ScanConfig::default()
+    };
+    scan_workspace(worktree, &config).map_err(|error| ProofError::WorkspaceUnavailable {
+        detail: error.to_string(),
+    })
 }
 
 /// Runs one command check between two scans and builds its evidence.
@@ -65,24 +71,45 @@ fn run_one(
     transcript: Option<&Transcript>,
     markers: &[(std::ffi::OsString, std::ffi::OsString)],
 ) -> Result<crate::mission::model::Evidence, ProofError> {
-    let DeclarationKind::Command { program, args, cwd, .. } = &declaration.kind else {
-        return Err(ProofError::NotACommandCheck { check_id: declaration.check_id.clone() });
+    let DeclarationKind::Command {
+        program, args, cwd, ..
+    } = &declaration.kind
+    else {
+        return Err(ProofError::NotACommandCheck {
+            check_id: declaration.check_id.clone(),
+        });
     };
     let worktree = PathBuf::from(&identity.worktree_identity);
     let before = scan(&worktree, include_ignored)?;
-    let request = CommandCheckRequest { worktree: worktree.clone(), cwd: cwd.clone(), program: program.clone(), args: args.clone() };
+    let request = CommandCheckRequest {
+        worktree: worktree.clone(),
+        cwd: cwd.clone(),
+        program: program.clone(),
+        args: args.clone(),
+    };
     let mut sink = |_stream: OutputStream, bytes: &[u8]| {
         if let Some(transcript) = transcript {
             transcript.check_output(bytes);
         }
     };
-    let config = RunnerConfig { marker_environment: markers.to_vec(), ..RunnerConfig::default() };
+    let config = RunnerConfig {
+        marker_environment: markers.to_vec(),
+        ..RunnerConfig::default()
+    };
     match run_command_check(&request, &config, &mut sink) {
-        Err(rejected) => rejected_command_evidence(declaration, identity, &before, &rejected, now_millis()),
+        Err(rejected) => {
+            rejected_command_evidence(declaration, identity, &before, &rejected, now_millis())
+        }
         Ok(outcome) => {
             let after = scan(&worktree, include_ignored)?;
             command_evidence(
-                &CommandEvidenceInput { declaration, identity, before: &before, after: &after, recorded_at_millis: now_millis() },
+                &CommandEvidenceInput {
+                    declaration,
+                    identity,
+                    before: &before,
+                    after: &after,
+                    recorded_at_millis: now_millis(),
+                },
                 &outcome,
             )
         }
@@ -91,14 +118,24 @@ fn run_one(
 
 fn head_of(row: Option<nagi_store::EventRow>) -> AuthorityHead {
     match row {
-        Some(row) => AuthorityHead { sequence: row.seq, payload_digest: hex::encode(Sha256::digest(row.payload.as_bytes())) },
-        None => AuthorityHead { sequence: 0, payload_digest: hex::encode(Sha256::digest(b"")) },
+        Some(row) => AuthorityHead {
+            sequence: row.seq,
+            payload_digest: hex::encode(Sha256::digest(row.payload.as_bytes())),
+        },
+        None => AuthorityHead {
+            sequence: 0,
+            payload_digest: hex::encode(Sha256::digest(b"")),
+        },
     }
 }
 
 fn load(reader: &nagi_store::Reader<'_>, mission_id: &str) -> Result<Mission, EngineError> {
-    let doc = reader.mission_doc(mission_id)?.ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
-    serde_json::from_str(&doc).map_err(|error| MissionError::Runtime(format!("the stored mission cannot be read: {error}")).into())
+    let doc = reader
+        .mission_doc(mission_id)?
+        .ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
+    serde_json::from_str(&doc).map_err(|error| {
+        MissionError::Runtime(format!("the stored mission cannot be read: {error}")).into()
+    })
 }
 
 /// Runs every command check of the plan for the mission's current run, then evaluates and
@@ -112,9 +149,19 @@ pub async fn run_proof_worker(
     transcript: Option<Arc<Transcript>>,
 ) -> Result<(), EngineError> {
     if !engine.runs.begin_checks(run_id, mission_id) {
-        return Err(MissionError::Busy(format!("checks are already running for run {run_id}")).into());
+        return Err(
+            MissionError::Busy(format!("checks are already running for run {run_id}")).into(),
+        );
     }
-    let outcome = collect_and_seal(engine, mission_id, run_id, purpose, claim_key, transcript.clone()).await;
+    let outcome = collect_and_seal(
+        engine,
+        mission_id,
+        run_id,
+        purpose,
+        claim_key,
+        transcript.clone(),
+    )
+    .await;
     engine.runs.end_checks(run_id);
     if let Err(error) = &outcome {
         // The check run ends either way; it never stays in flight.
@@ -122,12 +169,24 @@ pub async fn run_proof_worker(
         if let Some(transcript) = &transcript {
             transcript.nagi(&reason);
         }
-        let finished = MissionEvent::ChecksFinished { run_id: run_id.to_string(), outcome: Some(reason), at_millis: now_millis() };
+        let finished = MissionEvent::ChecksFinished {
+            run_id: run_id.to_string(),
+            outcome: Some(reason),
+            at_millis: now_millis(),
+        };
         let _ = engine
             .missions
             .mutate(mission_id, move |mission| {
-                let still_in_flight = mission.is_some_and(|mission| mission.checks_in_flight.is_some());
-                Ok((if still_in_flight { vec![finished] } else { Vec::new() }, ()))
+                let still_in_flight =
+                    mission.is_some_and(|mission| mission.checks_in_flight.is_some());
+                Ok((
+                    if still_in_flight {
+                        vec![finished]
+                    } else {
+                        Vec::new()
+                    },
+                    (),
+                ))
             })
             .await;
     }
@@ -142,42 +201,100 @@ async fn collect_and_seal(
     claim_key: &str,
     transcript: Option<Arc<Transcript>>,
 ) -> Result<(), EngineError> {
-    let mission = engine.missions.get(mission_id)?.ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
+    let mission = engine
+        .missions
+        .get(mission_id)?
+        .ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
     if mission.run.as_ref().map(|run| run.run_id.as_str()) != Some(run_id) {
-        return Err(MissionError::RunMismatch(format!("run {run_id} is not the mission's current run")).into());
+        return Err(MissionError::RunMismatch(format!(
+            "run {run_id} is not the mission's current run"
+        ))
+        .into());
     }
     let identity = current_identity(&mission)?;
-    let plan = mission.plan.clone().ok_or_else(|| ProofError::NoClosurePlan { mission_id: mission.mission_id.clone() })?;
-    let commands: Vec<Declaration> = plan.declarations.iter().filter(|declaration| declaration.is_command()).cloned().collect();
-    let include_ignored =
-        commands.iter().any(|declaration| matches!(declaration.kind, DeclarationKind::Command { include_ignored: true, .. }));
+    let plan = mission
+        .plan
+        .clone()
+        .ok_or_else(|| ProofError::NoClosurePlan {
+            mission_id: mission.mission_id.clone(),
+        })?;
+    let commands: Vec<Declaration> = plan
+        .declarations
+        .iter()
+        .filter(|declaration| declaration.is_command())
+        .cloned()
+        .collect();
+    let include_ignored = commands.iter().any(|declaration| {
+        matches!(
+            declaration.kind,
+            DeclarationKind::Command {
+                include_ignored: true,
+                ..
+            }
+        )
+    });
     let started = MissionEvent::ChecksStarted {
         run_id: run_id.to_string(),
         purpose: purpose.as_str().to_string(),
         check_count: commands.len() as u32,
         at_millis: now_millis(),
     };
-    engine.missions.mutate(mission_id, move |_| Ok((vec![started], ()))).await?;
+    engine
+        .missions
+        .mutate(mission_id, move |_| Ok((vec![started], ())))
+        .await?;
     let markers = vec![
-        (super::leftovers::SESSION_MARKER.into(), engine.config.paths.data_dir.clone().into_os_string()),
+        (
+            super::leftovers::SESSION_MARKER.into(),
+            engine.config.paths.data_dir.clone().into_os_string(),
+        ),
         (super::leftovers::RUN_MARKER.into(), run_id.into()),
     ];
     for declaration in commands {
         if let Some(transcript) = &transcript {
-            transcript.check(&format!("{}: {}", declaration.check_id, describe(&declaration)));
+            transcript.check(&format!(
+                "{}: {}",
+                declaration.check_id,
+                describe(&declaration)
+            ));
         }
-        let (identity, transcript_for_check, markers) = (identity.clone(), transcript.clone(), markers.clone());
+        let (identity, transcript_for_check, markers) =
+            (identity.clone(), transcript.clone(), markers.clone());
         let evidence = tokio::task::spawn_blocking(move || {
-            run_one(&declaration, &identity, include_ignored, transcript_for_check.as_deref(), &markers)
+            run_one(
+                &declaration,
+                &identity,
+                include_ignored,
+                transcript_for_check.as_deref(),
+                &markers,
+            )
         })
         .await
         .map_err(|error| MissionError::Runtime(format!("a check panicked: {error}")))??;
         if let Some(transcript) = &transcript {
-            let detail = evidence.detail.as_deref().map(|detail| format!(" — {detail}")).unwrap_or_default();
-            transcript.check(&format!("{}: {:?}{detail}", evidence.check_id, evidence.assessment));
+            let detail = evidence
+                .detail
+                .as_deref()
+                .map(|detail| format!(" — {detail}"))
+                .unwrap_or_default();
+            transcript.check(&format!(
+                "{}: {:?}{detail}",
+                evidence.check_id, evidence.assessment
+            ));
         }
         let at = now_millis();
-        engine.missions.mutate(mission_id, move |_| Ok((vec![MissionEvent::EvidenceRecorded { evidence, at_millis: at }], ()))).await?;
+        engine
+            .missions
+            .mutate(mission_id, move |_| {
+                Ok((
+                    vec![MissionEvent::EvidenceRecorded {
+                        evidence,
+                        at_millis: at,
+                    }],
+                    (),
+                ))
+            })
+            .await?;
     }
     let worktree = PathBuf::from(&identity.worktree_identity);
     let plan_for_scan = plan.clone();
@@ -200,7 +317,10 @@ async fn collect_and_seal(
             Err(other) => return Err(other),
         }
     }
-    Err(MissionError::Runtime("the proof could not be sealed: the mission kept changing during evaluation".into()).into())
+    Err(MissionError::Runtime(
+        "the proof could not be sealed: the mission kept changing during evaluation".into(),
+    )
+    .into())
 }
 
 /// Evaluates the proof at the current head and commits the outcome with the end of the
@@ -217,24 +337,37 @@ async fn evaluate_and_seal(
         let doc = reader.mission_doc(mission_id)?;
         Ok((doc, head_of(reader.last_event()?), reader.claim(claim_key)?))
     })?;
-    let mission: Mission = serde_json::from_str(&mission.ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?)
-        .map_err(|error| MissionError::Runtime(error.to_string()))?;
-    let claim = claim.ok_or_else(|| MissionError::Runtime("the checkout claim was lost while the checks ran".into()))?;
+    let mission: Mission = serde_json::from_str(
+        &mission.ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?,
+    )
+    .map_err(|error| MissionError::Runtime(error.to_string()))?;
+    let claim = claim.ok_or_else(|| {
+        MissionError::Runtime("the checkout claim was lost while the checks ran".into())
+    })?;
     let lease = WorktreeLease {
         mission_id: claim.mission_id.clone(),
         run_id: claim.run_id.clone(),
         checkout_root: claim.checkout_root.clone(),
         claim_nonce: claim.nonce.clone(),
     };
-    let verdict = verify(&VerificationInput { mission: &mission, workspace, authority_head: &head, lease: &lease, verified_at_millis: now_millis() })?;
+    let verdict = verify(&VerificationInput {
+        mission: &mission,
+        workspace,
+        authority_head: &head,
+        lease: &lease,
+        verified_at_millis: now_millis(),
+    })?;
     let summary = match &verdict {
         Verdict::Verified { .. } => match purpose {
             Purpose::Close => "the fresh proof verified".to_string(),
             _ => "the proof verified: the mission is ready to close".to_string(),
         },
-        Verdict::ReviewRequired { reasons, .. } => format!("the proof does not verify yet: {}", reasons.join("; ")),
+        Verdict::ReviewRequired { reasons, .. } => {
+            format!("the proof does not verify yet: {}", reasons.join("; "))
+        }
     };
-    let (mission_id, run_id, summary_for_job) = (mission_id.to_string(), run_id.to_string(), summary.clone());
+    let (mission_id, run_id, summary_for_job) =
+        (mission_id.to_string(), run_id.to_string(), summary.clone());
     engine
         .missions
         .transact(move |writer| {
@@ -244,9 +377,12 @@ async fn evaluate_and_seal(
             let now = now_millis();
             let mut events = Vec::new();
             match purpose {
-                Purpose::Close => events.push(close_outcome(&mission, &verdict, &current_head, now)?),
+                Purpose::Close => {
+                    events.push(close_outcome(&mission, &verdict, &current_head, now)?)
+                }
                 Purpose::TurnCompleted | Purpose::Verify => {
-                    if let Some(event) = readiness_outcome(&mission, &verdict, &current_head, now)? {
+                    if let Some(event) = readiness_outcome(&mission, &verdict, &current_head, now)?
+                    {
                         events.push(event);
                     }
                 }
@@ -255,7 +391,11 @@ async fn evaluate_and_seal(
                 Verdict::Verified { .. } => None,
                 Verdict::ReviewRequired { .. } => Some(summary_for_job),
             };
-            events.push(MissionEvent::ChecksFinished { run_id: run_id.clone(), outcome, at_millis: now });
+            events.push(MissionEvent::ChecksFinished {
+                run_id: run_id.clone(),
+                outcome,
+                at_millis: now,
+            });
             persist_events(writer, Some(mission), events)?;
             Ok(())
         })
@@ -266,13 +406,44 @@ async fn evaluate_and_seal(
 /// Holds the checkout for a verification that no run holds (`mission.verify`,
 /// `mission.close`, checks re-run after a restart): the OS lock and a claim row with a
 /// fresh nonce. Returns the claim key.
-pub async fn claim_for_checks(engine: &Arc<Engine>, mission: &Mission, request_id: &str) -> Result<String, EngineError> {
-    let run = mission.run.clone().ok_or_else(|| MissionError::Runtime("the mission has no run".into()))?;
-    let checkout = engine.checkouts.canonical_checkout(&run.worktree_path).map_err(MissionError::InvalidRepository)?;
+pub async fn claim_for_checks(
+    engine: &Arc<Engine>,
+    mission: &Mission,
+    request_id: &str,
+) -> Result<String, EngineError> {
+    let run = mission
+        .run
+        .clone()
+        .ok_or_else(|| MissionError::Runtime("the mission has no run".into()))?;
+    let checkout = engine
+        .checkouts
+        .canonical_checkout(&run.worktree_path)
+        .map_err(MissionError::InvalidRepository)?;
     let key = checkout.claim_key();
-    engine.claim_locks.acquire(&key).map_err(|error| {
-        MissionError::CheckoutClaimed(format!("the checkout {} is claimed by another live run: {error}", checkout.root.display()))
-    })?;
+    // The mission's own run may be releasing this claim right now (its proof was sealed a
+    // moment ago); give it a few seconds before calling the checkout taken.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match engine.claim_locks.acquire(&key) {
+            Ok(()) => break,
+            Err(crate::runs::claims::ClaimLockError::HeldHere)
+                if tokio::time::Instant::now() < deadline
+                    && engine
+                        .missions
+                        .read(|reader| reader.claim(&key))?
+                        .is_some_and(|claim| claim.mission_id == mission.mission_id) =>
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+            }
+            Err(error) => {
+                return Err(MissionError::CheckoutClaimed(format!(
+                    "the checkout {} is claimed by another live run: {error}",
+                    checkout.root.display()
+                ))
+                .into());
+            }
+        }
+    }
     let claim = nagi_store::ClaimRow {
         checkout_key: key.clone(),
         checkout_root: run.worktree_path.clone(),
@@ -286,11 +457,13 @@ pub async fn claim_for_checks(engine: &Arc<Engine>, mission: &Mission, request_i
         .missions
         .transact(move |writer| match writer.claim_checkout(&claim)? {
             nagi_store::ClaimOutcome::Claimed | nagi_store::ClaimOutcome::AlreadyHeld(_) => Ok(()),
-            nagi_store::ClaimOutcome::HeldByOther(holder) => Err(MissionError::CheckoutClaimed(format!(
-                "the checkout {} is claimed by mission {} run {}",
-                holder.checkout_root, holder.mission_id, holder.run_id
-            ))
-            .into()),
+            nagi_store::ClaimOutcome::HeldByOther(holder) => {
+                Err(MissionError::CheckoutClaimed(format!(
+                    "the checkout {} is claimed by mission {} run {}",
+                    holder.checkout_root, holder.mission_id, holder.run_id
+                ))
+                .into())
+            }
         })
         .await;
     if let Err(error) = claimed {
@@ -301,15 +474,38 @@ pub async fn claim_for_checks(engine: &Arc<Engine>, mission: &Mission, request_i
 }
 
 /// Runs the proof worker in the background with its own claim, releasing it at the end.
-pub fn spawn_claimed_worker(engine: &Arc<Engine>, mission_id: String, run_id: String, purpose: Purpose, claim_key: String) {
+pub fn spawn_claimed_worker(
+    engine: &Arc<Engine>,
+    mission_id: String,
+    run_id: String,
+    purpose: Purpose,
+    claim_key: String,
+) {
     let engine = engine.clone();
     tokio::spawn(async move {
-        let transcript =
-            Transcript::open(&super::start::transcript_path(&engine, &mission_id, &run_id)).ok().map(Arc::new);
+        let transcript = Transcript::open(&super::start::transcript_path(
+            &engine,
+            &mission_id,
+            &run_id,
+        ))
+        .ok()
+        .map(Arc::new);
         if let Some(transcript) = &transcript {
-            transcript.nagi(&format!("running the declared checks ({})", purpose.as_str()));
+            transcript.nagi(&format!(
+                "running the declared checks ({})",
+                purpose.as_str()
+            ));
         }
-        if let Err(error) = run_proof_worker(&engine, &mission_id, &run_id, purpose, &claim_key, transcript).await {
+        if let Err(error) = run_proof_worker(
+            &engine,
+            &mission_id,
+            &run_id,
+            purpose,
+            &claim_key,
+            transcript,
+        )
+        .await
+        {
             tracing::warn!(%mission_id, %error, "the proof worker failed");
         }
         let _ = super::claims::release_claim(&engine, &mission_id, &run_id, &claim_key).await;
@@ -317,23 +513,46 @@ pub fn spawn_claimed_worker(engine: &Arc<Engine>, mission_id: String, run_id: St
 }
 
 /// Runs a mission's checks again after a restart interrupted them.
-pub async fn rerun_after_restart(engine: &Arc<Engine>, mission_id: &str, purpose: &str) -> Result<(), EngineError> {
-    let mission = engine.missions.get(mission_id)?.ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
-    let run_id = mission.run.as_ref().map(|run| run.run_id.clone()).ok_or_else(|| MissionError::Runtime("no run".into()))?;
+pub async fn rerun_after_restart(
+    engine: &Arc<Engine>,
+    mission_id: &str,
+    purpose: &str,
+) -> Result<(), EngineError> {
+    let mission = engine
+        .missions
+        .get(mission_id)?
+        .ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
+    let run_id = mission
+        .run
+        .as_ref()
+        .map(|run| run.run_id.clone())
+        .ok_or_else(|| MissionError::Runtime("no run".into()))?;
     let key = claim_for_checks(engine, &mission, &format!("recovery:{run_id}")).await?;
-    spawn_claimed_worker(engine, mission.mission_id.clone(), run_id, Purpose::from_str(purpose), key);
+    spawn_claimed_worker(
+        engine,
+        mission.mission_id.clone(),
+        run_id,
+        Purpose::from_str(purpose),
+        key,
+    );
     Ok(())
 }
 
 fn describe(declaration: &Declaration) -> String {
     match &declaration.kind {
-        DeclarationKind::Command { program, args, cwd, .. } => {
+        DeclarationKind::Command {
+            program, args, cwd, ..
+        } => {
             let mut words = vec![program.clone()];
             words.extend(args.iter().cloned());
             let quoted: Vec<String> = words
                 .iter()
                 .map(|word| {
-                    if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:".contains(c)) {
+                    if !word.is_empty()
+                        && word
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "-_./=:".contains(c))
+                    {
                         word.clone()
                     } else {
                         format!("'{}'", word.replace('\'', "'\\''"))
@@ -344,4 +563,110 @@ fn describe(declaration: &Declaration) -> String {
         }
         DeclarationKind::Manual { .. } => "manual".into(),
     }
+}
+
+/// Records a listed reviewer's evidence for a manual check (contract preface item 6), then
+/// evaluates the proof, sealing `ready_to_close` when it verifies.
+pub async fn record_manual_evidence(
+    engine: &Arc<Engine>,
+    mission_id: &str,
+    check_id: &str,
+    reviewer: &str,
+    reason: &str,
+    is_override: bool,
+) -> Result<String, EngineError> {
+    let mission = engine
+        .missions
+        .get(mission_id)?
+        .ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
+    let run = mission
+        .run
+        .clone()
+        .ok_or_else(|| MissionError::NotReady(format!("mission {mission_id} has no run yet")))?;
+    if engine.runs.get(&run.run_id).is_some() || engine.runs.checks_in_flight(&run.run_id).is_some()
+    {
+        return Err(MissionError::Busy(format!(
+            "run {} is still working; record the evidence when it has ended",
+            run.run_id
+        ))
+        .into());
+    }
+    let declaration = mission.declaration(check_id).cloned().ok_or_else(|| {
+        MissionError::InvalidClosure(format!(
+            "mission {mission_id} declares no check {check_id:?}"
+        ))
+    })?;
+    let identity = current_identity(&mission)?;
+    let plan = mission
+        .plan
+        .clone()
+        .ok_or_else(|| ProofError::NoClosurePlan {
+            mission_id: mission_id.to_string(),
+        })?;
+    let include_ignored = plan.declarations.iter().any(|declaration| {
+        matches!(
+            declaration.kind,
+            DeclarationKind::Command {
+                include_ignored: true,
+                ..
+            }
+        )
+    });
+    let worktree = PathBuf::from(&run.worktree_path);
+    let key = claim_for_checks(engine, &mission, &format!("manual:{}", run.run_id)).await?;
+    let outcome = async {
+        let (worktree_for_scan, plan_for_scan) = (worktree.clone(), plan.clone());
+        let workspace = tokio::task::spawn_blocking(move || {
+            let snapshot = scan(&worktree_for_scan, include_ignored)?;
+            ProofWorkspace::observe(&worktree_for_scan, snapshot, &plan_for_scan)
+        })
+        .await
+        .map_err(|error| MissionError::Runtime(error.to_string()))??;
+        let evidence = crate::proof::manual_evidence(
+            &declaration,
+            &identity,
+            reviewer,
+            reason,
+            is_override,
+            &workspace.snapshot,
+            now_millis(),
+        )?;
+        let at = now_millis();
+        engine
+            .missions
+            .mutate(mission_id, move |_| {
+                Ok((
+                    vec![MissionEvent::EvidenceRecorded {
+                        evidence,
+                        at_millis: at,
+                    }],
+                    (),
+                ))
+            })
+            .await?;
+        if engine.missions.get(mission_id)?.is_some_and(|mission| {
+            mission.status == nagi_schema::mission::MissionStatus::ReviewRequired
+        }) {
+            for _attempt in 0..5 {
+                match evaluate_and_seal(
+                    engine,
+                    mission_id,
+                    &run.run_id,
+                    Purpose::Verify,
+                    &key,
+                    &workspace,
+                )
+                .await
+                {
+                    Ok(summary) => return Ok(summary),
+                    Err(EngineError::Proof(ProofError::SealStale { .. })) => continue,
+                    Err(other) => return Err(other),
+                }
+            }
+        }
+        Ok(format!("manual evidence for {check_id} recorded"))
+    }
+    .await;
+    let _ = super::claims::release_claim(engine, mission_id, &run.run_id, &key).await;
+    outcome
 }

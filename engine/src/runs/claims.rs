@@ -29,7 +29,10 @@ pub enum ClaimLockError {
 
 impl ClaimLocks {
     pub fn new(dir: PathBuf) -> ClaimLocks {
-        ClaimLocks { dir, held: Mutex::new(HashMap::new()) }
+        ClaimLocks {
+            dir,
+            held: Mutex::new(HashMap::new()),
+        }
     }
 
     fn lock_path(&self, key: &str) -> PathBuf {
@@ -44,11 +47,15 @@ impl ClaimLocks {
             return Err(ClaimLockError::HeldHere);
         }
         let path = self.lock_path(key);
-        let io_error = |message: String| ClaimLockError::Io { path: path.display().to_string(), message };
+        let io_error = |message: String| ClaimLockError::Io {
+            path: path.display().to_string(),
+            message,
+        };
         if !self.dir.exists() {
             std::fs::create_dir_all(&self.dir).map_err(|error| io_error(error.to_string()))?;
             use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700)).map_err(|error| io_error(error.to_string()))?;
+            std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(|error| io_error(error.to_string()))?;
         }
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -75,7 +82,10 @@ impl ClaimLocks {
     }
 
     pub fn is_held(&self, key: &str) -> bool {
-        self.held.lock().map(|held| held.contains_key(key)).unwrap_or(false)
+        self.held
+            .lock()
+            .map(|held| held.contains_key(key))
+            .unwrap_or(false)
     }
 }
 
@@ -86,8 +96,15 @@ pub async fn release_claim(
     run_id: &str,
     claim_key: &str,
 ) -> Result<(), crate::errors::EngineError> {
-    let (mission, run, key) = (mission_id.to_string(), run_id.to_string(), claim_key.to_string());
-    let released = engine.missions.transact(move |writer| Ok(writer.release_claim(&key, &mission, &run)?)).await;
+    let (mission, run, key) = (
+        mission_id.to_string(),
+        run_id.to_string(),
+        claim_key.to_string(),
+    );
+    let released = engine
+        .missions
+        .transact(move |writer| Ok(writer.release_claim(&key, &mission, &run)?))
+        .await;
     engine.claim_locks.release(claim_key);
     released.map(|_| ())
 }

@@ -19,58 +19,125 @@ use crate::clock::now_millis;
 use crate::engine::Engine;
 use crate::errors::EngineError;
 use crate::handoff::{
-    HandoffArtifactConfig, HandoffAuthority, HandoffStartPrecheck, build_handoff_artifact, check_handoff_preconditions,
-    confirm_rebuilt_artifact, decide_run_continued, handoff_prompt, precheck_handoff_start,
+    HandoffArtifactConfig, HandoffAuthority, HandoffStartPrecheck, build_handoff_artifact,
+    check_handoff_preconditions, confirm_rebuilt_artifact, decide_run_continued, handoff_prompt,
+    precheck_handoff_start,
 };
+use crate::mission::MissionError;
 use crate::mission::model::Mission;
 use crate::mission::run::status_change;
-use crate::mission::MissionError;
 use crate::missions::persist_events;
 use crate::workspace::{ScanConfig, handoff_diff};
 
 /// Scans the current run's worktree against its base and builds the artifact.
-async fn build(mission: &Mission, to: nagi_schema::mission::MissionProvider, generated_at_millis: u64) -> Result<MissionHandoffArtifactV1, EngineError> {
+async fn build(
+    mission: &Mission,
+    to: nagi_schema::mission::MissionProvider,
+    generated_at_millis: u64,
+) -> Result<MissionHandoffArtifactV1, EngineError> {
     let run = check_handoff_preconditions(mission, to)?.clone();
     let root = PathBuf::from(&run.worktree_path);
     let base = run.base_revision.clone();
-    let (_, diff) = tokio::task::spawn_blocking(move || handoff_diff(&root, &base, &ScanConfig::default()))
-        .await
-        .map_err(|error| MissionError::HandoffSnapshotFailed(error.to_string()))?
-        .map_err(|error| MissionError::HandoffSnapshotFailed(format!("the workspace cannot be scanned: {error}")))?;
-    Ok(build_handoff_artifact(mission, to, generated_at_millis, &diff, &HandoffArtifactConfig::default())?)
+    let (_, diff) =
+        tokio::task::spawn_blocking(move || handoff_diff(&root, &base, &ScanConfig::default()))
+            .await
+            .map_err(|error| MissionError::HandoffSnapshotFailed(error.to_string()))?
+            .map_err(|error| {
+                MissionError::HandoffSnapshotFailed(format!(
+                    "the workspace cannot be scanned: {error}"
+                ))
+            })?;
+    Ok(build_handoff_artifact(
+        mission,
+        to,
+        generated_at_millis,
+        &diff,
+        &HandoffArtifactConfig::default(),
+    )?)
 }
 
-pub async fn preview(engine: &Arc<Engine>, params: MissionHandoffPreviewParams) -> Result<ResponseResult, EngineError> {
+pub async fn preview(
+    engine: &Arc<Engine>,
+    params: MissionHandoffPreviewParams,
+) -> Result<ResponseResult, EngineError> {
     let mission = load_checked(engine, &params.mission_id)?;
     let artifact = build(&mission, params.to, now_millis()).await?;
     Ok(ResponseResult::MissionHandoffPreview { artifact })
 }
 
-pub async fn start(engine: &Arc<Engine>, params: MissionHandoffStartParams, authority: HandoffAuthority) -> Result<ResponseResult, EngineError> {
-    if params.to == nagi_schema::mission::MissionProvider::Acp && authority == HandoffAuthority::PublicSocket {
+/// Authority a cockpit consent grants the continuation.
+#[derive(Debug, Clone)]
+pub struct CockpitGrant {
+    pub consent_id: String,
+    pub sandbox: crate::mission::model::SandboxGrant,
+}
+
+pub async fn start(
+    engine: &Arc<Engine>,
+    params: MissionHandoffStartParams,
+    authority: HandoffAuthority,
+) -> Result<ResponseResult, EngineError> {
+    start_with(engine, params, authority, None).await
+}
+
+pub async fn start_with(
+    engine: &Arc<Engine>,
+    params: MissionHandoffStartParams,
+    authority: HandoffAuthority,
+    grant: Option<CockpitGrant>,
+) -> Result<ResponseResult, EngineError> {
+    if params.to == nagi_schema::mission::MissionProvider::Acp
+        && authority == HandoffAuthority::PublicSocket
+    {
         return Err(MissionError::ConsentRequired(
             "a handoff to an ACP agent needs write scope that a person grants in the local cockpit (nagi cockpit)".into(),
         )
         .into());
     }
     let mission = load_existing(engine, &params.mission_id)?;
-    match precheck_handoff_start(&mission, params.to, &params.artifact_sha256, authority, engine.runs.as_ref())? {
-        HandoffStartPrecheck::AlreadyStarted => return Ok(ResponseResult::MissionRunStarted { mission: view(engine, &mission) }),
+    match precheck_handoff_start(
+        &mission,
+        params.to,
+        &params.artifact_sha256,
+        authority,
+        engine.runs.as_ref(),
+    )? {
+        HandoffStartPrecheck::AlreadyStarted => {
+            return Ok(ResponseResult::MissionRunStarted {
+                mission: view(engine, &mission),
+            });
+        }
         HandoffStartPrecheck::Rebuild => {}
     }
     let artifact = build(&mission, params.to, params.generated_at_millis).await?;
     confirm_rebuilt_artifact(&artifact, &params.artifact_sha256)?;
-    let source = mission.run.clone().ok_or_else(|| MissionError::InvalidHandoffState("the mission has no run".into()))?;
-    if engine.runs.get(&source.run_id).is_some() || engine.runs.checks_in_flight(&source.run_id).is_some() {
-        return Err(MissionError::Busy(format!("run {} is still working; wait for it to end", source.run_id)).into());
+    let source = mission
+        .run
+        .clone()
+        .ok_or_else(|| MissionError::InvalidHandoffState("the mission has no run".into()))?;
+    if engine.runs.get(&source.run_id).is_some()
+        || engine.runs.checks_in_flight(&source.run_id).is_some()
+    {
+        return Err(MissionError::Busy(format!(
+            "run {} is still working; wait for it to end",
+            source.run_id
+        ))
+        .into());
     }
-    let resolved = resolve_provider(&engine.config, params.to).map_err(MissionError::ProviderUnavailable)?;
-    let checkout = engine.checkouts.canonical_checkout(&source.worktree_path).map_err(MissionError::InvalidRepository)?;
+    let resolved =
+        resolve_provider(&engine.config, params.to).map_err(MissionError::ProviderUnavailable)?;
+    let checkout = engine
+        .checkouts
+        .canonical_checkout(&source.worktree_path)
+        .map_err(MissionError::InvalidRepository)?;
     let claim_key = checkout.claim_key();
     engine.claim_locks.acquire(&claim_key).map_err(|error| {
-        MissionError::CheckoutClaimed(format!("the checkout {} is claimed by another live run: {error}", checkout.root.display()))
+        MissionError::CheckoutClaimed(format!(
+            "the checkout {} is claimed by another live run: {error}",
+            checkout.root.display()
+        ))
     })?;
-    let continued = continue_run(engine, &mission.mission_id, &artifact, &claim_key).await;
+    let continued = continue_run(engine, &mission.mission_id, &artifact, &claim_key, grant).await;
     let mission = match continued {
         Ok(mission) => mission,
         Err(error) => {
@@ -78,7 +145,10 @@ pub async fn start(engine: &Arc<Engine>, params: MissionHandoffStartParams, auth
             return Err(error);
         }
     };
-    let run = mission.run.clone().ok_or_else(|| MissionError::Runtime("the continued run vanished".into()))?;
+    let run = mission
+        .run
+        .clone()
+        .ok_or_else(|| MissionError::Runtime("the continued run vanished".into()))?;
     let launched = launch_run(
         engine,
         LaunchRun {
@@ -96,18 +166,35 @@ pub async fn start(engine: &Arc<Engine>, params: MissionHandoffStartParams, auth
         let reason = error.to_string();
         let reason_for_commit = reason.clone();
         commit(engine, &mission.mission_id, move |mission| {
-            status_change(mission, MissionStatus::Failed, format!("the handoff target could not start: {reason_for_commit}"), Some("failed to start".into()), now_millis())
+            status_change(
+                mission,
+                MissionStatus::Failed,
+                format!("the handoff target could not start: {reason_for_commit}"),
+                Some("failed to start".into()),
+                now_millis(),
+            )
         })
         .await?;
         let _ = release_claim(engine, &mission.mission_id, &run.run_id, &claim_key).await;
-        return Err(MissionError::ProviderStartFailed(format!("the handoff target could not start: {reason}")).into());
+        return Err(MissionError::ProviderStartFailed(format!(
+            "the handoff target could not start: {reason}"
+        ))
+        .into());
     }
     let mission = load_existing(engine, &mission.mission_id)?;
-    Ok(ResponseResult::MissionRunStarted { mission: view(engine, &mission) })
+    Ok(ResponseResult::MissionRunStarted {
+        mission: view(engine, &mission),
+    })
 }
 
 /// Step 10: `RunContinued` and the new run's claim in one transaction.
-async fn continue_run(engine: &Arc<Engine>, mission_id: &str, artifact: &MissionHandoffArtifactV1, claim_key: &str) -> Result<Mission, EngineError> {
+async fn continue_run(
+    engine: &Arc<Engine>,
+    mission_id: &str,
+    artifact: &MissionHandoffArtifactV1,
+    claim_key: &str,
+    grant: Option<CockpitGrant>,
+) -> Result<Mission, EngineError> {
     let claim = ClaimRow {
         checkout_key: claim_key.to_string(),
         checkout_root: artifact.worktree_path.clone(),
@@ -121,9 +208,19 @@ async fn continue_run(engine: &Arc<Engine>, mission_id: &str, artifact: &Mission
     engine
         .missions
         .transact(move |writer| {
-            let doc = writer.reader().mission_doc(&mission_id)?.ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
-            let mission: Mission = serde_json::from_str(&doc).map_err(|error| MissionError::Runtime(error.to_string()))?;
-            let event = decide_run_continued(&mission, &artifact, now_millis())?;
+            let doc = writer
+                .reader()
+                .mission_doc(&mission_id)?
+                .ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
+            let mission: Mission = serde_json::from_str(&doc)
+                .map_err(|error| MissionError::Runtime(error.to_string()))?;
+            let mut event = decide_run_continued(&mission, &artifact, now_millis())?;
+            if let (Some(grant), crate::mission::MissionEvent::RunContinued { run, .. }) =
+                (&grant, &mut event)
+            {
+                run.sandbox = grant.sandbox;
+                run.consent_id = Some(grant.consent_id.clone());
+            }
             match writer.claim_checkout(&claim)? {
                 nagi_store::ClaimOutcome::Claimed | nagi_store::ClaimOutcome::AlreadyHeld(_) => {}
                 nagi_store::ClaimOutcome::HeldByOther(holder) => {

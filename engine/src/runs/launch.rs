@@ -29,7 +29,10 @@ fn config_key(provider: MissionProvider) -> &'static str {
     }
 }
 
-pub fn provider_config(config: &EngineConfig, provider: MissionProvider) -> Option<&ProviderConfig> {
+pub fn provider_config(
+    config: &EngineConfig,
+    provider: MissionProvider,
+) -> Option<&ProviderConfig> {
     let providers = &config.user.providers;
     match provider {
         MissionProvider::Codex => providers.codex.as_ref(),
@@ -40,7 +43,9 @@ pub fn provider_config(config: &EngineConfig, provider: MissionProvider) -> Opti
 }
 
 fn is_executable_file(path: &Path) -> bool {
-    std::fs::metadata(path).map(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0).unwrap_or(false)
+    std::fs::metadata(path)
+        .map(|metadata| metadata.is_file() && metadata.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
 }
 
 /// The resolved command of a provider: executable and the arguments that precede the
@@ -55,7 +60,10 @@ pub struct ResolvedProvider {
 
 /// Finds the provider's executable, so a missing one is reported before anything is
 /// written (`provider_unavailable`, contract preface item 7).
-pub fn resolve_provider(config: &EngineConfig, provider: MissionProvider) -> Result<ResolvedProvider, String> {
+pub fn resolve_provider(
+    config: &EngineConfig,
+    provider: MissionProvider,
+) -> Result<ResolvedProvider, String> {
     let configured = provider_config(config, provider);
     let (program_text, leading_args) = match configured.and_then(|entry| entry.command.as_ref()) {
         Some(command) => (command[0].clone(), command[1..].to_vec()),
@@ -85,7 +93,11 @@ pub fn resolve_provider(config: &EngineConfig, provider: MissionProvider) -> Res
         let path_variable = std::env::var("PATH").unwrap_or_default();
         let mut searched: Vec<PathBuf> = config.extra_provider_path.clone();
         searched.extend(std::env::split_paths(&path_variable));
-        match searched.iter().map(|dir| dir.join(&program_text)).find(|candidate| is_executable_file(candidate)) {
+        match searched
+            .iter()
+            .map(|dir| dir.join(&program_text))
+            .find(|candidate| is_executable_file(candidate))
+        {
             Some(found) => found,
             None => {
                 return Err(format!(
@@ -100,31 +112,65 @@ pub fn resolve_provider(config: &EngineConfig, provider: MissionProvider) -> Res
     Ok(ResolvedProvider {
         program,
         leading_args,
-        extra_args: configured.map(|entry| entry.args.clone()).unwrap_or_default(),
-        env: configured.map(|entry| entry.env.clone()).unwrap_or_default(),
+        extra_args: configured
+            .map(|entry| entry.args.clone())
+            .unwrap_or_default(),
+        env: configured
+            .map(|entry| entry.env.clone())
+            .unwrap_or_default(),
     })
 }
 
 /// Paths a confined read-only provider may write beneath. None of them may contain the
 /// worktree; when `/tmp` would, the run gets a private temp dir instead.
-fn writable_paths(worktree: &Path, private_tmp: &Path, env: &BTreeMap<String, String>) -> Vec<PathBuf> {
-    let mut candidates: Vec<PathBuf> = vec![PathBuf::from("/dev"), PathBuf::from("/tmp"), private_tmp.to_path_buf()];
-    let home = env.get("HOME").cloned().or_else(|| std::env::var("HOME").ok());
+fn writable_paths(
+    worktree: &Path,
+    private_tmp: &Path,
+    env: &BTreeMap<String, String>,
+) -> Vec<PathBuf> {
+    let mut candidates: Vec<PathBuf> = vec![
+        PathBuf::from("/dev"),
+        PathBuf::from("/tmp"),
+        private_tmp.to_path_buf(),
+    ];
+    let home = env
+        .get("HOME")
+        .cloned()
+        .or_else(|| std::env::var("HOME").ok());
     if let Some(home) = &home {
         let home = PathBuf::from(home);
         candidates.push(home.clone());
-        for state_dir in [".codex", ".claude", ".claude.json", ".config", ".local", ".cache", ".npm", ".opencode"] {
+        for state_dir in [
+            ".codex",
+            ".claude",
+            ".claude.json",
+            ".config",
+            ".local",
+            ".cache",
+            ".npm",
+            ".opencode",
+        ] {
             candidates.push(home.join(state_dir));
         }
     }
-    for name in ["CODEX_HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "TMPDIR"] {
+    for name in [
+        "CODEX_HOME",
+        "CLAUDE_CONFIG_DIR",
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_CACHE_HOME",
+        "XDG_STATE_HOME",
+        "TMPDIR",
+    ] {
         if let Some(value) = env.get(name).cloned().or_else(|| std::env::var(name).ok()) {
             candidates.push(PathBuf::from(value));
         }
     }
     let mut writable = Vec::new();
     for candidate in candidates {
-        let Ok(canonical) = std::fs::canonicalize(&candidate) else { continue };
+        let Ok(canonical) = std::fs::canonicalize(&candidate) else {
+            continue;
+        };
         if worktree.starts_with(&canonical) || canonical.starts_with(worktree) {
             continue;
         }
@@ -154,27 +200,59 @@ pub struct LaunchInputs<'a> {
     pub private_tmp: PathBuf,
 }
 
+/// Whether the provider still works inside our Landlock domain. Codex's own read-only sandbox
+/// runs every command through bubblewrap, which needs mount(2) (and writes to
+/// `/proc/<pid>/uid_map`); Landlock denies filesystem-topology changes to every confined
+/// thread, so under our ruleset each Codex command fails ("bwrap: Failed to make / slave:
+/// Operation not permitted"), reads included, and `codex app-server` refuses its legacy
+/// Landlock fallback. A read-only Codex run is therefore enforced by Codex's own sandbox plus
+/// the workspace digest guard, and its run view says so.
+fn kernel_confinement_compatible(provider: MissionProvider) -> bool {
+    provider != MissionProvider::Codex
+}
+
 pub fn plan_launch(inputs: LaunchInputs<'_>) -> LaunchPlan {
-    let LaunchInputs { config, provider, resolved, worktree, sandbox, resume_session_id, initial_input, private_tmp } = inputs;
+    let LaunchInputs {
+        config,
+        provider,
+        resolved,
+        worktree,
+        sandbox,
+        resume_session_id,
+        initial_input,
+        private_tmp,
+    } = inputs;
     let mut env = resolved.env.clone();
     let _ = std::fs::create_dir_all(&private_tmp);
-    let tmp_contains_worktree = std::fs::canonicalize("/tmp").map(|tmp| worktree.starts_with(tmp)).unwrap_or(false);
+    let tmp_contains_worktree = std::fs::canonicalize("/tmp")
+        .map(|tmp| worktree.starts_with(tmp))
+        .unwrap_or(false);
     if tmp_contains_worktree && !env.contains_key("TMPDIR") {
         env.insert("TMPDIR".into(), private_tmp.display().to_string());
     }
     let (sandbox, confinement, enforcement) = match sandbox {
-        SandboxGrant::WorkspaceWrite => (Sandbox::WorkspaceWrite, None, "workspace_write".to_string()),
-        SandboxGrant::ReadOnly => match nagi_providers::landlock_abi_version().filter(|_| config.user.sandbox.landlock) {
-            Some(version) => (
-                Sandbox::ReadOnly,
-                Some(Confinement {
-                    read_paths: vec![PathBuf::from("/")],
-                    write_paths: writable_paths(worktree, &private_tmp, &env),
-                }),
-                format!("provider_sandbox+landlock_v{version}+workspace_digest"),
-            ),
-            None => (Sandbox::ReadOnly, None, "provider_sandbox+workspace_digest".to_string()),
-        },
+        SandboxGrant::WorkspaceWrite => {
+            (Sandbox::WorkspaceWrite, None, "workspace_write".to_string())
+        }
+        SandboxGrant::ReadOnly => {
+            match nagi_providers::landlock_abi_version()
+                .filter(|_| config.user.sandbox.landlock && kernel_confinement_compatible(provider))
+            {
+                Some(version) => (
+                    Sandbox::ReadOnly,
+                    Some(Confinement {
+                        read_paths: vec![PathBuf::from("/")],
+                        write_paths: writable_paths(worktree, &private_tmp, &env),
+                    }),
+                    format!("provider_sandbox+landlock_v{version}+workspace_digest"),
+                ),
+                None => (
+                    Sandbox::ReadOnly,
+                    None,
+                    "provider_sandbox+workspace_digest".to_string(),
+                ),
+            }
+        }
     };
     LaunchPlan {
         spec: LaunchSpec {
@@ -199,6 +277,51 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_read_only_codex_run_gets_no_landlock_because_its_bubblewrap_sandbox_cannot_mount_inside_it()
+     {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let config_dir = root.join("cfg");
+        let paths = crate::paths::SessionPaths {
+            config_dir: config_dir.clone(),
+            socket_path: config_dir.join("nagi.sock"),
+            data_dir: config_dir,
+            session_name: None,
+        };
+        let config = EngineConfig::new(paths, Default::default());
+        let plan_for = |provider| {
+            plan_launch(LaunchInputs {
+                config: &config,
+                provider,
+                resolved: ResolvedProvider {
+                    program: PathBuf::from("/bin/true"),
+                    leading_args: Vec::new(),
+                    extra_args: Vec::new(),
+                    env: BTreeMap::new(),
+                },
+                worktree: &root,
+                sandbox: SandboxGrant::ReadOnly,
+                resume_session_id: None,
+                initial_input: None,
+                private_tmp: root.join("tmp"),
+            })
+        };
+        let codex = plan_for(MissionProvider::Codex);
+        assert_eq!(codex.spec.confinement, None);
+        assert_eq!(codex.spec.sandbox, Sandbox::ReadOnly);
+        assert_eq!(codex.enforcement, "provider_sandbox+workspace_digest");
+        if nagi_providers::landlock_abi_version().is_some() {
+            let claude = plan_for(MissionProvider::ClaudeCode);
+            assert!(claude.spec.confinement.is_some());
+            assert!(
+                claude.enforcement.contains("+landlock_v"),
+                "{}",
+                claude.enforcement
+            );
+        }
+    }
+
+    #[test]
     fn no_writable_path_contains_the_worktree() {
         let dir = tempfile::tempdir().unwrap();
         let worktree = std::fs::canonicalize(dir.path()).unwrap().join("repo");
@@ -207,7 +330,10 @@ mod tests {
         let mut env = BTreeMap::new();
         env.insert("HOME".to_string(), private_tmp.display().to_string());
         let writable = writable_paths(&worktree, &private_tmp.join("tmp-run"), &env);
-        assert!(writable.iter().all(|path| !worktree.starts_with(path)), "{writable:?}");
+        assert!(
+            writable.iter().all(|path| !worktree.starts_with(path)),
+            "{writable:?}"
+        );
         assert!(writable.contains(&PathBuf::from("/dev")));
     }
 }

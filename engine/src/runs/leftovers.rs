@@ -15,7 +15,9 @@ pub const RUN_MARKER: &str = "NAGI_RUN_ID";
 
 fn environment_has(pid: i32, needle: &[u8]) -> bool {
     match std::fs::read(format!("/proc/{pid}/environ")) {
-        Ok(environ) => environ.split(|byte| *byte == 0).any(|entry| entry == needle),
+        Ok(environ) => environ
+            .split(|byte| *byte == 0)
+            .any(|entry| entry == needle),
         Err(_) => false,
     }
 }
@@ -24,7 +26,9 @@ fn environment_has(pid: i32, needle: &[u8]) -> bool {
 pub fn marked_processes(session_dir: &Path) -> Vec<i32> {
     let needle = format!("{SESSION_MARKER}={}", session_dir.display()).into_bytes();
     let me = std::process::id() as i32;
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
     entries
         .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter(|pid| *pid != me && environment_has(*pid, &needle))
@@ -37,7 +41,10 @@ pub fn end_leftovers(session_dir: &Path) -> usize {
     if found.is_empty() {
         return 0;
     }
-    tracing::warn!(count = found.len(), "ending processes a previous server of this session left behind");
+    tracing::warn!(
+        count = found.len(),
+        "ending processes a previous server of this session left behind"
+    );
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let remaining = marked_processes(session_dir);

@@ -8,6 +8,7 @@ pub mod launch;
 pub mod leftovers;
 pub mod recovery;
 pub mod registry;
+pub mod respond;
 pub mod start;
 pub mod supervisor;
 pub mod transcript;

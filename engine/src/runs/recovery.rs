@@ -25,9 +25,9 @@ use super::supervisor::commit;
 use crate::clock::now_millis;
 use crate::engine::Engine;
 use crate::errors::EngineError;
+use crate::mission::MissionEvent;
 use crate::mission::model::{AttemptState, AttentionLifecycle, Mission};
 use crate::mission::run::status_change;
-use crate::mission::MissionEvent;
 
 /// What recovery did (or, with `dry_run`, would do) for one mission.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -79,16 +79,32 @@ pub fn plan_for(mission: &Mission) -> RecoveryAction {
         reason: reason.into(),
     };
     if let Some(checks) = &mission.checks_in_flight
-        && matches!(mission.status, MissionStatus::ReviewRequired | MissionStatus::ReadyToClose)
+        && matches!(
+            mission.status,
+            MissionStatus::ReviewRequired | MissionStatus::ReadyToClose
+        )
     {
-        return action("rerun_checks", &format!("its {} checks were running when the server stopped", checks.purpose));
+        return action(
+            "rerun_checks",
+            &format!(
+                "its {} checks were running when the server stopped",
+                checks.purpose
+            ),
+        );
     }
     match (mission.status, run) {
-        (MissionStatus::Preparing, _) => action("block", "the server restarted before the provider confirmed its session"),
-        (MissionStatus::Active, Some(run)) if run.provider_session_id.is_none() => {
-            action("block", "the server restarted and the run has no provider session to resume")
-        }
-        (MissionStatus::Active, Some(_)) => action("resume", "the provider session is resumed read-only, without replaying its prompt"),
+        (MissionStatus::Preparing, _) => action(
+            "block",
+            "the server restarted before the provider confirmed its session",
+        ),
+        (MissionStatus::Active, Some(run)) if run.provider_session_id.is_none() => action(
+            "block",
+            "the server restarted and the run has no provider session to resume",
+        ),
+        (MissionStatus::Active, Some(_)) => action(
+            "resume",
+            "the provider session is resumed read-only, without replaying its prompt",
+        ),
         _ => action("release_claim", "the run is no longer live"),
     }
 }
@@ -101,7 +117,12 @@ pub fn recovery_plan(database: &std::path::Path) -> Result<Vec<RecoveryAction>, 
         .map(|doc| {
             serde_json::from_str::<Mission>(doc)
                 .map(|mission| plan_for(&mission))
-                .map_err(|error| crate::mission::MissionError::Runtime(format!("a stored mission cannot be read: {error}")).into())
+                .map_err(|error| {
+                    crate::mission::MissionError::Runtime(format!(
+                        "a stored mission cannot be read: {error}"
+                    ))
+                    .into()
+                })
         })
         .collect()
 }
@@ -128,11 +149,21 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
                 launches.push((mission_id, run));
             }
             "rerun_checks" => {
-                let run_id = mission.run.as_ref().map(|run| run.run_id.clone()).unwrap_or_default();
-                let purpose = mission.checks_in_flight.as_ref().map(|checks| checks.purpose.clone()).unwrap_or_default();
+                let run_id = mission
+                    .run
+                    .as_ref()
+                    .map(|run| run.run_id.clone())
+                    .unwrap_or_default();
+                let purpose = mission
+                    .checks_in_flight
+                    .as_ref()
+                    .map(|checks| checks.purpose.clone())
+                    .unwrap_or_default();
                 let finished = MissionEvent::ChecksFinished {
                     run_id: run_id.clone(),
-                    outcome: Some("the server restarted while the checks were running; they run again".into()),
+                    outcome: Some(
+                        "the server restarted while the checks were running; they run again".into(),
+                    ),
                     at_millis: now,
                 };
                 commit(engine, &mission_id, move |_| {
@@ -148,7 +179,13 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
                 let reason = plan.reason.clone();
                 commit(engine, &mission_id, move |mission| {
                     let mut events = attention_events;
-                    events.extend(status_change(mission, MissionStatus::Blocked, reason, Some("blocked by recovery".into()), now));
+                    events.extend(status_change(
+                        mission,
+                        MissionStatus::Blocked,
+                        reason,
+                        Some("blocked by recovery".into()),
+                        now,
+                    ));
                     events
                 })
                 .await?;
@@ -157,14 +194,23 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
         }
         actions.push(plan);
     }
-    release_stale_claims(engine, &launches.iter().map(|(_, run)| run.run_id.clone()).collect::<Vec<_>>()).await?;
+    release_stale_claims(
+        engine,
+        &launches
+            .iter()
+            .map(|(_, run)| run.run_id.clone())
+            .collect::<Vec<_>>(),
+    )
+    .await?;
     for (mission_id, run) in launches {
         resume(engine, &mission_id, run).await;
     }
     for (mission_id, purpose) in reruns {
-        if let Err(error) = super::checks::rerun_after_restart(engine, &mission_id, &purpose).await {
+        if let Err(error) = super::checks::rerun_after_restart(engine, &mission_id, &purpose).await
+        {
             tracing::warn!(%mission_id, %error, "re-running interrupted checks failed");
-            let reason = format!("the checks interrupted by the restart could not run again: {error}");
+            let reason =
+                format!("the checks interrupted by the restart could not run again: {error}");
             let _ = commit(engine, &mission_id, move |mission| {
                 status_change(mission, MissionStatus::Blocked, reason, None, now_millis())
             })
@@ -175,12 +221,21 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
 }
 
 /// Releases every stored claim whose run is not about to be resumed.
-async fn release_stale_claims(engine: &Arc<Engine>, resumed_runs: &[String]) -> Result<(), EngineError> {
+async fn release_stale_claims(
+    engine: &Arc<Engine>,
+    resumed_runs: &[String],
+) -> Result<(), EngineError> {
     let claims = engine.missions.read(|reader| reader.claims())?;
     for claim in claims {
         // Re-run checks take the claim again themselves.
         if !resumed_runs.contains(&claim.run_id) {
-            release_claim(engine, &claim.mission_id, &claim.run_id, &claim.checkout_key).await?;
+            release_claim(
+                engine,
+                &claim.mission_id,
+                &claim.run_id,
+                &claim.checkout_key,
+            )
+            .await?;
         }
     }
     Ok(())
@@ -217,7 +272,13 @@ async fn resume(engine: &Arc<Engine>, mission_id: &str, run: crate::mission::mod
         let reason = format!("the run could not be resumed after the restart: {error}");
         tracing::warn!(%mission_id, %reason);
         let _ = commit(engine, mission_id, move |mission| {
-            status_change(mission, MissionStatus::Blocked, reason, Some("blocked by recovery".into()), now_millis())
+            status_change(
+                mission,
+                MissionStatus::Blocked,
+                reason,
+                Some("blocked by recovery".into()),
+                now_millis(),
+            )
         })
         .await;
         if !claim_key.is_empty() {

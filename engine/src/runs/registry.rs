@@ -52,16 +52,25 @@ impl RunRegistry {
     }
 
     pub fn live_run_count(&self) -> usize {
-        self.inner.lock().map(|state| state.live_runs.len()).unwrap_or(0)
+        self.inner
+            .lock()
+            .map(|state| state.live_runs.len())
+            .unwrap_or(0)
     }
 
     pub fn live_run_ids(&self) -> Vec<String> {
-        self.inner.lock().map(|state| state.live_runs.keys().cloned().collect()).unwrap_or_default()
+        self.inner
+            .lock()
+            .map(|state| state.live_runs.keys().cloned().collect())
+            .unwrap_or_default()
     }
 
     pub fn set_respondable(&self, attention_id: &str, run_id: &str, request_key: &str) {
         if let Ok(mut state) = self.inner.lock() {
-            state.respondable.insert(attention_id.to_string(), (run_id.to_string(), request_key.to_string()));
+            state.respondable.insert(
+                attention_id.to_string(),
+                (run_id.to_string(), request_key.to_string()),
+            );
         }
     }
 
@@ -73,16 +82,25 @@ impl RunRegistry {
 
     /// The live channel behind an attention item: (run id, provider request key).
     pub fn response_route(&self, attention_id: &str) -> Option<(String, String)> {
-        self.inner.lock().ok()?.respondable.get(attention_id).cloned()
+        self.inner
+            .lock()
+            .ok()?
+            .respondable
+            .get(attention_id)
+            .cloned()
     }
 
     /// Marks a check run as in flight for `run_id`; false if one already is.
     pub fn begin_checks(&self, run_id: &str, mission_id: &str) -> bool {
-        let Ok(mut state) = self.inner.lock() else { return false };
+        let Ok(mut state) = self.inner.lock() else {
+            return false;
+        };
         if state.checking.contains_key(run_id) {
             return false;
         }
-        state.checking.insert(run_id.to_string(), mission_id.to_string());
+        state
+            .checking
+            .insert(run_id.to_string(), mission_id.to_string());
         true
     }
 
@@ -100,12 +118,18 @@ impl RunRegistry {
 
 impl LiveRuns for RunRegistry {
     fn is_live(&self, run_id: &str) -> bool {
-        self.inner.lock().map(|state| state.live_runs.contains_key(run_id)).unwrap_or(false)
+        self.inner
+            .lock()
+            .map(|state| state.live_runs.contains_key(run_id))
+            .unwrap_or(false)
     }
 }
 
 impl LiveAttention for RunRegistry {
     fn is_respondable(&self, attention_id: &str) -> bool {
-        self.inner.lock().map(|state| state.respondable.contains_key(attention_id)).unwrap_or(false)
+        self.inner
+            .lock()
+            .map(|state| state.respondable.contains_key(attention_id))
+            .unwrap_or(false)
     }
 }

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use nagi_providers::ProviderCommand;
 use nagi_schema::mission::{MissionProvider, MissionStartParams, MissionStatus};
 use nagi_schema::results::ResponseResult;
 use nagi_store::ClaimRow;
@@ -11,15 +12,17 @@ use nagi_store::ClaimRow;
 use super::claims::{ClaimLockError, release_claim};
 use super::launch::{LaunchInputs, plan_launch, resolve_provider};
 use super::registry::LiveRun;
-use super::supervisor::{RunContext, commit, spawn_supervisor};
+use super::supervisor::{RunContext, StartDigest, commit, spawn_supervisor};
 use super::transcript::Transcript;
 use crate::api::missions::{load_existing, view};
 use crate::clock::now_millis;
 use crate::engine::Engine;
 use crate::errors::EngineError;
-use crate::mission::model::{Mission, Run, SandboxGrant};
-use crate::mission::run::{self, StartRequest, check_can_start, check_run_id_shape, decide_run_started};
 use crate::mission::MissionError;
+use crate::mission::model::{Mission, Run, SandboxGrant};
+use crate::mission::run::{
+    self, StartRequest, check_can_start, check_run_id_shape, decide_run_started,
+};
 use crate::missions::persist_events;
 use crate::missions::repository::{Checkout, head_commit, path_text};
 use crate::pane::WorkspaceCreate;
@@ -29,22 +32,45 @@ use crate::pane::WorkspaceCreate;
 pub enum StartAuthority {
     PublicSocket,
     /// A consent recorded by the cockpit (issue: consent cockpit).
-    Cockpit { consent_id: String, sandbox: SandboxGrant },
+    Cockpit {
+        consent_id: String,
+        sandbox: SandboxGrant,
+    },
 }
 
 pub use crate::handoff::mission_prompt;
 
+/// Whether runs can execute `.nagi/project.toml` setup and services.
+pub const RECIPE_EXECUTION_AVAILABLE: bool = false;
+
 fn checkout_of(engine: &Engine, raw: &str) -> Result<Checkout, EngineError> {
-    engine.checkouts.canonical_checkout(raw).map_err(|error| MissionError::InvalidRepository(error).into())
+    engine
+        .checkouts
+        .canonical_checkout(raw)
+        .map_err(|error| MissionError::InvalidRepository(error).into())
 }
 
-pub async fn start(engine: &Arc<Engine>, params: MissionStartParams, authority: StartAuthority) -> Result<ResponseResult, EngineError> {
+pub async fn start(
+    engine: &Arc<Engine>,
+    params: MissionStartParams,
+    authority: StartAuthority,
+) -> Result<ResponseResult, EngineError> {
     let mission = load_existing(engine, &params.mission_id)?;
-    let requested_worktree = params.worktree_path.clone().unwrap_or_else(|| mission.repository_path.clone());
+    let requested_worktree = params
+        .worktree_path
+        .clone()
+        .unwrap_or_else(|| mission.repository_path.clone());
     // Step 7: a retry while the run is live is idempotent; anything else with that id conflicts.
     if let Some(live) = engine.runs.get(&params.run_id) {
-        let stored = mission.run.as_ref().filter(|run| run.run_id == params.run_id);
-        let worktree = engine.checkouts.canonical_checkout(&requested_worktree).ok().and_then(|checkout| path_text(&checkout.root).ok());
+        let stored = mission
+            .run
+            .as_ref()
+            .filter(|run| run.run_id == params.run_id);
+        let worktree = engine
+            .checkouts
+            .canonical_checkout(&requested_worktree)
+            .ok()
+            .and_then(|checkout| path_text(&checkout.root).ok());
         let same = live.mission_id == mission.mission_id
             && stored.is_some_and(|run| {
                 run.provider == params.provider
@@ -53,7 +79,9 @@ pub async fn start(engine: &Arc<Engine>, params: MissionStartParams, authority: 
                     && worktree.as_deref() == Some(run.worktree_path.as_str())
             });
         return if same {
-            Ok(ResponseResult::MissionRunStarted { mission: view(engine, &mission) })
+            Ok(ResponseResult::MissionRunStarted {
+                mission: view(engine, &mission),
+            })
         } else {
             Err(MissionError::RunConflict(format!(
                 "run {} is live for mission {} with other parameters",
@@ -75,16 +103,30 @@ pub async fn start(engine: &Arc<Engine>, params: MissionStartParams, authority: 
         .into());
     }
     let worktree_text = path_text(&worktree.root).map_err(MissionError::InvalidRepository)?;
-    let resolved = resolve_provider(&engine.config, params.provider).map_err(MissionError::ProviderUnavailable)?;
+    let resolved = resolve_provider(&engine.config, params.provider)
+        .map_err(MissionError::ProviderUnavailable)?;
     let claim_key = worktree.claim_key();
-    engine.claim_locks.acquire(&claim_key).map_err(|error| match error {
-        ClaimLockError::HeldHere | ClaimLockError::HeldElsewhere(_) => MissionError::CheckoutClaimed(format!(
-            "the checkout {} is claimed by another live run: {error}",
-            worktree.root.display()
-        )),
-        ClaimLockError::Io { .. } => MissionError::Runtime(error.to_string()),
-    })?;
-    let prepared = prepare_and_commit(engine, &params, &authority, &worktree, &worktree_text, &claim_key).await;
+    engine
+        .claim_locks
+        .acquire(&claim_key)
+        .map_err(|error| match error {
+            ClaimLockError::HeldHere | ClaimLockError::HeldElsewhere(_) => {
+                MissionError::CheckoutClaimed(format!(
+                    "the checkout {} is claimed by another live run: {error}",
+                    worktree.root.display()
+                ))
+            }
+            ClaimLockError::Io { .. } => MissionError::Runtime(error.to_string()),
+        })?;
+    let prepared = prepare_and_commit(
+        engine,
+        &params,
+        &authority,
+        &worktree,
+        &worktree_text,
+        &claim_key,
+    )
+    .await;
     let mission = match prepared {
         Ok(mission) => mission,
         Err(error) => {
@@ -92,7 +134,10 @@ pub async fn start(engine: &Arc<Engine>, params: MissionStartParams, authority: 
             return Err(error);
         }
     };
-    let run = mission.run.clone().ok_or_else(|| MissionError::Runtime("the run vanished after it started".into()))?;
+    let run = mission
+        .run
+        .clone()
+        .ok_or_else(|| MissionError::Runtime("the run vanished after it started".into()))?;
     let launched = launch_run(
         engine,
         LaunchRun {
@@ -111,14 +156,25 @@ pub async fn start(engine: &Arc<Engine>, params: MissionStartParams, authority: 
         let run_id = run.run_id.clone();
         let reason_for_commit = reason.clone();
         commit(engine, &mission.mission_id, move |mission| {
-            run::status_change(mission, MissionStatus::Failed, format!("the provider could not start: {reason_for_commit}"), Some("failed to start".into()), now_millis())
+            run::status_change(
+                mission,
+                MissionStatus::Failed,
+                format!("the provider could not start: {reason_for_commit}"),
+                Some("failed to start".into()),
+                now_millis(),
+            )
         })
         .await?;
         let _ = release_claim(engine, &mission.mission_id, &run_id, &claim_key).await;
-        return Err(MissionError::ProviderStartFailed(format!("the provider could not start: {reason}")).into());
+        return Err(MissionError::ProviderStartFailed(format!(
+            "the provider could not start: {reason}"
+        ))
+        .into());
     }
     let mission = load_existing(engine, &mission.mission_id)?;
-    Ok(ResponseResult::MissionRunStarted { mission: view(engine, &mission) })
+    Ok(ResponseResult::MissionRunStarted {
+        mission: view(engine, &mission),
+    })
 }
 
 /// Steps 13–14: reads HEAD, then records the claim row and `RunStarted` in one transaction.
@@ -137,7 +193,10 @@ async fn prepare_and_commit(
         .map_err(MissionError::Runtime)?;
     let (sandbox, consent_id) = match authority {
         StartAuthority::PublicSocket => (SandboxGrant::ReadOnly, None),
-        StartAuthority::Cockpit { consent_id, sandbox } => (*sandbox, Some(consent_id.clone())),
+        StartAuthority::Cockpit {
+            consent_id,
+            sandbox,
+        } => (*sandbox, Some(consent_id.clone())),
     };
     let request = StartRequest {
         run_id: params.run_id.clone(),
@@ -162,10 +221,14 @@ async fn prepare_and_commit(
         .missions
         .transact(move |writer| {
             let current: Option<Mission> = match writer.reader().mission_doc(&mission_id)? {
-                Some(doc) => Some(serde_json::from_str(&doc).map_err(|error| MissionError::Runtime(error.to_string()))?),
+                Some(doc) => Some(
+                    serde_json::from_str(&doc)
+                        .map_err(|error| MissionError::Runtime(error.to_string()))?,
+                ),
                 None => None,
             };
-            let mission = current.ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
+            let mission = current
+                .ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
             let event = decide_run_started(&mission, &request, &base_revision, now_millis())?;
             match writer.claim_checkout(&claim)? {
                 nagi_store::ClaimOutcome::Claimed | nagi_store::ClaimOutcome::AlreadyHeld(_) => {}
@@ -203,7 +266,12 @@ pub struct LaunchRun {
 }
 
 pub fn transcript_path(engine: &Engine, mission_id: &str, run_id: &str) -> PathBuf {
-    engine.config.paths.transcript_dir().join(mission_id).join(format!("{run_id}.log"))
+    engine
+        .config
+        .paths
+        .transcript_dir()
+        .join(mission_id)
+        .join(format!("{run_id}.log"))
 }
 
 fn provider_label(provider: MissionProvider) -> &'static str {
@@ -218,49 +286,81 @@ fn provider_label(provider: MissionProvider) -> &'static str {
 /// Opens the run's transcript and pane, starts the provider and its supervisor, and records
 /// the pane and the enforcement that applies.
 pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), EngineError> {
-    let LaunchRun { mission_id, run, claim_key, resolved, resume_session_id, initial_input, recovered } = launch;
+    let LaunchRun {
+        mission_id,
+        run,
+        claim_key,
+        resolved,
+        resume_session_id,
+        initial_input,
+        recovered,
+    } = launch;
     let resolved = match resolved {
         Some(resolved) => resolved,
-        None => resolve_provider(&engine.config, run.provider).map_err(MissionError::ProviderUnavailable)?,
+        None => resolve_provider(&engine.config, run.provider)
+            .map_err(MissionError::ProviderUnavailable)?,
     };
     let worktree = PathBuf::from(&run.worktree_path);
     let transcript_file = transcript_path(engine, &mission_id, &run.run_id);
-    let transcript = Arc::new(Transcript::open(&transcript_file).map_err(|error| MissionError::ProviderStartFailed(format!("cannot open the transcript: {error}")))?);
+    let transcript = Arc::new(Transcript::open(&transcript_file).map_err(|error| {
+        MissionError::ProviderStartFailed(format!("cannot open the transcript: {error}"))
+    })?);
     transcript.nagi(&format!(
         "mission {mission_id}, run {} — {} in {} ({})",
         run.run_id,
         provider_label(run.provider),
         run.worktree_path,
-        if resume_session_id.is_some() { "resuming its session" } else { "fresh session" }
+        if resume_session_id.is_some() {
+            "resuming its session"
+        } else {
+            "fresh session"
+        }
     ));
     let pane = engine
         .panes
         .create_workspace(WorkspaceCreate {
             label: Some(format!("{mission_id} {}", run.run_id)),
             cwd: Some(run.worktree_path.clone()),
-            command: Some(vec!["tail".into(), "-n".into(), "+1".into(), "-F".into(), transcript_file.display().to_string()]),
-            env: [(super::leftovers::SESSION_MARKER.to_string(), engine.config.paths.data_dir.display().to_string())].into_iter().collect(),
+            command: Some(vec![
+                "tail".into(),
+                "-n".into(),
+                "+1".into(),
+                "-F".into(),
+                transcript_file.display().to_string(),
+            ]),
+            env: [(
+                super::leftovers::SESSION_MARKER.to_string(),
+                engine.config.paths.data_dir.display().to_string(),
+            )]
+            .into_iter()
+            .collect(),
             focus: false,
         })
-        .map_err(|error| MissionError::ProviderStartFailed(format!("cannot open the run's pane: {error}")))?;
+        .map_err(|error| {
+            MissionError::ProviderStartFailed(format!("cannot open the run's pane: {error}"))
+        })?;
     let pane_id = pane.2.pane_id.clone();
-    let digest_at_start = match run.sandbox {
+    // The read-only guard's fingerprint of the workspace runs while the provider starts (it
+    // runs `git`, ~10–20 ms, longer than a fast provider's whole start-up), so it does not delay
+    // the bound session. It begins before the provider is spawned, and the first turn is held
+    // back until it is recorded: the provider is given nothing to act on before the "before"
+    // picture is complete.
+    let digest_scan = match run.sandbox {
         SandboxGrant::ReadOnly => {
             let root = worktree.clone();
-            tokio::task::spawn_blocking(move || crate::workspace::scan_workspace(&root, &Default::default()))
-                .await
-                .ok()
-                .and_then(|scan| match scan {
-                    Ok(snapshot) => Some(snapshot.digest),
-                    Err(error) => {
-                        transcript.nagi(&format!("the workspace cannot be fingerprinted, so changes cannot be detected: {error}"));
-                        None
-                    }
-                })
+            Some(tokio::task::spawn_blocking(move || {
+                crate::workspace::scan_workspace(&root, &Default::default())
+            }))
         }
         SandboxGrant::WorkspaceWrite => None,
     };
-    let private_tmp = engine.config.paths.data_dir.join("runs").join(&run.run_id).join("tmp");
+    let private_tmp = engine
+        .config
+        .paths
+        .data_dir
+        .join("runs")
+        .join(&run.run_id)
+        .join("tmp");
     let plan = plan_launch(LaunchInputs {
         config: &engine.config,
         provider: run.provider,
@@ -268,39 +368,85 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         worktree: &worktree,
         sandbox: run.sandbox,
         resume_session_id,
-        initial_input,
+        initial_input: None,
         private_tmp,
     });
     let mut plan = plan;
-    plan.spec.env.insert(super::leftovers::SESSION_MARKER.into(), engine.config.paths.data_dir.display().to_string());
-    plan.spec.env.insert(super::leftovers::RUN_MARKER.into(), run.run_id.clone());
-    let mut enforcement = plan.enforcement.clone();
-    if run.sandbox == SandboxGrant::ReadOnly && digest_at_start.is_none() {
-        enforcement = enforcement.replace("+workspace_digest", "");
-    }
-    transcript.nagi(&format!("enforcement: {enforcement}; transcript {}", transcript_file.display()));
-    let handle = nagi_providers::launch(plan.spec).map_err(|error| MissionError::ProviderStartFailed(error.to_string()))?;
+    plan.spec.env.insert(
+        super::leftovers::SESSION_MARKER.into(),
+        engine.config.paths.data_dir.display().to_string(),
+    );
+    plan.spec
+        .env
+        .insert(super::leftovers::RUN_MARKER.into(), run.run_id.clone());
+    let handle = nagi_providers::launch(plan.spec)
+        .map_err(|error| MissionError::ProviderStartFailed(error.to_string()))?;
+    let commands = handle.commands.clone();
     engine.runs.insert(
         &run.run_id,
-        LiveRun { mission_id: mission_id.clone(), commands: handle.commands.clone(), recovered, claim_key: claim_key.clone() },
+        LiveRun {
+            mission_id: mission_id.clone(),
+            commands: handle.commands.clone(),
+            recovered,
+            claim_key: claim_key.clone(),
+        },
     );
-    let run_id = run.run_id.clone();
-    let (pane_for_commit, enforcement_for_commit, digest_for_commit) = (pane_id.clone(), enforcement.clone(), digest_at_start.clone());
-    commit(engine, &mission_id, move |mission| {
-        run::on_pane_attached(mission, &run_id, &pane_for_commit, &enforcement_for_commit, digest_for_commit, now_millis())
-    })
-    .await?;
+    let digest_at_start: StartDigest = Default::default();
     let context = RunContext {
-        mission_id,
+        mission_id: mission_id.clone(),
         run_id: run.run_id.clone(),
         worktree,
         sandbox: run.sandbox,
         execute_declared_checks: run.execute_declared_checks,
         recovered,
         claim_key,
-        transcript,
-        digest_at_start,
+        transcript: transcript.clone(),
+        digest_at_start: digest_at_start.clone(),
     };
     spawn_supervisor(engine.clone(), context, handle);
+    let digest = match digest_scan {
+        None => None,
+        Some(scan) => {
+            match scan.await {
+                Ok(Ok(snapshot)) => Some(snapshot.digest),
+                Ok(Err(error)) => {
+                    transcript.nagi(&format!("the workspace cannot be fingerprinted, so changes cannot be detected: {error}"));
+                    None
+                }
+                Err(error) => {
+                    transcript.nagi(&format!(
+                        "the workspace fingerprint failed, so changes cannot be detected: {error}"
+                    ));
+                    None
+                }
+            }
+        }
+    };
+    let _ = digest_at_start.set(digest.clone());
+    let mut enforcement = plan.enforcement.clone();
+    if run.sandbox == SandboxGrant::ReadOnly && digest.is_none() {
+        enforcement = enforcement.replace("+workspace_digest", "");
+    }
+    transcript.nagi(&format!(
+        "enforcement: {enforcement}; transcript {}",
+        transcript_file.display()
+    ));
+    let run_id = run.run_id.clone();
+    commit(engine, &mission_id, move |mission| {
+        run::on_pane_attached(
+            mission,
+            &run_id,
+            &pane_id,
+            &enforcement,
+            digest,
+            now_millis(),
+        )
+    })
+    .await?;
+    if let Some(text) = initial_input {
+        // The adapters queue a turn until their session is ready. A provider that is already
+        // gone has reported it to the supervisor, which ends the run.
+        let _ = commands.send(ProviderCommand::SendTurn(text)).await;
+    }
     Ok(())
 }

@@ -4,8 +4,13 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use nagi_providers::{ProviderCommand, ProviderEvent, ProviderHandle, RequestClass as ProviderRequestClass, TurnOutcome};
-use nagi_schema::attention::{AttentionKindV1, AttentionQuestionOptionV1, AttentionQuestionV1, AttentionRiskV1};
+use nagi_providers::{
+    ProviderCommand, ProviderEvent, ProviderHandle, RequestClass as ProviderRequestClass,
+    TurnOutcome,
+};
+use nagi_schema::attention::{
+    AttentionKindV1, AttentionQuestionOptionV1, AttentionQuestionV1, AttentionRiskV1,
+};
 use nagi_schema::mission::MissionStatus;
 
 use super::transcript::Transcript;
@@ -32,9 +37,14 @@ pub struct RunContext {
     pub recovered: bool,
     pub claim_key: String,
     pub transcript: Arc<Transcript>,
-    /// Workspace digest when the provider started, for the read-only guard.
-    pub digest_at_start: Option<String>,
+    /// Workspace digest when the provider started, for the read-only guard. Filled once the
+    /// scan that runs alongside the provider's start-up is done, before the first turn is sent.
+    pub digest_at_start: StartDigest,
 }
+
+/// The read-only guard's "before" digest: unset while the scan runs, then `Some(digest)`, or
+/// `None` when the workspace could not be fingerprinted.
+pub type StartDigest = Arc<std::sync::OnceLock<Option<String>>>;
 
 /// Commits the events a pure decision returns for the mission's current state.
 pub async fn commit(
@@ -45,7 +55,9 @@ pub async fn commit(
     engine
         .missions
         .mutate(mission_id, move |mission| {
-            let mission = mission.ok_or_else(|| MissionError::NotFound("the mission of a live run vanished".into()))?;
+            let mission = mission.ok_or_else(|| {
+                MissionError::NotFound("the mission of a live run vanished".into())
+            })?;
             Ok((decide(mission), ()))
         })
         .await
@@ -69,7 +81,10 @@ fn truncated(text: &str, max: usize) -> String {
     text[..end].to_string()
 }
 
-pub fn provider_request(run_id: &str, request: &nagi_providers::AttentionRequest) -> ProviderRequest {
+pub fn provider_request(
+    run_id: &str,
+    request: &nagi_providers::AttentionRequest,
+) -> ProviderRequest {
     ProviderRequest {
         attention_id: stable_runtime_id("attention", &[run_id, request.request_key.as_str()]),
         request_key: request.request_key.clone(),
@@ -83,11 +98,19 @@ pub fn provider_request(run_id: &str, request: &nagi_providers::AttentionRequest
                 id: truncated(&question.id, 1024),
                 header: {
                     let header = truncated(question.header.trim(), 128);
-                    if header.is_empty() { "Question".into() } else { header }
+                    if header.is_empty() {
+                        "Question".into()
+                    } else {
+                        header
+                    }
                 },
                 prompt: {
                     let prompt = truncated(question.prompt.trim(), 4096);
-                    if prompt.is_empty() { truncated(&question.id, 4096) } else { prompt }
+                    if prompt.is_empty() {
+                        truncated(&question.id, 4096)
+                    } else {
+                        prompt
+                    }
                 },
                 options: question
                     .options
@@ -122,7 +145,11 @@ pub fn spawn_supervisor(engine: Arc<Engine>, context: RunContext, handle: Provid
     });
 }
 
-async fn supervise(engine: &Arc<Engine>, context: &RunContext, mut handle: ProviderHandle) -> Result<(), EngineError> {
+async fn supervise(
+    engine: &Arc<Engine>,
+    context: &RunContext,
+    mut handle: ProviderHandle,
+) -> Result<(), EngineError> {
     let mission_id = context.mission_id.clone();
     let run_id = context.run_id.clone();
     let mut end: Option<TurnEnd> = None;
@@ -135,32 +162,53 @@ async fn supervise(engine: &Arc<Engine>, context: &RunContext, mut handle: Provi
                     // The provider process that was working died with the old server, and
                     // with it any turn in flight. Ask the resumed session to carry on; the
                     // mission prompt is not sent again.
-                    context.transcript.nagi("asking the resumed session to continue where it stopped");
-                    let _ = handle.commands.send(ProviderCommand::SendTurn(CONTINUE_AFTER_RESTART.into())).await;
+                    context
+                        .transcript
+                        .nagi("asking the resumed session to continue where it stopped");
+                    let _ = handle
+                        .commands
+                        .send(ProviderCommand::SendTurn(CONTINUE_AFTER_RESTART.into()))
+                        .await;
                 }
                 let run_id = run_id.clone();
-                commit(engine, &mission_id, move |mission| run::on_session_bound(mission, &run_id, &session_id, now_millis())).await?;
+                commit(engine, &mission_id, move |mission| {
+                    run::on_session_bound(mission, &run_id, &session_id, now_millis())
+                })
+                .await?;
             }
             ProviderEvent::Working => {}
             ProviderEvent::Transcript(line) => context.transcript.line(&line),
             ProviderEvent::AttentionRequested(request) => {
                 let request = provider_request(&run_id, &request);
-                context.transcript.line(&nagi_providers::TranscriptLine::Approval(format!(
-                    "{} — answer it in the cockpit (nagi cockpit), attention {}",
-                    request.action, request.attention_id
-                )));
-                engine.runs.set_respondable(&request.attention_id, &run_id, &request.request_key);
+                context
+                    .transcript
+                    .line(&nagi_providers::TranscriptLine::Approval(format!(
+                        "{} — answer it in the cockpit (nagi cockpit), attention {}",
+                        request.action, request.attention_id
+                    )));
+                engine
+                    .runs
+                    .set_respondable(&request.attention_id, &run_id, &request.request_key);
                 let run_id = run_id.clone();
-                commit(engine, &mission_id, move |mission| run::on_attention_requested(mission, &run_id, &request, now_millis())).await?;
+                commit(engine, &mission_id, move |mission| {
+                    run::on_attention_requested(mission, &run_id, &request, now_millis())
+                })
+                .await?;
             }
             ProviderEvent::ResponseResolved { request_key } => {
-                let attention_id = stable_runtime_id("attention", &[run_id.as_str(), request_key.as_str()]);
+                let attention_id =
+                    stable_runtime_id("attention", &[run_id.as_str(), request_key.as_str()]);
                 engine.runs.clear_respondable(&attention_id);
                 let run_id = run_id.clone();
-                commit(engine, &mission_id, move |mission| run::on_response_resolved(mission, &run_id, &request_key, now_millis())).await?;
+                commit(engine, &mission_id, move |mission| {
+                    run::on_response_resolved(mission, &run_id, &request_key, now_millis())
+                })
+                .await?;
             }
             ProviderEvent::TurnCompleted(outcome) => {
-                context.transcript.nagi(&format!("the turn ended: {outcome:?}"));
+                context
+                    .transcript
+                    .nagi(&format!("the turn ended: {outcome:?}"));
                 if end.is_none() {
                     end = Some(turn_end(&outcome));
                 }
@@ -168,7 +216,9 @@ async fn supervise(engine: &Arc<Engine>, context: &RunContext, mut handle: Provi
                 let _ = handle.commands.send(ProviderCommand::Shutdown).await;
             }
             ProviderEvent::TransportFailed { kind, reason } => {
-                context.transcript.nagi(&format!("the provider transport failed ({kind:?}): {reason}"));
+                context.transcript.nagi(&format!(
+                    "the provider transport failed ({kind:?}): {reason}"
+                ));
                 if end.is_none() {
                     end = Some(TurnEnd::TransportFailed(format!("{kind:?}: {reason}")));
                 }
@@ -182,7 +232,9 @@ async fn supervise(engine: &Arc<Engine>, context: &RunContext, mut handle: Provi
     engine.runs.remove(&run_id);
     if engine.shutdown.is_triggered() {
         // The server is stopping: the run stays live in the store and recovery resumes it.
-        context.transcript.nagi("the server is stopping; the run will be resumed when it starts again");
+        context
+            .transcript
+            .nagi("the server is stopping; the run will be resumed when it starts again");
         return Ok(());
     }
     let end = end.unwrap_or_else(|| {
@@ -196,18 +248,24 @@ async fn supervise(engine: &Arc<Engine>, context: &RunContext, mut handle: Provi
 
 /// Scans the workspace and compares it with the digest taken at start.
 async fn workspace_changed(context: &RunContext) -> Option<String> {
-    let before = context.digest_at_start.clone()?;
+    let before = context.digest_at_start.get().cloned().flatten()?;
     let worktree = context.worktree.clone();
-    let after = tokio::task::spawn_blocking(move || crate::workspace::scan_workspace(&worktree, &Default::default()))
-        .await
-        .ok()?
-        .ok()?;
+    let after = tokio::task::spawn_blocking(move || {
+        crate::workspace::scan_workspace(&worktree, &Default::default())
+    })
+    .await
+    .ok()?
+    .ok()?;
     (after.digest != before).then_some(after.digest)
 }
 
 /// The provider part of the run is over: the read-only guard, the status change, the
 /// declared checks when consented, and the claim's release.
-pub async fn finish_run(engine: &Arc<Engine>, context: &RunContext, end: TurnEnd) -> Result<(), EngineError> {
+pub async fn finish_run(
+    engine: &Arc<Engine>,
+    context: &RunContext,
+    end: TurnEnd,
+) -> Result<(), EngineError> {
     let mission_id = context.mission_id.clone();
     let run_id = context.run_id.clone();
     let changed = if context.sandbox == SandboxGrant::ReadOnly && end == TurnEnd::Completed {
@@ -216,29 +274,64 @@ pub async fn finish_run(engine: &Arc<Engine>, context: &RunContext, end: TurnEnd
         None
     };
     if let Some(digest) = &changed {
-        context.transcript.nagi("WARNING: the workspace changed during a read-only run");
-        let attention_id = stable_runtime_id("security-warning", &[run_id.as_str(), digest.as_str()]);
+        context
+            .transcript
+            .nagi("WARNING: the workspace changed during a read-only run");
+        let attention_id =
+            stable_runtime_id("security-warning", &[run_id.as_str(), digest.as_str()]);
         let text = format!(
             "The workspace changed during read-only run {run_id} (workspace digest {digest}); review the changes before trusting any evidence"
         );
         let run_for_notice = run_id.clone();
         commit(engine, &mission_id, move |mission| {
-            run::notice(mission, &run_for_notice, &attention_id, AttentionKindV1::SecurityWarning, AttentionRiskV1::Critical, &text, now_millis())
+            run::notice(
+                mission,
+                &run_for_notice,
+                &attention_id,
+                AttentionKindV1::SecurityWarning,
+                AttentionRiskV1::Critical,
+                &text,
+                now_millis(),
+            )
         })
         .await?;
     }
     let recovered = context.recovered;
     let end_for_commit = end.clone();
     let run_for_end = run_id.clone();
-    commit(engine, &mission_id, move |mission| run::on_turn_end(mission, &run_for_end, &end_for_commit, recovered, now_millis())).await?;
-    let status = engine.missions.get(&mission_id)?.map(|mission| mission.status);
-    if end == TurnEnd::Completed && context.execute_declared_checks && status == Some(MissionStatus::ReviewRequired) {
+    commit(engine, &mission_id, move |mission| {
+        run::on_turn_end(
+            mission,
+            &run_for_end,
+            &end_for_commit,
+            recovered,
+            now_millis(),
+        )
+    })
+    .await?;
+    let status = engine
+        .missions
+        .get(&mission_id)?
+        .map(|mission| mission.status);
+    if end == TurnEnd::Completed
+        && context.execute_declared_checks
+        && status == Some(MissionStatus::ReviewRequired)
+    {
         context.transcript.nagi("running the declared checks");
         let purpose = super::checks::Purpose::TurnCompleted;
-        if let Err(error) =
-            super::checks::run_proof_worker(engine, &mission_id, &run_id, purpose, &context.claim_key, Some(context.transcript.clone())).await
+        if let Err(error) = super::checks::run_proof_worker(
+            engine,
+            &mission_id,
+            &run_id,
+            purpose,
+            &context.claim_key,
+            Some(context.transcript.clone()),
+        )
+        .await
         {
-            context.transcript.nagi(&format!("the checks could not run: {error}"));
+            context
+                .transcript
+                .nagi(&format!("the checks could not run: {error}"));
         }
     }
     super::claims::release_claim(engine, &mission_id, &run_id, &context.claim_key).await

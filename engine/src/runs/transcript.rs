@@ -18,7 +18,9 @@ const RESET: &str = "\x1b[0m";
 fn clean(text: &str) -> String {
     // Provider text must not drive the pane's terminal: drop control characters except
     // newlines and tabs.
-    text.chars().filter(|character| !character.is_control() || matches!(character, '\n' | '\t')).collect()
+    text.chars()
+        .filter(|character| !character.is_control() || matches!(character, '\n' | '\t'))
+        .collect()
 }
 
 impl Transcript {
@@ -27,8 +29,15 @@ impl Transcript {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        let file = std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(path)?;
-        Ok(Transcript { path: path.to_path_buf(), file: Mutex::new(file) })
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)?;
+        Ok(Transcript {
+            path: path.to_path_buf(),
+            file: Mutex::new(file),
+        })
     }
 
     pub fn path(&self) -> &Path {

@@ -6,12 +6,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use nagi_schema::MAX_REQUEST_LINE_BYTES;
 use nagi_schema::codes::ErrorCode;
 use nagi_schema::envelope::{ErrorResponse, IdOnly, RawRequest, SuccessResponse};
 use nagi_schema::methods::{EventMatch, EventsSubscribeParams, EventsWaitParams, Subscription};
 use nagi_schema::pane_events::PaneEventMatch;
 use nagi_schema::results::ResponseResult;
-use nagi_schema::MAX_REQUEST_LINE_BYTES;
 use tokio::io::{AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
@@ -36,14 +36,32 @@ pub(super) fn error_line(id: &str, error: &EngineError) -> String {
 }
 
 fn value_line(id: &str, result: &serde_json::Value) -> String {
-    serde_json::to_string(&SuccessResponse { id: id.to_string(), result }).unwrap_or_else(|error| {
-        ErrorResponse::new(id, ErrorCode::SerializationFailed, format!("response encoding failed: {error}")).to_line()
+    serde_json::to_string(&SuccessResponse {
+        id: id.to_string(),
+        result,
+    })
+    .unwrap_or_else(|error| {
+        ErrorResponse::new(
+            id,
+            ErrorCode::SerializationFailed,
+            format!("response encoding failed: {error}"),
+        )
+        .to_line()
     })
 }
 
 fn result_line(id: &str, result: &ResponseResult) -> String {
-    serde_json::to_string(&SuccessResponse { id: id.to_string(), result }).unwrap_or_else(|error| {
-        ErrorResponse::new(id, ErrorCode::SerializationFailed, format!("response encoding failed: {error}")).to_line()
+    serde_json::to_string(&SuccessResponse {
+        id: id.to_string(),
+        result,
+    })
+    .unwrap_or_else(|error| {
+        ErrorResponse::new(
+            id,
+            ErrorCode::SerializationFailed,
+            format!("response encoding failed: {error}"),
+        )
+        .to_line()
     })
 }
 
@@ -52,7 +70,10 @@ pub async fn serve_connection(engine: Arc<Engine>, stream: UnixStream) {
     let (read_half, write_half) = stream.into_split();
     let mut output: Output = BufWriter::with_capacity(64 * 1024, write_half);
     let peer = match credentials {
-        Ok(credentials) if credentials.uid() == engine.server_uid => Peer { uid: credentials.uid(), pid: credentials.pid() },
+        Ok(credentials) if credentials.uid() == engine.server_uid => Peer {
+            uid: credentials.uid(),
+            pid: credentials.pid(),
+        },
         Ok(credentials) => {
             let error = EngineError::PermissionDenied(format!(
                 "this nagi server belongs to uid {}; uid {} may not use it",
@@ -68,7 +89,10 @@ pub async fn serve_connection(engine: Arc<Engine>, stream: UnixStream) {
             return;
         }
     };
-    let mut lines: Lines = LineReader::new(BufReader::with_capacity(64 * 1024, read_half), MAX_REQUEST_LINE_BYTES);
+    let mut lines: Lines = LineReader::new(
+        BufReader::with_capacity(64 * 1024, read_half),
+        MAX_REQUEST_LINE_BYTES,
+    );
     let idle = engine.config.idle_timeout;
     loop {
         let frame = tokio::select! {
@@ -111,7 +135,13 @@ async fn drain_briefly(lines: &mut Lines) {
 }
 
 /// Handles one request line. Returns whether the connection stays open.
-async fn handle_line(engine: &Arc<Engine>, bytes: &[u8], peer: Peer, lines: &mut Lines, output: &mut Output) -> bool {
+async fn handle_line(
+    engine: &Arc<Engine>,
+    bytes: &[u8],
+    peer: Peer,
+    lines: &mut Lines,
+    output: &mut Output,
+) -> bool {
     let Ok(text) = std::str::from_utf8(bytes) else {
         let error = EngineError::InvalidRequest("the request line is not valid UTF-8".into());
         return write_line(output, &error_line("", &error)).await.is_ok();
@@ -125,7 +155,9 @@ async fn handle_line(engine: &Arc<Engine>, bytes: &[u8], peer: Peer, lines: &mut
         }
         Err(decode_error) => {
             let error = EngineError::InvalidRequest(decode_error.to_string());
-            return write_line(output, &error_line(&IdOnly::salvage(text), &error)).await.is_ok();
+            return write_line(output, &error_line(&IdOnly::salvage(text), &error))
+                .await
+                .is_ok();
         }
     };
     let id = request.id.clone();
@@ -139,7 +171,9 @@ async fn handle_line(engine: &Arc<Engine>, bytes: &[u8], peer: Peer, lines: &mut
             engine.shutdown.trigger();
             false
         }
-        Ok(Reply::Subscribe(params)) => stream_subscription(engine, &id, params, lines, output).await,
+        Ok(Reply::Subscribe(params)) => {
+            stream_subscription(engine, &id, params, lines, output).await
+        }
         Ok(Reply::Wait(params)) => {
             let line = match wait(engine, params).await {
                 Ok(result) => result_line(&id, &result),
@@ -151,7 +185,10 @@ async fn handle_line(engine: &Arc<Engine>, bytes: &[u8], peer: Peer, lines: &mut
     }
 }
 
-async fn wait(engine: &Arc<Engine>, params: EventsWaitParams) -> Result<ResponseResult, EngineError> {
+async fn wait(
+    engine: &Arc<Engine>,
+    params: EventsWaitParams,
+) -> Result<ResponseResult, EngineError> {
     let timeout = Duration::from_millis(params.timeout_ms.unwrap_or(30_000));
     let matcher = match params.match_event {
         EventMatch::Mission(matcher) => matcher,
@@ -164,22 +201,36 @@ async fn wait(engine: &Arc<Engine>, params: EventsWaitParams) -> Result<Response
     match waited {
         Ok(Ok(event)) => {
             let envelope = nagi_schema::events::MissionEventEnvelope::new(event);
-            Ok(ResponseResult::WaitMatched { event: serde_json::to_value(envelope).unwrap_or_default() })
+            Ok(ResponseResult::WaitMatched {
+                event: serde_json::to_value(envelope).unwrap_or_default(),
+            })
         }
         Ok(Err(error)) => Err(error),
-        Err(_) => Err(EngineError::Timeout(format!("no matching event within {} ms", timeout.as_millis()))),
+        Err(_) => Err(EngineError::Timeout(format!(
+            "no matching event within {} ms",
+            timeout.as_millis()
+        ))),
     }
 }
 
-async fn wait_for_pane_event(engine: &Arc<Engine>, matcher: &PaneEventMatch, timeout: Duration) -> Result<ResponseResult, EngineError> {
+async fn wait_for_pane_event(
+    engine: &Arc<Engine>,
+    matcher: &PaneEventMatch,
+    timeout: Duration,
+) -> Result<ResponseResult, EngineError> {
     let waited = tokio::select! {
         found = tokio::time::timeout(timeout, live_events::wait_for_pane_event(&engine.panes, matcher)) => found,
         _ = engine.shutdown.wait() => return Err(EngineError::ServerUnavailable("the server is shutting down".into())),
     };
     match waited {
-        Ok(Ok(event)) => Ok(ResponseResult::WaitMatched { event: serde_json::to_value(event).unwrap_or_default() }),
+        Ok(Ok(event)) => Ok(ResponseResult::WaitMatched {
+            event: serde_json::to_value(event).unwrap_or_default(),
+        }),
         Ok(Err(error)) => Err(error),
-        Err(_) => Err(EngineError::Timeout(format!("no matching event within {} ms", timeout.as_millis()))),
+        Err(_) => Err(EngineError::Timeout(format!(
+            "no matching event within {} ms",
+            timeout.as_millis()
+        ))),
     }
 }
 
@@ -195,7 +246,13 @@ async fn next_live_line(live: &mut Option<LiveEvents>) -> Option<String> {
 /// streams new mission events and live pane events until the peer goes away or the server
 /// stops. An invalid pane subscription is answered with an error and nothing is started;
 /// only then does the connection stay open (the return value).
-async fn stream_subscription(engine: &Arc<Engine>, id: &str, params: EventsSubscribeParams, lines: &mut Lines, output: &mut Output) -> bool {
+async fn stream_subscription(
+    engine: &Arc<Engine>,
+    id: &str,
+    params: EventsSubscribeParams,
+    lines: &mut Lines,
+    output: &mut Output,
+) -> bool {
     let mut mission_filters = Vec::new();
     let mut pane_filters = Vec::new();
     for subscription in params.subscriptions {
@@ -214,7 +271,9 @@ async fn stream_subscription(engine: &Arc<Engine>, id: &str, params: EventsSubsc
     let mut head = engine.missions.head();
     let head_seq = *head.borrow_and_update();
     let mut cursor = params.after_seq.unwrap_or(head_seq);
-    let ack = ResponseResult::SubscriptionStarted { head_seq: Some(head_seq) };
+    let ack = ResponseResult::SubscriptionStarted {
+        head_seq: Some(head_seq),
+    };
     if write_line(output, &result_line(id, &ack)).await.is_err() || output.flush().await.is_err() {
         return false;
     }
@@ -233,7 +292,9 @@ async fn stream_subscription(engine: &Arc<Engine>, id: &str, params: EventsSubsc
             missions_pending = more;
             for event in events {
                 if mission_filters.iter().any(|filter| filter.matches(&event))
-                    && write_line(output, &api::events::envelope_line(event)).await.is_err()
+                    && write_line(output, &api::events::envelope_line(event))
+                        .await
+                        .is_err()
                 {
                     return false;
                 }

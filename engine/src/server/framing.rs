@@ -22,7 +22,11 @@ pub struct LineReader<R> {
 
 impl<R: AsyncBufRead + Unpin> LineReader<R> {
     pub fn new(inner: R, max_line_bytes: usize) -> LineReader<R> {
-        LineReader { inner, max_line_bytes, pending: Vec::new() }
+        LineReader {
+            inner,
+            max_line_bytes,
+            pending: Vec::new(),
+        }
     }
 
     /// Reads the next frame. Cancel-safe: bytes already read stay in `pending`.
@@ -85,7 +89,12 @@ mod tests {
         let got = frames(b"{\"a\":1}\n\r\n{\"bb\":22}\r\npartial", 100).await;
         assert_eq!(
             got,
-            vec![Frame::Line(b"{\"a\":1}".to_vec()), Frame::Line(Vec::new()), Frame::Line(b"{\"bb\":22}".to_vec()), Frame::End]
+            vec![
+                Frame::Line(b"{\"a\":1}".to_vec()),
+                Frame::Line(Vec::new()),
+                Frame::Line(b"{\"bb\":22}".to_vec()),
+                Frame::End
+            ]
         );
     }
 

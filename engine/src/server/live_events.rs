@@ -7,7 +7,9 @@
 
 use std::sync::Arc;
 
-use nagi_schema::pane_events::{EventsLagged, PaneEventEnvelope, PaneEventMatch, PaneSubscription, SubscriptionNotice};
+use nagi_schema::pane_events::{
+    EventsLagged, PaneEventEnvelope, PaneEventMatch, PaneSubscription, SubscriptionNotice,
+};
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
@@ -27,7 +29,10 @@ impl LiveEvents {
     /// Subscribes to the bus, then starts the output watches. Any invalid subscription
     /// (unknown pane, bad regex, `lines` out of range) fails the whole request, and no
     /// watch is left running.
-    pub fn start(panes: &Arc<PaneHost>, subscriptions: Vec<PaneSubscription>) -> Result<LiveEvents, EngineError> {
+    pub fn start(
+        panes: &Arc<PaneHost>,
+        subscriptions: Vec<PaneSubscription>,
+    ) -> Result<LiveEvents, EngineError> {
         // Subscribe first, so that nothing a watch reports right after it starts is lost.
         let receiver = panes.subscribe_events();
         let mut watches = Vec::new();
@@ -36,7 +41,11 @@ impl LiveEvents {
                 watches.push(panes.watch_output(output)?);
             }
         }
-        Ok(LiveEvents { receiver, subscriptions, _watches: watches })
+        Ok(LiveEvents {
+            receiver,
+            subscriptions,
+            _watches: watches,
+        })
     }
 
     /// The next line to push: a matching event, or a lag notice. `None` once the bus is
@@ -45,12 +54,21 @@ impl LiveEvents {
         loop {
             match self.receiver.recv().await {
                 Ok(event) => {
-                    if self.subscriptions.iter().any(|subscription| subscription_matches(subscription, &event)) {
-                        return Some(serde_json::to_string(&event).expect("pane events always serialize"));
+                    if self
+                        .subscriptions
+                        .iter()
+                        .any(|subscription| subscription_matches(subscription, &event))
+                    {
+                        return Some(
+                            serde_json::to_string(&event).expect("pane events always serialize"),
+                        );
                     }
                 }
                 Err(RecvError::Lagged(missed)) => {
-                    tracing::warn!(missed, "an event subscriber fell behind the live pane events");
+                    tracing::warn!(
+                        missed,
+                        "an event subscriber fell behind the live pane events"
+                    );
                     return Some(lagged_line(missed));
                 }
                 Err(RecvError::Closed) => return None,
@@ -73,7 +91,10 @@ pub fn lagged_line(missed: u64) -> String {
 
 /// Waits for the first live event that satisfies an `events.wait` match. Only events that
 /// happen after the wait began count.
-pub async fn wait_for_pane_event(panes: &PaneHost, matcher: &PaneEventMatch) -> Result<PaneEventEnvelope, EngineError> {
+pub async fn wait_for_pane_event(
+    panes: &PaneHost,
+    matcher: &PaneEventMatch,
+) -> Result<PaneEventEnvelope, EngineError> {
     let mut receiver = panes.subscribe_events();
     loop {
         match receiver.recv().await {
@@ -84,7 +105,11 @@ pub async fn wait_for_pane_event(panes: &PaneHost, matcher: &PaneEventMatch) -> 
                 // its timeout bounds it.
                 tracing::warn!(missed, "an events.wait fell behind the live pane events");
             }
-            Err(RecvError::Closed) => return Err(EngineError::ServerUnavailable("the server is shutting down".into())),
+            Err(RecvError::Closed) => {
+                return Err(EngineError::ServerUnavailable(
+                    "the server is shutting down".into(),
+                ));
+            }
         }
     }
 }

@@ -61,7 +61,10 @@ pub async fn run(listener: UnixListener, engine: Arc<Engine>) {
     }
     drop(listener);
     drop(alive_sender);
-    if tokio::time::timeout(DRAIN_TIMEOUT, all_done.recv()).await.is_err() {
+    if tokio::time::timeout(DRAIN_TIMEOUT, all_done.recv())
+        .await
+        .is_err()
+    {
         tracing::warn!("some connections did not finish within the drain timeout");
     }
 }

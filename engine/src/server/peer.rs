@@ -5,7 +5,8 @@ use std::path::Path;
 
 /// The parent pid of `pid`, from `/proc/<pid>/stat`.
 pub fn parent_pid(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(Path::new("/proc").join(pid.to_string()).join("stat")).ok()?;
+    let stat =
+        std::fs::read_to_string(Path::new("/proc").join(pid.to_string()).join("stat")).ok()?;
     // The command name is in parentheses and may contain spaces; fields after it are fixed.
     let after_name = &stat[stat.rfind(')')? + 1..];
     after_name.split_whitespace().nth(1)?.parse().ok()
@@ -33,7 +34,10 @@ mod tests {
 
     #[test]
     fn a_child_process_descends_from_us_and_we_do_not_descend_from_it() {
-        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
         let me = std::process::id() as i32;
         let child_pid = child.id() as i32;
         assert_eq!(parent_pid(child_pid), Some(me));

@@ -57,7 +57,13 @@ struct SessionProbe {
 
 /// Whether a line is a session-protocol message: a JSON object with `type` and no `method`.
 pub fn is_session_message(text: &str) -> bool {
-    matches!(serde_json::from_str::<SessionProbe>(text), Ok(SessionProbe { kind: Some(_), method: None }))
+    matches!(
+        serde_json::from_str::<SessionProbe>(text),
+        Ok(SessionProbe {
+            kind: Some(_),
+            method: None
+        })
+    )
 }
 
 #[derive(Deserialize)]
@@ -68,7 +74,11 @@ struct SessionIdOnly {
 
 fn session_error_line(session_id: Option<String>, error: &EngineError) -> String {
     let (code, message) = wire_error(error);
-    let line = SessionServerMessage::Error { session_id, code: code.as_str().to_string(), message };
+    let line = SessionServerMessage::Error {
+        session_id,
+        code: code.as_str().to_string(),
+        message,
+    };
     serde_json::to_string(&line).expect("session messages always serialize")
 }
 
@@ -79,9 +89,14 @@ fn message_line(message: &SessionServerMessage) -> String {
 enum WriterCommand {
     Line(String),
     /// Start forwarding a membership's frames (after its `session_joined` line).
-    Attach { session_id: String, frames: SessionFrameReceiver },
+    Attach {
+        session_id: String,
+        frames: SessionFrameReceiver,
+    },
     /// Stop forwarding, dropping what is queued (before its `session_left` line).
-    Detach { session_id: String },
+    Detach {
+        session_id: String,
+    },
 }
 
 /// Leaves every session of the client however the connection ends.
@@ -99,8 +114,17 @@ impl Drop for Membership<'_> {
 /// Serves the rest of a connection in attach mode, starting with `first_line` (a session
 /// message). Returns when the client goes away, sends an over-long line, stops reading for
 /// good, or the server stops.
-pub async fn serve_session(engine: &Arc<Engine>, client_id: &str, first_line: Vec<u8>, lines: &mut Lines, output: &mut Output) {
-    let _membership = Membership { panes: &engine.panes, client_id };
+pub async fn serve_session(
+    engine: &Arc<Engine>,
+    client_id: &str,
+    first_line: Vec<u8>,
+    lines: &mut Lines,
+    output: &mut Output,
+) {
+    let _membership = Membership {
+        panes: &engine.panes,
+        client_id,
+    };
     let (commands, pending) = mpsc::channel(PENDING_REPLIES);
     let reader = read_messages(engine, client_id, first_line, lines, commands);
     let writer = write_messages(engine, pending, output);
@@ -114,7 +138,13 @@ pub async fn serve_session(engine: &Arc<Engine>, client_id: &str, first_line: Ve
     }
 }
 
-async fn read_messages(engine: &Arc<Engine>, client_id: &str, first_line: Vec<u8>, lines: &mut Lines, commands: mpsc::Sender<WriterCommand>) {
+async fn read_messages(
+    engine: &Arc<Engine>,
+    client_id: &str,
+    first_line: Vec<u8>,
+    lines: &mut Lines,
+    commands: mpsc::Sender<WriterCommand>,
+) {
     let mut next = Some(first_line);
     loop {
         let bytes = match next.take() {
@@ -127,8 +157,11 @@ async fn read_messages(engine: &Arc<Engine>, client_id: &str, first_line: Vec<u8
                 match frame {
                     Ok(Frame::Line(bytes)) => bytes,
                     Ok(Frame::TooLong) => {
-                        let error = EngineError::RequestTooLarge(nagi_schema::MAX_REQUEST_LINE_BYTES);
-                        let _ = commands.send(WriterCommand::Line(session_error_line(None, &error))).await;
+                        let error =
+                            EngineError::RequestTooLarge(nagi_schema::MAX_REQUEST_LINE_BYTES);
+                        let _ = commands
+                            .send(WriterCommand::Line(session_error_line(None, &error)))
+                            .await;
                         return;
                     }
                     Ok(Frame::End) | Err(_) => return,
@@ -158,7 +191,10 @@ async fn handle_line(engine: &Arc<Engine>, client_id: &str, bytes: &[u8]) -> Vec
              (join_session, leave_session, session_input, session_resize); send requests on another connection"
                 .into(),
         );
-        return vec![WriterCommand::Line(error_line(&IdOnly::salvage(text), &error))];
+        return vec![WriterCommand::Line(error_line(
+            &IdOnly::salvage(text),
+            &error,
+        ))];
     }
     let message: SessionClientMessage = match serde_json::from_str(text) {
         Ok(message) => message,
@@ -167,7 +203,8 @@ async fn handle_line(engine: &Arc<Engine>, client_id: &str, bytes: &[u8]) -> Vec
                 .ok()
                 .and_then(|probe| probe.session_id)
                 .and_then(|id| id.as_str().map(str::to_string));
-            let error = EngineError::InvalidRequest(format!("invalid session message: {decode_error}"));
+            let error =
+                EngineError::InvalidRequest(format!("invalid session message: {decode_error}"));
             return vec![WriterCommand::Line(session_error_line(session_id, &error))];
         }
     };
@@ -183,15 +220,23 @@ async fn handle_line(engine: &Arc<Engine>, client_id: &str, bytes: &[u8]) -> Vec
     if let Some(message) = &reply.message {
         commands.push(WriterCommand::Line(message_line(message)));
     }
-    if let (Some(frames), Some(SessionServerMessage::SessionJoined(joined))) = (reply.frames, &reply.message) {
-        commands.push(WriterCommand::Attach { session_id: joined.session_id.clone(), frames });
+    if let (Some(frames), Some(SessionServerMessage::SessionJoined(joined))) =
+        (reply.frames, &reply.message)
+    {
+        commands.push(WriterCommand::Attach {
+            session_id: joined.session_id.clone(),
+            frames,
+        });
     }
     commands
 }
 
 /// The next frame of any membership, taking turns from `start` so none starves. `None` in
 /// the frame means that membership's stream ended.
-fn next_frame(members: &mut [(String, SessionFrameReceiver)], start: usize) -> impl Future<Output = (usize, Option<Arc<SessionFrame>>)> + '_ {
+fn next_frame(
+    members: &mut [(String, SessionFrameReceiver)],
+    start: usize,
+) -> impl Future<Output = (usize, Option<Arc<SessionFrame>>)> + '_ {
     std::future::poll_fn(move |context| {
         let count = members.len();
         for offset in 0..count {
@@ -209,7 +254,11 @@ async fn write_line(output: &mut Output, line: &str) -> std::io::Result<()> {
     output.write_all(b"\n").await
 }
 
-async fn write_messages(engine: &Arc<Engine>, mut commands: mpsc::Receiver<WriterCommand>, output: &mut Output) {
+async fn write_messages(
+    engine: &Arc<Engine>,
+    mut commands: mpsc::Receiver<WriterCommand>,
+    output: &mut Output,
+) {
     let mut members: Vec<(String, SessionFrameReceiver)> = Vec::new();
     let mut turn = 0usize;
     loop {
@@ -264,10 +313,19 @@ mod tests {
 
     #[test]
     fn session_messages_are_objects_with_a_type_and_no_method() {
-        assert!(is_session_message(r#"{"type":"join_session","session_id":"t","role":"observer"}"#));
-        assert!(is_session_message(r#"{"type":"nonsense"}"#), "an unknown type is still a session message, refused later");
-        assert!(!is_session_message(r#"{"id":"1","method":"ping","params":{},"type":"x"}"#));
-        assert!(!is_session_message(r#"{"id":"1","method":"ping","params":{}}"#));
+        assert!(is_session_message(
+            r#"{"type":"join_session","session_id":"t","role":"observer"}"#
+        ));
+        assert!(
+            is_session_message(r#"{"type":"nonsense"}"#),
+            "an unknown type is still a session message, refused later"
+        );
+        assert!(!is_session_message(
+            r#"{"id":"1","method":"ping","params":{},"type":"x"}"#
+        ));
+        assert!(!is_session_message(
+            r#"{"id":"1","method":"ping","params":{}}"#
+        ));
         assert!(!is_session_message(r#"["type"]"#));
         assert!(!is_session_message("garbage"));
     }

@@ -10,17 +10,20 @@ use std::process::Command;
 
 use nagi_engine::digest::sha256_hex;
 use nagi_engine::mission::apply::apply;
-use nagi_engine::mission::create::{ConfigureDecision, CreateDecision, decide_configure, decide_create};
+use nagi_engine::mission::create::{
+    ConfigureDecision, CreateDecision, decide_configure, decide_create,
+};
 use nagi_engine::mission::event::MissionEvent;
 use nagi_engine::mission::model::{Mission, Run, SandboxGrant};
 use nagi_engine::proof::{
-    AuthorityHead, CommandEvidenceInput, ProofWorkspace, Verdict, VerificationInput, WorktreeLease, command_evidence, current_identity,
-    rejected_command_evidence, verify,
+    AuthorityHead, CommandEvidenceInput, ProofWorkspace, Verdict, VerificationInput, WorktreeLease,
+    command_evidence, current_identity, rejected_command_evidence, verify,
 };
 use nagi_engine::runner::{CommandCheckRequest, DiscardOutput, RunnerConfig, run_command_check};
 use nagi_engine::workspace::{ScanConfig, WorkspaceSnapshot, scan_workspace};
 use nagi_schema::mission::{
-    CommandCheck, ManualCheck, MissionCheck, MissionCreateParams, MissionPathRule, MissionProvider, MissionProviderMode, MissionStatus,
+    CommandCheck, ManualCheck, MissionCheck, MissionCreateParams, MissionPathRule, MissionProvider,
+    MissionProviderMode, MissionStatus,
 };
 
 /// A Git checkout in a temporary directory, with one commit.
@@ -100,7 +103,9 @@ pub fn unit_check() -> MissionCheck {
             "grep -q '\"ok\"' src/lib.rs && printf '{\"ok\":true}' > report.json".into(),
         ],
         cwd: ".".into(),
-        relevant_paths: vec![MissionPathRule::Prefix { prefix: "src".into() }],
+        relevant_paths: vec![MissionPathRule::Prefix {
+            prefix: "src".into(),
+        }],
         required_artifacts: vec!["report.json".into()],
         include_ignored: false,
         required: true,
@@ -130,7 +135,12 @@ pub struct Ledger {
 impl Ledger {
     /// Creates, configures and starts a mission (Codex, run `run-1`) on `repository`, and
     /// moves it to `review_required` as a completed turn would.
-    pub fn start(repository: &TestRepository, objective: &str, criteria: &[&str], checks: Vec<MissionCheck>) -> Ledger {
+    pub fn start(
+        repository: &TestRepository,
+        objective: &str,
+        criteria: &[&str],
+        checks: Vec<MissionCheck>,
+    ) -> Ledger {
         let root = repository.root().display().to_string();
         let params = MissionCreateParams {
             mission_id: "mission-proof".into(),
@@ -139,7 +149,8 @@ impl Ledger {
             objective: objective.into(),
             acceptance_criteria: criteria.iter().map(|text| text.to_string()).collect(),
         };
-        let CreateDecision::Create(created) = decide_create(None, &params, &root, 1_000).unwrap() else {
+        let CreateDecision::Create(created) = decide_create(None, &params, &root, 1_000).unwrap()
+        else {
             panic!("created")
         };
         let mut ledger = Ledger {
@@ -150,7 +161,9 @@ impl Ledger {
         };
         ledger.record_payload(&created);
         let at_millis = ledger.tick();
-        let ConfigureDecision::Configure(configured) = decide_configure(&ledger.mission, &checks, at_millis).unwrap() else {
+        let ConfigureDecision::Configure(configured) =
+            decide_configure(&ledger.mission, &checks, at_millis).unwrap()
+        else {
             panic!("configured")
         };
         ledger.commit(configured);
@@ -224,8 +237,14 @@ impl Ledger {
         let identity = current_identity(&self.mission).unwrap();
         let worktree = PathBuf::from(&identity.worktree_identity);
         let declarations = self.mission.plan.as_ref().unwrap().declarations.clone();
-        for declaration in declarations.iter().filter(|declaration| declaration.is_command()) {
-            let nagi_engine::mission::model::DeclarationKind::Command { program, args, cwd, .. } = &declaration.kind else {
+        for declaration in declarations
+            .iter()
+            .filter(|declaration| declaration.is_command())
+        {
+            let nagi_engine::mission::model::DeclarationKind::Command {
+                program, args, cwd, ..
+            } = &declaration.kind
+            else {
                 unreachable!()
             };
             let before = scan_workspace(&worktree, &ScanConfig::default()).unwrap();
@@ -235,29 +254,42 @@ impl Ledger {
                 program: program.clone(),
                 args: args.clone(),
             };
-            let evidence = match run_command_check(&request, &RunnerConfig::default(), &mut DiscardOutput) {
-                Ok(outcome) => {
-                    let after = scan_workspace(&worktree, &ScanConfig::default()).unwrap();
-                    let input = CommandEvidenceInput {
+            let evidence =
+                match run_command_check(&request, &RunnerConfig::default(), &mut DiscardOutput) {
+                    Ok(outcome) => {
+                        let after = scan_workspace(&worktree, &ScanConfig::default()).unwrap();
+                        let input = CommandEvidenceInput {
+                            declaration,
+                            identity: &identity,
+                            before: &before,
+                            after: &after,
+                            recorded_at_millis: self.tick(),
+                        };
+                        command_evidence(&input, &outcome).unwrap()
+                    }
+                    Err(error) => rejected_command_evidence(
                         declaration,
-                        identity: &identity,
-                        before: &before,
-                        after: &after,
-                        recorded_at_millis: self.tick(),
-                    };
-                    command_evidence(&input, &outcome).unwrap()
-                }
-                Err(error) => rejected_command_evidence(declaration, &identity, &before, &error, self.tick()).unwrap(),
-            };
+                        &identity,
+                        &before,
+                        &error,
+                        self.tick(),
+                    )
+                    .unwrap(),
+                };
             let at_millis = evidence.recorded_at_millis;
-            self.commit(MissionEvent::EvidenceRecorded { evidence, at_millis });
+            self.commit(MissionEvent::EvidenceRecorded {
+                evidence,
+                at_millis,
+            });
         }
     }
 
     /// The final scan of §5.4 step 4 and the evaluation at the current head.
     pub fn verify_now(&mut self, worktree: &Path) -> Verdict {
         let snapshot = scan_workspace(worktree, &ScanConfig::default()).unwrap();
-        let workspace = ProofWorkspace::observe(worktree, snapshot, self.mission.plan.as_ref().unwrap()).unwrap();
+        let workspace =
+            ProofWorkspace::observe(worktree, snapshot, self.mission.plan.as_ref().unwrap())
+                .unwrap();
         let head = self.head();
         let lease = self.lease();
         let verified_at_millis = self.tick();

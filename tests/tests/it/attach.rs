@@ -9,7 +9,9 @@ use base64::Engine as _;
 use nagi_tests::*;
 use serde_json::{Value, json};
 
-use crate::panes::{PATIENCE, Tmux, eventually, has_line, ok_valid, pane_id, start_pane, start_shell, wait_for_read};
+use crate::panes::{
+    PATIENCE, Tmux, eventually, has_line, ok_valid, pane_id, start_pane, start_shell, wait_for_read,
+};
 use crate::schema::{assert_pane_response_valid, assert_session_message_valid};
 
 /// One attach connection speaking the session protocol.
@@ -22,17 +24,25 @@ impl SessionClient {
     fn connect(env: &TestEnv) -> SessionClient {
         let stream = UnixStream::connect(&env.socket).unwrap();
         stream.set_read_timeout(Some(PATIENCE)).unwrap();
-        SessionClient { writer: stream.try_clone().unwrap(), reader: BufReader::new(stream) }
+        SessionClient {
+            writer: stream.try_clone().unwrap(),
+            reader: BufReader::new(stream),
+        }
     }
 
     fn send(&mut self, message: Value) {
-        self.writer.write_all(format!("{message}\n").as_bytes()).unwrap();
+        self.writer
+            .write_all(format!("{message}\n").as_bytes())
+            .unwrap();
     }
 
     /// The next line, validated against our schema.
     fn next(&mut self) -> Value {
         let mut line = String::new();
-        let read = self.reader.read_line(&mut line).expect("a line before the read timeout");
+        let read = self
+            .reader
+            .read_line(&mut line)
+            .expect("a line before the read timeout");
         assert!(read > 0, "the server closed the attach connection");
         let message: Value = serde_json::from_str(&line).unwrap();
         if message.get("type").is_some() {
@@ -66,7 +76,9 @@ impl SessionClient {
 }
 
 fn decode(data: &Value) -> Vec<u8> {
-    base64::engine::general_purpose::STANDARD.decode(data.as_str().unwrap()).unwrap()
+    base64::engine::general_purpose::STANDARD
+        .decode(data.as_str().unwrap())
+        .unwrap()
 }
 
 /// A terminal that renders the frames an attach client receives.
@@ -76,7 +88,9 @@ struct Mirror {
 
 impl Mirror {
     fn new(rows: u16, cols: u16) -> Mirror {
-        Mirror { parser: vt100::Parser::new(rows.try_into().unwrap(), cols.try_into().unwrap(), 0) }
+        Mirror {
+            parser: vt100::Parser::new(rows.try_into().unwrap(), cols.try_into().unwrap(), 0),
+        }
     }
 
     fn apply(&mut self, frame: &Value) {
@@ -85,7 +99,9 @@ impl Mirror {
             "resize" => {
                 let rows = frame["rows"].as_u64().unwrap() as u16;
                 let cols = frame["cols"].as_u64().unwrap() as u16;
-                self.parser.screen_mut().set_size(rows.try_into().unwrap(), cols.try_into().unwrap());
+                self.parser
+                    .screen_mut()
+                    .set_size(rows.try_into().unwrap(), cols.try_into().unwrap());
             }
             _ => {}
         }
@@ -94,12 +110,21 @@ impl Mirror {
     /// The screen as `pane.read` shows it: one line per row, trailing blanks removed.
     fn screen(&self) -> String {
         let (_, cols) = self.parser.screen().size();
-        self.parser.screen().rows(0, cols.get()).map(|row| row.trim_end().to_string()).collect::<Vec<_>>().join("\n")
+        self.parser
+            .screen()
+            .rows(0, cols.get())
+            .map(|row| row.trim_end().to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }
 
 /// Applies frames until the mirrored screen satisfies `accept`.
-fn mirror_until(client: &mut SessionClient, mirror: &mut Mirror, accept: impl Fn(&str) -> bool) -> String {
+fn mirror_until(
+    client: &mut SessionClient,
+    mirror: &mut Mirror,
+    accept: impl Fn(&str) -> bool,
+) -> String {
     loop {
         let message = client.next();
         if message["type"] == "session_frame" {
@@ -113,7 +138,10 @@ fn mirror_until(client: &mut SessionClient, mirror: &mut Mirror, accept: impl Fn
 }
 
 fn trimmed_lines(text: &str) -> Vec<String> {
-    let mut lines: Vec<String> = text.lines().map(|line| line.trim_end().to_string()).collect();
+    let mut lines: Vec<String> = text
+        .lines()
+        .map(|line| line.trim_end().to_string())
+        .collect();
     while lines.last().is_some_and(String::is_empty) {
         lines.pop();
     }
@@ -138,24 +166,56 @@ fn a_late_observer_sees_the_current_screen_then_live_output() {
     assert_eq!(joined["role"], "observer");
     assert_eq!(joined["session_id"], pane["terminal_id"]);
     let first = observer.next();
-    assert_eq!(first["kind"], "keyframe", "a fresh join starts from a keyframe: {first}");
-    let mut mirror = Mirror::new(first["rows"].as_u64().unwrap() as u16, first["cols"].as_u64().unwrap() as u16);
+    assert_eq!(
+        first["kind"], "keyframe",
+        "a fresh join starts from a keyframe: {first}"
+    );
+    let mut mirror = Mirror::new(
+        first["rows"].as_u64().unwrap() as u16,
+        first["cols"].as_u64().unwrap() as u16,
+    );
     mirror.apply(&first);
-    assert_eq!(trimmed_lines(&mirror.screen()), trimmed_lines(&screen), "the keyframe is the current screen");
-    assert_eq!(trimmed_lines(&mirror.screen())[..3], ["top", "", "    placed"]);
+    assert_eq!(
+        trimmed_lines(&mirror.screen()),
+        trimmed_lines(&screen),
+        "the keyframe is the current screen"
+    );
+    assert_eq!(
+        trimmed_lines(&mirror.screen())[..3],
+        ["top", "", "    placed"]
+    );
 
-    ok_valid(&env, "pane.send_text", json!({"pane_id": id, "text": "hello\n"}));
-    let live = mirror_until(&mut observer, &mut mirror, |screen| screen.contains("got-hello"));
+    ok_valid(
+        &env,
+        "pane.send_text",
+        json!({"pane_id": id, "text": "hello\n"}),
+    );
+    let live = mirror_until(&mut observer, &mut mirror, |screen| {
+        screen.contains("got-hello")
+    });
     let now = read_visible(&env, &id);
-    assert_eq!(trimmed_lines(&live), trimmed_lines(&now), "the mirror follows the pane");
+    assert_eq!(
+        trimmed_lines(&live),
+        trimmed_lines(&now),
+        "the mirror follows the pane"
+    );
 }
 
 fn read_visible(env: &TestEnv, pane_id: &str) -> String {
-    ok_valid(env, "pane.read", json!({"pane_id": pane_id, "source": "visible"}))["read"]["text"].as_str().unwrap().to_string()
+    ok_valid(
+        env,
+        "pane.read",
+        json!({"pane_id": pane_id, "source": "visible"}),
+    )["read"]["text"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 fn viewport(env: &TestEnv, pane_id: &str) -> u64 {
-    ok_valid(env, "pane.get", json!({"pane_id": pane_id}))["pane"]["scroll"]["viewport_rows"].as_u64().unwrap()
+    ok_valid(env, "pane.get", json!({"pane_id": pane_id}))["pane"]["scroll"]["viewport_rows"]
+        .as_u64()
+        .unwrap()
 }
 
 #[test]
@@ -168,9 +228,16 @@ fn one_controller_at_a_time_and_observers_can_neither_type_nor_resize() {
     let rows_before = viewport(&env, &id);
 
     let mut alice = SessionClient::connect(&env);
-    assert_eq!(alice.join(&session, "controller", None)["role"], "controller");
+    assert_eq!(
+        alice.join(&session, "controller", None)["role"],
+        "controller"
+    );
     let mut bob = SessionClient::connect(&env);
-    assert_eq!(bob.join(&session, "controller", None)["role"], "observer", "a second controller is downgraded");
+    assert_eq!(
+        bob.join(&session, "controller", None)["role"],
+        "observer",
+        "a second controller is downgraded"
+    );
     let downgrade = loop {
         let frame = bob.next();
         if frame["kind"] == "role_assigned" {
@@ -180,26 +247,43 @@ fn one_controller_at_a_time_and_observers_can_neither_type_nor_resize() {
     assert_eq!(downgrade["role"], "observer");
     let membership = loop {
         let frame = alice.next();
-        if frame["kind"] == "membership_changed" && !frame["observers"].as_array().unwrap().is_empty() {
+        if frame["kind"] == "membership_changed"
+            && !frame["observers"].as_array().unwrap().is_empty()
+        {
             break frame;
         }
     };
     assert_eq!(membership["controllers"].as_array().unwrap().len(), 1);
     assert_eq!(membership["observers"].as_array().unwrap().len(), 1);
 
-    bob.send(json!({"type": "session_input", "session_id": session, "data": "echo observer-typed\n"}));
+    bob.send(
+        json!({"type": "session_input", "session_id": session, "data": "echo observer-typed\n"}),
+    );
     let refused = bob.next_reply();
-    assert_eq!((refused["type"].as_str(), refused["code"].as_str()), (Some("error"), Some("not_controller")), "{refused}");
+    assert_eq!(
+        (refused["type"].as_str(), refused["code"].as_str()),
+        (Some("error"), Some("not_controller")),
+        "{refused}"
+    );
     bob.send(json!({"type": "session_resize", "session_id": session, "cols": 100, "rows": 30}));
     assert_eq!(bob.next_reply()["code"], "not_controller");
     for (cols, rows) in [(19, 30), (100, 4), (0, 0)] {
-        alice.send(json!({"type": "session_resize", "session_id": session, "cols": cols, "rows": rows}));
+        alice.send(
+            json!({"type": "session_resize", "session_id": session, "cols": cols, "rows": rows}),
+        );
         let refused = alice.next_reply();
-        assert_eq!(refused["code"], "resize_too_small", "{cols}x{rows}: {refused}");
+        assert_eq!(
+            refused["code"], "resize_too_small",
+            "{cols}x{rows}: {refused}"
+        );
     }
     alice.send(json!({"type": "session_resize", "session_id": session, "cols": -1, "rows": 30}));
     assert_eq!(alice.next_reply()["code"], "invalid_request");
-    assert_eq!(viewport(&env, &id), rows_before, "no refused resize changed the pane");
+    assert_eq!(
+        viewport(&env, &id),
+        rows_before,
+        "no refused resize changed the pane"
+    );
 
     alice.send(json!({"type": "session_resize", "session_id": session, "cols": 100, "rows": 30}));
     // The resize is followed by a keyframe at the new size, so a mirror can repaint exactly.
@@ -212,16 +296,34 @@ fn one_controller_at_a_time_and_observers_can_neither_type_nor_resize() {
     let mut mirror = Mirror::new(30, 100);
     mirror.apply(&keyframe);
     alice.send(json!({"type": "session_input", "session_id": session, "data": "stty size; echo controller-$((1+1))\n"}));
-    let mirrored = mirror_until(&mut alice, &mut mirror, |screen| has_line(screen, "controller-2"));
-    let screen = wait_for_read(&env, &id, "visible", None, |text| has_line(text, "controller-2"));
-    assert_eq!(trimmed_lines(&mirrored), trimmed_lines(&screen), "the controller's mirror shows the pane's screen");
-    assert!(has_line(&screen, "30 100"), "the program sees the controller's size:\n{screen}");
-    assert!(!screen.contains("observer-typed"), "the observer's input never reached the pane:\n{screen}");
+    let mirrored = mirror_until(&mut alice, &mut mirror, |screen| {
+        has_line(screen, "controller-2")
+    });
+    let screen = wait_for_read(&env, &id, "visible", None, |text| {
+        has_line(text, "controller-2")
+    });
+    assert_eq!(
+        trimmed_lines(&mirrored),
+        trimmed_lines(&screen),
+        "the controller's mirror shows the pane's screen"
+    );
+    assert!(
+        has_line(&screen, "30 100"),
+        "the program sees the controller's size:\n{screen}"
+    );
+    assert!(
+        !screen.contains("observer-typed"),
+        "the observer's input never reached the pane:\n{screen}"
+    );
 
     // A request on an attached connection is refused; the attach goes on.
     alice.send(json!({"id": "r1", "method": "ping", "params": {}}));
     let refused = alice.next_reply();
-    assert_eq!((refused["id"].as_str(), refused["error"]["code"].as_str()), (Some("r1"), Some("invalid_request")), "{refused}");
+    assert_eq!(
+        (refused["id"].as_str(), refused["error"]["code"].as_str()),
+        (Some("r1"), Some("invalid_request")),
+        "{refused}"
+    );
     let mut stranger = SessionClient::connect(&env);
     stranger.send(json!({"type": "join_session", "session_id": "term_nope", "role": "observer"}));
     assert_eq!(stranger.next_reply()["code"], "session_not_found");
@@ -232,11 +334,16 @@ fn one_controller_at_a_time_and_observers_can_neither_type_nor_resize() {
     alice.send(json!({"type": "leave_session", "session_id": session}));
     assert_eq!(alice.next_reply()["type"], "session_left");
     let mut carol = SessionClient::connect(&env);
-    assert_eq!(carol.join(&session, "controller", None)["role"], "controller");
+    assert_eq!(
+        carol.join(&session, "controller", None)["role"],
+        "controller"
+    );
     // Closing a connection leaves its sessions: bob's slot frees up for nobody in particular,
     // and carol can still type.
     drop(bob);
-    carol.send(json!({"type": "session_input", "session_id": session, "data": "echo carol-$((2+2))\n"}));
+    carol.send(
+        json!({"type": "session_input", "session_id": session, "data": "echo carol-$((2+2))\n"}),
+    );
     wait_for_read(&env, &id, "visible", None, |text| has_line(text, "carol-4"));
 }
 
@@ -276,9 +383,15 @@ fn a_stalled_observer_does_not_slow_the_pane_and_is_evicted_with_an_error_frame(
         (frames, errors)
     });
 
-    ok_valid(&env, "pane.send_text", json!({"pane_id": id, "text": "go\n"}));
+    ok_valid(
+        &env,
+        "pane.send_text",
+        json!({"pane_id": id, "text": "go\n"}),
+    );
     // The pane finishes its output although the stalled observer reads nothing.
-    wait_for_read(&env, &id, "recent", Some(5), |text| has_line(text, "final-marker"));
+    wait_for_read(&env, &id, "recent", Some(5), |text| {
+        has_line(text, "final-marker")
+    });
     let (frames, errors) = reading.join().unwrap();
     assert!(frames > 0, "the reading observer followed the output");
     assert_eq!(errors, 0, "the reading observer was never evicted");
@@ -295,16 +408,25 @@ fn a_stalled_observer_does_not_slow_the_pane_and_is_evicted_with_an_error_frame(
             last_seq = message["seq"].as_u64().unwrap();
         }
     };
-    assert!(error["message"].as_str().unwrap().contains("replay_from"), "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("replay_from"),
+        "{error}"
+    );
 
     // It joins again where it stopped and follows the pane from there.
     let rejoined = stalled.join(&session, "observer", Some(last_seq + 1));
     assert!(rejoined["current_seq"].as_u64().unwrap() > last_seq);
-    ok_valid(&env, "pane.send_text", json!({"pane_id": id, "text": "yes\n"}));
+    ok_valid(
+        &env,
+        "pane.send_text",
+        json!({"pane_id": id, "text": "yes\n"}),
+    );
     let mut seen = Vec::new();
     while !String::from_utf8_lossy(&seen).contains("resumed-yes") {
         let message = stalled.next();
-        if message["type"] == "session_frame" && ["output", "keyframe"].contains(&message["kind"].as_str().unwrap()) {
+        if message["type"] == "session_frame"
+            && ["output", "keyframe"].contains(&message["kind"].as_str().unwrap())
+        {
             seen.extend(decode(&message["data"]));
             let keep = seen.len().saturating_sub(256);
             seen.drain(..keep);
@@ -318,7 +440,9 @@ fn a_stalled_observer_does_not_slow_the_pane_and_is_evicted_with_an_error_frame(
 /// computed by the shell).
 fn tmux_run(tmux: &Tmux, command: &str, marker: &str) -> String {
     tmux.run(&["send-keys", "-t", "t", command, "Enter"]);
-    tmux.wait_for("t", marker, |screen| screen.lines().any(|line| line.trim_end().ends_with(marker)))
+    tmux.wait_for("t", marker, |screen| {
+        screen.lines().any(|line| line.trim_end().ends_with(marker))
+    })
 }
 
 /// The terminal's settings as `stty -g` saved them (every termios flag and control
@@ -331,77 +455,186 @@ fn stty_state(path: &std::path::Path) -> String {
 fn nagi_pane_attach_in_tmux_types_detaches_and_restores_the_terminal() {
     let mut env = TestEnv::new();
     env.start_server();
-    let Some(tmux) = Tmux::start(&env.root()) else { return };
+    let Some(tmux) = Tmux::start(&env.root()) else {
+        return;
+    };
     let nagi = nagi_binary();
     let root = env.root();
     let pane = start_shell(&env);
     let id = pane_id(&pane);
-    ok_valid(&env, "pane.send_input", json!({"pane_id": id, "text": "echo pane-marker-$((2+3))", "keys": ["enter"]}));
-    wait_for_read(&env, &id, "visible", None, |text| has_line(text, "pane-marker-5"));
+    ok_valid(
+        &env,
+        "pane.send_input",
+        json!({"pane_id": id, "text": "echo pane-marker-$((2+3))", "keys": ["enter"]}),
+    );
+    wait_for_read(&env, &id, "visible", None, |text| {
+        has_line(text, "pane-marker-5")
+    });
 
     let shell = format!(
         "env -u NAGI_SOCKET_PATH -u NAGI_SESSION NAGI_CONFIG_DIR={} PS1='tmux$ ' sh",
         env.config_dir.display()
     );
-    tmux.run(&["new-session", "-d", "-s", "t", "-x", "100", "-y", "30", &shell]);
-    tmux.wait_for("t", "the tmux shell's prompt", |screen| screen.contains("tmux$"));
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "t",
+        "-x",
+        "100",
+        "-y",
+        "30",
+        &shell,
+    ]);
+    tmux.wait_for("t", "the tmux shell's prompt", |screen| {
+        screen.contains("tmux$")
+    });
     let before = root.join("stty-before.txt");
-    tmux_run(&tmux, &format!("stty -g > {}; echo saved-$((1+1))", before.display()), "saved-2");
+    tmux_run(
+        &tmux,
+        &format!("stty -g > {}; echo saved-$((1+1))", before.display()),
+        "saved-2",
+    );
 
     // Attach: the pane's screen replaces the shell's, and typing reaches the pane.
-    tmux.run(&["send-keys", "-t", "t", &format!("{} pane attach {id}", nagi.display()), "Enter"]);
-    tmux.wait_for("t", "the attached pane", |screen| screen.contains("pane-marker-5") && !screen.contains("saved-2"));
-    eventually("the pane takes the tmux window's size", || viewport(&env, &id) == 30);
+    tmux.run(&[
+        "send-keys",
+        "-t",
+        "t",
+        &format!("{} pane attach {id}", nagi.display()),
+        "Enter",
+    ]);
+    tmux.wait_for("t", "the attached pane", |screen| {
+        screen.contains("pane-marker-5") && !screen.contains("saved-2")
+    });
+    eventually("the pane takes the tmux window's size", || {
+        viewport(&env, &id) == 30
+    });
     tmux.run(&["send-keys", "-t", "t", "echo typed-$((3*3))", "Enter"]);
-    let attached = tmux.wait_for("t", "the echo of typed input", |screen| screen.lines().any(|line| line.trim_end() == "typed-9"));
-    assert!(attached.contains("echo typed-$((3*3))"), "the pane echoes what was typed:\n{attached}");
+    let attached = tmux.wait_for("t", "the echo of typed input", |screen| {
+        screen.lines().any(|line| line.trim_end() == "typed-9")
+    });
+    assert!(
+        attached.contains("echo typed-$((3*3))"),
+        "the pane echoes what was typed:\n{attached}"
+    );
     wait_for_read(&env, &id, "visible", None, |text| has_line(text, "typed-9"));
     // Resizing the terminal (SIGWINCH) resizes the pane.
     tmux.run(&["resize-window", "-t", "t", "-x", "90", "-y", "25"]);
-    eventually("the pane follows the terminal's new size", || viewport(&env, &id) == 25);
+    eventually("the pane follows the terminal's new size", || {
+        viewport(&env, &id) == 25
+    });
 
     // Detach with Ctrl-\: the shell's screen and terminal settings come back.
     tmux.run(&["send-keys", "-t", "t", "-H", "1c"]);
-    let detached = tmux.wait_for("t", "the detach message", |screen| screen.contains(&format!("nagi: detached from {id}")));
-    assert!(detached.contains("saved-2"), "the shell's screen is back:\n{detached}");
+    let detached = tmux.wait_for("t", "the detach message", |screen| {
+        screen.contains(&format!("nagi: detached from {id}"))
+    });
+    assert!(
+        detached.contains("saved-2"),
+        "the shell's screen is back:\n{detached}"
+    );
     let after = root.join("stty-after.txt");
-    tmux_run(&tmux, &format!("stty -g > {}; echo back-$((40+2))", after.display()), "back-42");
-    assert_eq!(stty_state(&after), stty_state(&before), "the terminal settings are restored");
+    tmux_run(
+        &tmux,
+        &format!("stty -g > {}; echo back-$((40+2))", after.display()),
+        "back-42",
+    );
+    assert_eq!(
+        stty_state(&after),
+        stty_state(&before),
+        "the terminal settings are restored"
+    );
     assert!(!stty_state(&before).is_empty());
 
     // Attach again and end the pane's process: the attach ends and restores the terminal.
-    tmux.run(&["send-keys", "-t", "t", &format!("clear; {} pane attach {id}", nagi.display()), "Enter"]);
-    tmux.wait_for("t", "the attached pane", |screen| screen.contains("typed-9"));
+    tmux.run(&[
+        "send-keys",
+        "-t",
+        "t",
+        &format!("clear; {} pane attach {id}", nagi.display()),
+        "Enter",
+    ]);
+    tmux.wait_for("t", "the attached pane", |screen| {
+        screen.contains("typed-9")
+    });
     tmux.run(&["send-keys", "-t", "t", "exit 3", "Enter"]);
-    tmux.wait_for("t", "the exit message", |screen| screen.contains(&format!("nagi: the process of {id} exited with code 3")));
+    tmux.wait_for("t", "the exit message", |screen| {
+        screen.contains(&format!("nagi: the process of {id} exited with code 3"))
+    });
     let after_exit = root.join("stty-after-exit.txt");
-    tmux_run(&tmux, &format!("stty -g > {}; echo exit-seen-$((1+6))", after_exit.display()), "exit-seen-7");
+    tmux_run(
+        &tmux,
+        &format!(
+            "stty -g > {}; echo exit-seen-$((1+6))",
+            after_exit.display()
+        ),
+        "exit-seen-7",
+    );
     assert_eq!(stty_state(&after_exit), stty_state(&before));
 
     // A signal ends the attach too, and the terminal is restored.
     let other = start_shell(&env);
     let other_id = pane_id(&other);
     let pid_file = root.join("attach.pid");
-    let command = format!("clear; sh -c 'echo $$ > {}; exec {} pane attach {other_id}'", pid_file.display(), nagi.display());
+    let command = format!(
+        "clear; sh -c 'echo $$ > {}; exec {} pane attach {other_id}'",
+        pid_file.display(),
+        nagi.display()
+    );
     tmux.run(&["send-keys", "-t", "t", &command, "Enter"]);
     eventually("the attach is running", || viewport(&env, &other_id) == 25);
-    let attach_pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    let attach_pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     // SAFETY: signalling the attach process this test started (through tmux).
     unsafe {
         libc::kill(attach_pid, libc::SIGTERM);
     }
-    tmux.wait_for("t", "the signal message", |screen| screen.contains("ended by signal 15"));
+    tmux.wait_for("t", "the signal message", |screen| {
+        screen.contains("ended by signal 15")
+    });
     let after_signal = root.join("stty-after-signal.txt");
-    tmux_run(&tmux, &format!("stty -g > {}; echo signal-seen-$((2+6))", after_signal.display()), "signal-seen-8");
+    tmux_run(
+        &tmux,
+        &format!(
+            "stty -g > {}; echo signal-seen-$((2+6))",
+            after_signal.display()
+        ),
+        "signal-seen-8",
+    );
     assert_eq!(stty_state(&after_signal), stty_state(&before));
 
     // The server going away ends the attach and restores the terminal.
-    ok_valid(&env, "pane.send_input", json!({"pane_id": other_id, "text": "echo other-$((5+5))", "keys": ["enter"]}));
-    tmux.run(&["send-keys", "-t", "t", &format!("clear; {} pane attach {other_id}", nagi.display()), "Enter"]);
-    tmux.wait_for("t", "the attached pane", |screen| screen.contains("other-10") && !screen.contains("signal-seen-8"));
+    ok_valid(
+        &env,
+        "pane.send_input",
+        json!({"pane_id": other_id, "text": "echo other-$((5+5))", "keys": ["enter"]}),
+    );
+    tmux.run(&[
+        "send-keys",
+        "-t",
+        "t",
+        &format!("clear; {} pane attach {other_id}", nagi.display()),
+        "Enter",
+    ]);
+    tmux.wait_for("t", "the attached pane", |screen| {
+        screen.contains("other-10") && !screen.contains("signal-seen-8")
+    });
     env.signal_server(libc::SIGTERM);
-    tmux.wait_for("t", "the server-gone message", |screen| screen.contains("the nagi server closed the attach connection"));
+    tmux.wait_for("t", "the server-gone message", |screen| {
+        screen.contains("the nagi server closed the attach connection")
+    });
     let after_server = root.join("stty-after-server.txt");
-    tmux_run(&tmux, &format!("stty -g > {}; echo server-seen-$((3+6))", after_server.display()), "server-seen-9");
+    tmux_run(
+        &tmux,
+        &format!(
+            "stty -g > {}; echo server-seen-$((3+6))",
+            after_server.display()
+        ),
+        "server-seen-9",
+    );
     assert_eq!(stty_state(&after_server), stty_state(&before));
 }

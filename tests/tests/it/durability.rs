@@ -20,7 +20,9 @@ fn every_answered_create_survives_a_sigkill_and_no_partial_mission_exists() {
         let socket = socket.clone();
         let repository = repo.path_text();
         clients.push(std::thread::spawn(move || {
-            let Ok(mut client) = nagi_schema::client::Client::connect(&socket) else { return };
+            let Ok(mut client) = nagi_schema::client::Client::connect(&socket) else {
+                return;
+            };
             for index in 0..10_000 {
                 let params = create_params(&format!("c{client_index}-{index}"), &repository);
                 match client.request("mission.create", params) {
@@ -36,7 +38,11 @@ fn every_answered_create_survives_a_sigkill_and_no_partial_mission_exists() {
         client.join().unwrap();
     }
     let acknowledged = acknowledged.lock().unwrap().clone();
-    assert!(acknowledged.len() > 8, "the clients made progress before the kill ({})", acknowledged.len());
+    assert!(
+        acknowledged.len() > 8,
+        "the clients made progress before the kill ({})",
+        acknowledged.len()
+    );
 
     env.start_server();
     let listed = env.ok("mission.list", json!({}));
@@ -44,13 +50,20 @@ fn every_answered_create_survives_a_sigkill_and_no_partial_mission_exists() {
     for view in &acknowledged {
         let id = view["mission_id"].as_str().unwrap();
         let now = env.ok("mission.get", json!({"mission_id": id}));
-        assert_eq!(&now["mission"], view, "acknowledged mission {id} changed or vanished");
+        assert_eq!(
+            &now["mission"], view,
+            "acknowledged mission {id} changed or vanished"
+        );
     }
     // Anything stored beyond the acknowledged ones is whole (committed but unanswered).
     for summary in stored {
         let id = summary["mission_id"].as_str().unwrap();
         let mission = env.ok("mission.get", json!({"mission_id": id}))["mission"].clone();
-        assert_eq!(mission["criteria"].as_array().unwrap().len(), 2, "{id} is partial");
+        assert_eq!(
+            mission["criteria"].as_array().unwrap().len(),
+            2,
+            "{id} is partial"
+        );
         assert_eq!(mission["title"], "Fix login");
     }
     assert!(stored.len() >= acknowledged.len());
@@ -74,14 +87,25 @@ fn sixteen_identical_concurrent_creates_make_exactly_one() {
                 scope.spawn(move || {
                     let mut client = env.client();
                     barrier.wait();
-                    client.request("mission.create", create_params("same", &repository)).unwrap()
+                    client
+                        .request("mission.create", create_params("same", &repository))
+                        .unwrap()
                 })
             })
             .collect();
-        handles.into_iter().map(|handle| handle.join().unwrap()).collect()
+        handles
+            .into_iter()
+            .map(|handle| handle.join().unwrap())
+            .collect()
     });
-    let created = outcomes.iter().filter(|outcome| outcome["created"] == true).count();
+    let created = outcomes
+        .iter()
+        .filter(|outcome| outcome["created"] == true)
+        .count();
     assert_eq!(created, 1, "{outcomes:#?}");
     let first = &outcomes[0]["mission"];
-    assert!(outcomes.iter().all(|outcome| &outcome["mission"] == first), "every answer shows the same mission");
+    assert!(
+        outcomes.iter().all(|outcome| &outcome["mission"] == first),
+        "every answer shows the same mission"
+    );
 }

@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 
 fn subscribe(env: &TestEnv, params: Value) -> (BufReader<UnixStream>, Value) {
     let mut stream = UnixStream::connect(&env.socket).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
     let line = json!({"id": "sub", "method": "events.subscribe", "params": params}).to_string();
     stream.write_all(format!("{line}\n").as_bytes()).unwrap();
     let mut reader = BufReader::new(stream);
@@ -19,7 +21,9 @@ fn subscribe(env: &TestEnv, params: Value) -> (BufReader<UnixStream>, Value) {
 }
 
 fn next_events(reader: &mut BufReader<UnixStream>, count: usize) -> Vec<Value> {
-    (0..count).map(|_| TestEnv::read_line_from(reader).expect("an event")).collect()
+    (0..count)
+        .map(|_| TestEnv::read_line_from(reader).expect("an event"))
+        .collect()
 }
 
 #[test]
@@ -48,8 +52,10 @@ fn filters_select_missions_and_kinds() {
     let mut env = TestEnv::new();
     env.start_server();
     let repo = TestRepo::new();
-    let (mut reader, _) =
-        subscribe(&env, json!({"subscriptions": [{"type": "mission", "mission_id": "b", "kinds": ["mission_configured"]}]}));
+    let (mut reader, _) = subscribe(
+        &env,
+        json!({"subscriptions": [{"type": "mission", "mission_id": "b", "kinds": ["mission_configured"]}]}),
+    );
     env.ok("mission.create", create_params("a", &repo.path_text()));
     env.ok("mission.create", create_params("b", &repo.path_text()));
     env.ok("mission.configure", configure_params("a", "true", &[]));
@@ -65,9 +71,15 @@ fn a_subscriber_resumes_after_a_restart_with_every_later_event_exactly_once() {
     let mut env = TestEnv::new();
     env.start_server();
     let repo = TestRepo::new();
-    let (mut reader, _) = subscribe(&env, json!({"subscriptions": [{"type": "mission"}], "after_seq": 0}));
+    let (mut reader, _) = subscribe(
+        &env,
+        json!({"subscriptions": [{"type": "mission"}], "after_seq": 0}),
+    );
     for index in 0..5 {
-        env.ok("mission.create", create_params(&format!("m{index}"), &repo.path_text()));
+        env.ok(
+            "mission.create",
+            create_params(&format!("m{index}"), &repo.path_text()),
+        );
     }
     let seen = next_events(&mut reader, 3);
     let last_seen = seen.last().unwrap()["data"]["seq"].as_u64().unwrap();
@@ -76,15 +88,27 @@ fn a_subscriber_resumes_after_a_restart_with_every_later_event_exactly_once() {
     assert!(TestEnv::read_line_from(&mut reader).is_none() || true);
     env.start_server();
     for index in 5..8 {
-        env.ok("mission.create", create_params(&format!("m{index}"), &repo.path_text()));
+        env.ok(
+            "mission.create",
+            create_params(&format!("m{index}"), &repo.path_text()),
+        );
     }
-    let (mut resumed, ack) = subscribe(&env, json!({"subscriptions": [{"type": "mission"}], "after_seq": last_seen}));
+    let (mut resumed, ack) = subscribe(
+        &env,
+        json!({"subscriptions": [{"type": "mission"}], "after_seq": last_seen}),
+    );
     assert_eq!(ack["result"]["head_seq"], 8);
     env.ok("mission.create", create_params("m8", &repo.path_text()));
     let rest = next_events(&mut resumed, 6);
-    let seqs: Vec<u64> = rest.iter().map(|event| event["data"]["seq"].as_u64().unwrap()).collect();
+    let seqs: Vec<u64> = rest
+        .iter()
+        .map(|event| event["data"]["seq"].as_u64().unwrap())
+        .collect();
     assert_eq!(seqs, vec![4, 5, 6, 7, 8, 9]);
-    let ids: Vec<&str> = rest.iter().map(|event| event["data"]["mission_id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = rest
+        .iter()
+        .map(|event| event["data"]["mission_id"].as_str().unwrap())
+        .collect();
     assert_eq!(ids, vec!["m3", "m4", "m5", "m6", "m7", "m8"]);
 }
 
@@ -107,9 +131,15 @@ fn events_wait_answers_once_a_matching_event_commits() {
     assert_eq!(waited["result"]["type"], "wait_matched", "{waited}");
     assert_eq!(waited["result"]["event"]["event"], "mission_configured");
     // A wait that sees nothing times out with its own code; after_seq replays the past.
-    let timed_out = env.call("events.wait", json!({"match_event": {"event": "mission", "mission_id": "none"}, "timeout_ms": 200}));
+    let timed_out = env.call(
+        "events.wait",
+        json!({"match_event": {"event": "mission", "mission_id": "none"}, "timeout_ms": 200}),
+    );
     assert_eq!(timed_out["error"]["code"], "timeout");
-    let replayed = env.call("events.wait", json!({"match_event": {"event": "mission", "mission_id": "w", "after_seq": 0}}));
+    let replayed = env.call(
+        "events.wait",
+        json!({"match_event": {"event": "mission", "mission_id": "w", "after_seq": 0}}),
+    );
     assert_eq!(replayed["result"]["event"]["data"]["seq"], 1);
 }
 

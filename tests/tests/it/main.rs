@@ -1,15 +1,22 @@
 //! The end-to-end suite: one test binary, the real `nagi` server and CLI in fresh temp
 //! dirs. Each module is one capability.
 
+mod attach;
+mod cockpit;
+mod consent;
 mod durability;
 mod events;
-mod attach;
+mod faults;
+mod load;
 mod missions;
+mod panes;
 mod project;
 mod proof;
+mod read_only_guard;
+mod real_providers;
 mod recovery;
 mod runs;
-mod panes;
 mod schema;
 mod server;
+mod torture;
 mod transport;

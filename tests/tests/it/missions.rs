@@ -12,12 +12,18 @@ struct Session {
 fn session() -> Session {
     let mut env = TestEnv::new();
     env.start_server();
-    Session { env, repo: TestRepo::new() }
+    Session {
+        env,
+        repo: TestRepo::new(),
+    }
 }
 
 impl Session {
     fn create(&self, mission_id: &str) -> Value {
-        self.env.ok("mission.create", create_params(mission_id, &self.repo.path_text()))
+        self.env.ok(
+            "mission.create",
+            create_params(mission_id, &self.repo.path_text()),
+        )
     }
 
     /// Sends a request that must fail with `code` and write nothing.
@@ -25,7 +31,11 @@ impl Session {
         let before = self.env.store_fingerprint();
         let got = self.env.error_code(method, params.clone());
         assert_eq!(got, code, "{method} {params}");
-        assert_eq!(self.env.store_fingerprint(), before, "{method} {params} wrote something");
+        assert_eq!(
+            self.env.store_fingerprint(),
+            before,
+            "{method} {params} wrote something"
+        );
     }
 }
 
@@ -47,15 +57,24 @@ fn create_makes_a_draft_with_criterion_ids_and_is_idempotent() {
     assert_eq!(mission["details_available"], true);
     assert_eq!(mission["unresolved_attention_count"], 0);
     assert!(mission.get("run").is_none() && mission.get("run_history").is_none());
-    assert_eq!(mission["criteria"][0]["criterion_id"], "d47bab29c48399fb5e9864cea6c2a9b2f2ec8687527116a09fcb5f7f522e61db");
-    assert_eq!(mission["criteria"][1]["criterion_id"], "997f65b84cf2fa8ffde6837741fbb82fb790a684fada116052190bf978cddcfa");
+    assert_eq!(
+        mission["criteria"][0]["criterion_id"],
+        "d47bab29c48399fb5e9864cea6c2a9b2f2ec8687527116a09fcb5f7f522e61db"
+    );
+    assert_eq!(
+        mission["criteria"][1]["criterion_id"],
+        "997f65b84cf2fa8ffde6837741fbb82fb790a684fada116052190bf978cddcfa"
+    );
     assert_eq!(mission["criteria"][0]["coverage"], "uncovered");
     assert_eq!(mission["repository_path"], s.repo.path_text());
 
     let before = s.env.store_fingerprint();
     let again = s.create("m1");
     assert_eq!(again["created"], false);
-    assert_eq!(again["mission"], result["mission"], "an identical repeat returns the same view");
+    assert_eq!(
+        again["mission"], result["mission"],
+        "an identical repeat returns the same view"
+    );
     assert_eq!(s.env.store_fingerprint(), before);
 }
 
@@ -64,10 +83,19 @@ fn create_resolves_symlinks_and_relative_paths_to_the_canonical_root() {
     let s = session();
     let link = s.repo.path.parent().unwrap().join("link-to-repo");
     std::os::unix::fs::symlink(&s.repo.path, &link).unwrap();
-    let result = s.env.ok("mission.create", create_params("via-link", link.to_str().unwrap()));
+    let result = s.env.ok(
+        "mission.create",
+        create_params("via-link", link.to_str().unwrap()),
+    );
     assert_eq!(result["mission"]["repository_path"], s.repo.path_text());
     // The same mission through the canonical path is an idempotent repeat.
-    assert_eq!(s.env.ok("mission.create", create_params("via-link", &s.repo.path_text()))["created"], false);
+    assert_eq!(
+        s.env.ok(
+            "mission.create",
+            create_params("via-link", &s.repo.path_text())
+        )["created"],
+        false
+    );
 }
 
 #[test]
@@ -75,11 +103,31 @@ fn create_rejects_a_different_definition_of_an_existing_id() {
     let s = session();
     s.create("m1");
     let base = create_params("m1", &s.repo.path_text());
-    s.rejected("mission.create", with(base.clone(), "title", json!("Other title")), "mission_conflict");
-    s.rejected("mission.create", with(base.clone(), "objective", json!("Other objective")), "mission_conflict");
-    s.rejected("mission.create", with(base.clone(), "acceptance_criteria", json!(["Redirect test passes"])), "mission_conflict");
+    s.rejected(
+        "mission.create",
+        with(base.clone(), "title", json!("Other title")),
+        "mission_conflict",
+    );
+    s.rejected(
+        "mission.create",
+        with(base.clone(), "objective", json!("Other objective")),
+        "mission_conflict",
+    );
+    s.rejected(
+        "mission.create",
+        with(
+            base.clone(),
+            "acceptance_criteria",
+            json!(["Redirect test passes"]),
+        ),
+        "mission_conflict",
+    );
     let other = TestRepo::new();
-    s.rejected("mission.create", with(base, "repository_path", json!(other.path_text())), "mission_conflict");
+    s.rejected(
+        "mission.create",
+        with(base, "repository_path", json!(other.path_text())),
+        "mission_conflict",
+    );
 }
 
 #[test]
@@ -87,15 +135,51 @@ fn create_checks_the_repository_before_anything_else() {
     let s = session();
     let base = create_params("m1", &s.repo.path_text());
     let missing = s.repo.path.join("does-not-exist");
-    s.rejected("mission.create", with(base.clone(), "repository_path", json!(missing.to_str().unwrap())), "invalid_repository");
+    s.rejected(
+        "mission.create",
+        with(
+            base.clone(),
+            "repository_path",
+            json!(missing.to_str().unwrap()),
+        ),
+        "invalid_repository",
+    );
     let not_git = tempfile::tempdir().unwrap();
-    s.rejected("mission.create", with(base.clone(), "repository_path", json!(not_git.path().to_str().unwrap())), "invalid_repository");
+    s.rejected(
+        "mission.create",
+        with(
+            base.clone(),
+            "repository_path",
+            json!(not_git.path().to_str().unwrap()),
+        ),
+        "invalid_repository",
+    );
     let inside = s.repo.path.join("src");
-    s.rejected("mission.create", with(base.clone(), "repository_path", json!(inside.to_str().unwrap())), "invalid_repository");
+    s.rejected(
+        "mission.create",
+        with(
+            base.clone(),
+            "repository_path",
+            json!(inside.to_str().unwrap()),
+        ),
+        "invalid_repository",
+    );
     let file = s.repo.path.join("README.md");
-    s.rejected("mission.create", with(base.clone(), "repository_path", json!(file.to_str().unwrap())), "invalid_repository");
+    s.rejected(
+        "mission.create",
+        with(
+            base.clone(),
+            "repository_path",
+            json!(file.to_str().unwrap()),
+        ),
+        "invalid_repository",
+    );
     // A bad id with a bad path is a repository error (the repository is checked first).
-    let bad_both = with(with(base, "mission_id", json!("../escape")), "repository_path", json!("/nonexistent/x"));
+    let bad_both = with(
+        with(base, "mission_id", json!("../escape")),
+        "repository_path",
+        json!("/nonexistent/x"),
+    );
     s.rejected("mission.create", bad_both, "invalid_repository");
 }
 
@@ -123,7 +207,11 @@ fn create_validates_every_field_with_invalid_mission() {
         ("acceptance_criteria", json!(["esc\u{1b}[31m"])),
     ];
     for (field, value) in cases {
-        s.rejected("mission.create", with(base.clone(), field, value), "invalid_mission");
+        s.rejected(
+            "mission.create",
+            with(base.clone(), field, value),
+            "invalid_mission",
+        );
     }
     // Limits ±1: exactly at the limit is accepted.
     let at_limits = json!({
@@ -135,13 +223,23 @@ fn create_validates_every_field_with_invalid_mission() {
     });
     assert_eq!(s.env.ok("mission.create", at_limits)["created"], true);
     // Tabs and newlines are fine in texts.
-    assert_eq!(s.env.ok("mission.create", with(base, "objective", json!("line one\n\tline two\r\n")))["created"], true);
+    assert_eq!(
+        s.env.ok(
+            "mission.create",
+            with(base, "objective", json!("line one\n\tline two\r\n"))
+        )["created"],
+        true
+    );
 }
 
 #[test]
 fn create_ignores_unknown_fields() {
     let s = session();
-    let params = with(create_params("m1", &s.repo.path_text()), "surprise", json!({"nested": true}));
+    let params = with(
+        create_params("m1", &s.repo.path_text()),
+        "surprise",
+        json!({"nested": true}),
+    );
     assert_eq!(s.env.ok("mission.create", params)["created"], true);
 }
 
@@ -153,7 +251,12 @@ fn list_orders_by_id_in_byte_order_and_omits_objectives() {
     }
     let result = s.env.ok("mission.list", json!({"ignored": 1}));
     assert_eq!(result["type"], "mission_list");
-    let ids: Vec<&str> = result["missions"].as_array().unwrap().iter().map(|m| m["mission_id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = result["missions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["mission_id"].as_str().unwrap())
+        .collect();
     assert_eq!(ids, vec!["B", "_x", "a", "a.1", "b"]);
     let first = &result["missions"][0];
     assert!(first.get("objective").is_none() && first.get("schema_version").is_none());
@@ -165,10 +268,21 @@ fn list_orders_by_id_in_byte_order_and_omits_objectives() {
 fn get_checks_the_id_syntax_before_existence() {
     let s = session();
     s.create("m1");
-    assert_eq!(s.env.ok("mission.get", json!({"mission_id": "m1"}))["type"], "mission_info");
-    s.rejected("mission.get", json!({"mission_id": "../escape"}), "invalid_mission");
+    assert_eq!(
+        s.env.ok("mission.get", json!({"mission_id": "m1"}))["type"],
+        "mission_info"
+    );
+    s.rejected(
+        "mission.get",
+        json!({"mission_id": "../escape"}),
+        "invalid_mission",
+    );
     s.rejected("mission.get", json!({"mission_id": ""}), "invalid_mission");
-    s.rejected("mission.get", json!({"mission_id": "nope"}), "mission_not_found");
+    s.rejected(
+        "mission.get",
+        json!({"mission_id": "nope"}),
+        "mission_not_found",
+    );
     s.rejected("mission.get", json!({}), "invalid_request");
     s.rejected("mission.get", json!({"mission_id": 5}), "invalid_request");
 }
@@ -195,10 +309,23 @@ fn configure_freezes_the_plan_and_reports_coverage() {
     assert_eq!(mission["declared_check_count"], 2);
     assert_eq!(mission["checks"][0]["status"], "missing");
     assert_eq!(mission["checks"][1]["status"], "manual_missing");
-    assert_eq!(mission["checks"][1]["covered_criterion_ids"].as_array().unwrap().len(), 1, "duplicates collapse");
+    assert_eq!(
+        mission["checks"][1]["covered_criterion_ids"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1,
+        "duplicates collapse"
+    );
     assert_eq!(mission["criteria"][0]["coverage"], "covered");
-    assert_eq!(mission["criteria"][0]["required_check_ids"], json!(["unit"]));
-    assert_eq!(mission["criteria"][1]["required_check_ids"], json!(["review"]));
+    assert_eq!(
+        mission["criteria"][0]["required_check_ids"],
+        json!(["unit"])
+    );
+    assert_eq!(
+        mission["criteria"][1]["required_check_ids"],
+        json!(["review"])
+    );
 
     // The same set in another order is an idempotent repeat, and the stored order is kept.
     let before = s.env.store_fingerprint();
@@ -208,7 +335,11 @@ fn configure_freezes_the_plan_and_reports_coverage() {
     assert_eq!(again["mission"]["checks"][0]["check_id"], "unit");
     assert_eq!(s.env.store_fingerprint(), before);
     // A different plan conflicts.
-    s.rejected("mission.configure", json!({"mission_id": "m1", "checks": [command_check("unit", json!([0, 1]))]}), "mission_conflict");
+    s.rejected(
+        "mission.configure",
+        json!({"mission_id": "m1", "checks": [command_check("unit", json!([0, 1]))]}),
+        "mission_conflict",
+    );
 }
 
 #[test]
@@ -244,9 +375,16 @@ fn configure_rejects_every_invalid_plan_with_invalid_closure() {
         plan(json!([command_check("unit", json!([0, 2]))])),
         plan(json!([command_check("unit", json!([0]))])),
         plan(json!([optional_only])),
-        plan(json!([command_check("unit", json!([0, 1])), command_check("unit", json!([0]))])),
+        plan(json!([
+            command_check("unit", json!([0, 1])),
+            command_check("unit", json!([0]))
+        ])),
         plan(json!([])),
-        plan(json!((0..33).map(|i| command_check(&format!("c{i}"), json!([0, 1]))).collect::<Vec<_>>())),
+        plan(json!(
+            (0..33)
+                .map(|i| command_check(&format!("c{i}"), json!([0, 1])))
+                .collect::<Vec<_>>()
+        )),
         plan(json!([bad_cwd])),
         plan(json!([absolute_artifact])),
         plan(json!([root_exact])),
@@ -263,17 +401,40 @@ fn configure_rejects_every_invalid_plan_with_invalid_closure() {
         s.rejected("mission.configure", params, "invalid_closure");
     }
     // Exactly 32 checks is fine.
-    let full = plan(json!((0..32).map(|i| command_check(&format!("c{i}"), json!([0, 1]))).collect::<Vec<_>>()));
-    assert_eq!(s.env.ok("mission.configure", full)["mission"]["declared_check_count"], 32);
+    let full = plan(json!(
+        (0..32)
+            .map(|i| command_check(&format!("c{i}"), json!([0, 1])))
+            .collect::<Vec<_>>()
+    ));
+    assert_eq!(
+        s.env.ok("mission.configure", full)["mission"]["declared_check_count"],
+        32
+    );
 }
 
 #[test]
 fn configure_on_a_missing_mission_is_not_found_even_with_a_malformed_id() {
     let s = session();
-    s.rejected("mission.configure", json!({"mission_id": "nope", "checks": [command_check("u", json!([0]))]}), "mission_not_found");
-    s.rejected("mission.configure", json!({"mission_id": "../x", "checks": [command_check("u", json!([0]))]}), "mission_not_found");
-    s.rejected("mission.configure", json!({"mission_id": "m1", "checks": [{"kind": "shell", "id": "x"}]}), "invalid_request");
-    s.rejected("mission.configure", json!({"mission_id": "m1", "checks": [{"kind": "command", "id": "x"}]}), "invalid_request");
+    s.rejected(
+        "mission.configure",
+        json!({"mission_id": "nope", "checks": [command_check("u", json!([0]))]}),
+        "mission_not_found",
+    );
+    s.rejected(
+        "mission.configure",
+        json!({"mission_id": "../x", "checks": [command_check("u", json!([0]))]}),
+        "mission_not_found",
+    );
+    s.rejected(
+        "mission.configure",
+        json!({"mission_id": "m1", "checks": [{"kind": "shell", "id": "x"}]}),
+        "invalid_request",
+    );
+    s.rejected(
+        "mission.configure",
+        json!({"mission_id": "m1", "checks": [{"kind": "command", "id": "x"}]}),
+        "invalid_request",
+    );
 }
 
 #[test]
@@ -282,12 +443,22 @@ fn configure_normalises_paths() {
     s.create("m1");
     let mut check = command_check("unit", json!([0, 1]));
     check["cwd"] = json!("./crates//core/");
-    check["relevant_paths"] = json!([{"type": "prefix", "prefix": "./"}, {"type": "exact", "path": "./src//lib.rs/"}]);
-    s.env.ok("mission.configure", json!({"mission_id": "m1", "checks": [check.clone()]}));
+    check["relevant_paths"] =
+        json!([{"type": "prefix", "prefix": "./"}, {"type": "exact", "path": "./src//lib.rs/"}]);
+    s.env.ok(
+        "mission.configure",
+        json!({"mission_id": "m1", "checks": [check.clone()]}),
+    );
     // The normalised form is the same declaration: an idempotent repeat.
     check["cwd"] = json!("crates/core");
     check["relevant_paths"] = json!([{"type": "exact", "path": "src/lib.rs"}, {"type": "all"}]);
-    assert_eq!(s.env.ok("mission.configure", json!({"mission_id": "m1", "checks": [check]}))["configured"], false);
+    assert_eq!(
+        s.env.ok(
+            "mission.configure",
+            json!({"mission_id": "m1", "checks": [check]})
+        )["configured"],
+        false
+    );
 }
 
 #[test]
@@ -295,20 +466,52 @@ fn respond_on_the_public_socket_always_needs_the_cockpit_and_writes_nothing() {
     let s = session();
     s.create("m1");
     let params = json!({"mission_id": "m1", "run_id": "r1", "attention_id": "attention:x", "decision": "approve_once"});
-    s.rejected("mission.respond", params.clone(), "interactive_consent_required");
-    s.rejected("mission.respond", with(params.clone(), "decision", json!("answer")), "interactive_consent_required");
-    s.rejected("mission.respond", with(params.clone(), "mission_id", json!("missing")), "interactive_consent_required");
-    s.rejected("mission.respond", with(params.clone(), "decision", json!("allow_for_mission")), "invalid_request");
-    s.rejected("mission.respond", with(params, "forged_actor", json!("local-user")), "invalid_request");
+    s.rejected(
+        "mission.respond",
+        params.clone(),
+        "interactive_consent_required",
+    );
+    s.rejected(
+        "mission.respond",
+        with(params.clone(), "decision", json!("answer")),
+        "interactive_consent_required",
+    );
+    s.rejected(
+        "mission.respond",
+        with(params.clone(), "mission_id", json!("missing")),
+        "interactive_consent_required",
+    );
+    s.rejected(
+        "mission.respond",
+        with(params.clone(), "decision", json!("allow_for_mission")),
+        "invalid_request",
+    );
+    s.rejected(
+        "mission.respond",
+        with(params, "forged_actor", json!("local-user")),
+        "invalid_request",
+    );
 }
 
 #[test]
 fn close_follows_its_status_rules() {
     let s = session();
     s.create("m1");
-    s.rejected("mission.close", json!({"mission_id": "m1"}), "mission_not_ready");
-    s.rejected("mission.close", json!({"mission_id": "missing"}), "mission_not_found");
-    s.rejected("mission.close", json!({"mission_id": "../bad"}), "mission_not_found");
+    s.rejected(
+        "mission.close",
+        json!({"mission_id": "m1"}),
+        "mission_not_ready",
+    );
+    s.rejected(
+        "mission.close",
+        json!({"mission_id": "missing"}),
+        "mission_not_found",
+    );
+    s.rejected(
+        "mission.close",
+        json!({"mission_id": "../bad"}),
+        "mission_not_found",
+    );
 }
 
 #[test]
@@ -317,7 +520,17 @@ fn attention_companions_answer_for_empty_and_missing_items() {
     s.create("m1");
     let list = s.env.ok("attention.list", json!({}));
     assert_eq!(list, json!({"type": "attention_list", "items": []}));
-    assert_eq!(s.env.ok("attention.list", json!({"mission_id": "m1", "include_closed": true}))["items"], json!([]));
-    s.rejected("attention.get", json!({"attention_id": "attention:nope"}), "attention_not_found");
+    assert_eq!(
+        s.env.ok(
+            "attention.list",
+            json!({"mission_id": "m1", "include_closed": true})
+        )["items"],
+        json!([])
+    );
+    s.rejected(
+        "attention.get",
+        json!({"attention_id": "attention:nope"}),
+        "attention_not_found",
+    );
     s.rejected("attention.get", json!({}), "invalid_request");
 }

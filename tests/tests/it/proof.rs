@@ -14,10 +14,17 @@ fn toml_string(text: &str) -> String {
 fn configure_fakes(env: &TestEnv, script: &Value) -> std::path::PathBuf {
     std::fs::create_dir_all(&env.config_dir).unwrap();
     let log = env.home().join("fake.log");
-    let fake_env = format!("NAGI_FAKE_SCRIPT = {}, NAGI_FAKE_LOG = {}", toml_string(&script.to_string()), toml_string(log.to_str().unwrap()));
+    let fake_env = format!(
+        "NAGI_FAKE_SCRIPT = {}, NAGI_FAKE_LOG = {}",
+        toml_string(&script.to_string()),
+        toml_string(log.to_str().unwrap())
+    );
     let mut config = String::new();
     for (section, binary) in [("codex", "fake_codex"), ("claude_code", "fake_claude")] {
-        config.push_str(&format!("[providers.{section}]\ncommand = [{}]\nenv = {{ {fake_env} }}\n\n", toml_string(test_binary(binary).to_str().unwrap())));
+        config.push_str(&format!(
+            "[providers.{section}]\ncommand = [{}]\nenv = {{ {fake_env} }}\n\n",
+            toml_string(test_binary(binary).to_str().unwrap())
+        ));
     }
     std::fs::write(env.config_dir.join("config.toml"), config).unwrap();
     log
@@ -40,24 +47,37 @@ fn session(checks: Value, execute: bool) -> Proof {
     env.start_server();
     let repo = TestRepo::new();
     env.ok("mission.create", create_params("m1", &repo.path_text()));
-    env.ok("mission.configure", json!({"mission_id": "m1", "checks": checks}));
+    env.ok(
+        "mission.configure",
+        json!({"mission_id": "m1", "checks": checks}),
+    );
     env.ok("mission.start", json!({"mission_id": "m1", "run_id": "r1", "provider": "codex", "mode": "managed", "execute_declared_checks": execute}));
     Proof { env, repo, log }
 }
 
 fn settled(env: &TestEnv) -> Value {
     wait_for_mission(env, "m1", "settled", |mission| {
-        (mission["status"] == "review_required" || mission["status"] == "ready_to_close" || mission["status"] == "blocked"
+        (mission["status"] == "review_required"
+            || mission["status"] == "ready_to_close"
+            || mission["status"] == "blocked"
             || mission["status"] == "archived")
             && mission["run"]["live"] == false
-            && !mission["status_reason"].as_str().unwrap_or_default().contains("proof needs fresh evidence")
+            && !mission["status_reason"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("proof needs fresh evidence")
     })
 }
 
 #[test]
 fn the_happy_path_ends_archived_with_a_receipt() {
-    let s = session(json!([check("unit", "test", &["-f", "README.md"], json!([]))]), true);
-    let ready = wait_for_mission(&s.env, "m1", "ready_to_close", |mission| mission["status"] == "ready_to_close");
+    let s = session(
+        json!([check("unit", "test", &["-f", "README.md"], json!([]))]),
+        true,
+    );
+    let ready = wait_for_mission(&s.env, "m1", "ready_to_close", |mission| {
+        mission["status"] == "ready_to_close"
+    });
     assert_eq!(ready["checks"][0]["status"], "passed");
     let receipt = s.env.ok("mission.proof.get", json!({"mission_id": "m1"}))["receipt"].clone();
     assert_eq!(receipt["decision"], "ready_to_close");
@@ -67,21 +87,37 @@ fn the_happy_path_ends_archived_with_a_receipt() {
     assert_eq!(receipt["fresh_evidence"][0]["check_id"], "unit");
     assert_eq!(receipt["fresh_evidence"][0]["source"]["kind"], "command");
     assert_eq!(receipt["fresh_evidence"][0]["source"]["exit_code"], 0);
-    assert_eq!(receipt["attention_digest"], "3fee3088a6bac012817a1e32b01acbc8895f78c403506121151fbaca0c88dbab");
+    assert_eq!(
+        receipt["attention_digest"],
+        "3fee3088a6bac012817a1e32b01acbc8895f78c403506121151fbaca0c88dbab"
+    );
     let accepted = s.env.ok("mission.close", json!({"mission_id": "m1"}));
     assert_eq!(accepted["type"], "mission_close_accepted");
-    let archived = wait_for_mission(&s.env, "m1", "archived", |mission| mission["status"] == "archived");
+    let archived = wait_for_mission(&s.env, "m1", "archived", |mission| {
+        mission["status"] == "archived"
+    });
     assert_eq!(archived["checks"][0]["status"], "passed");
-    let final_receipt = s.env.ok("mission.proof.get", json!({"mission_id": "m1"}))["receipt"].clone();
+    let final_receipt =
+        s.env.ok("mission.proof.get", json!({"mission_id": "m1"}))["receipt"].clone();
     assert_eq!(final_receipt["decision"], "archived");
-    assert_eq!(final_receipt["subject_digest"], receipt["subject_digest"], "the same subject was proven twice");
+    assert_eq!(
+        final_receipt["subject_digest"], receipt["subject_digest"],
+        "the same subject was proven twice"
+    );
     assert!(final_receipt["authority_sequence"].as_u64() > receipt["authority_sequence"].as_u64());
     assert_ne!(final_receipt["seal_digest"], receipt["seal_digest"]);
     // Closing again is idempotent.
-    assert_eq!(s.env.ok("mission.close", json!({"mission_id": "m1"}))["mission"]["status"], "archived");
+    assert_eq!(
+        s.env.ok("mission.close", json!({"mission_id": "m1"}))["mission"]["status"],
+        "archived"
+    );
     // The CLI shows the proof.
     let shown = s.env.nagi_ok(&["mission", "proof", "m1"]);
-    assert!(shown.stdout.contains("archived") && shown.stdout.contains("unit"), "{}", shown.describe());
+    assert!(
+        shown.stdout.contains("archived") && shown.stdout.contains("unit"),
+        "{}",
+        shown.describe()
+    );
 }
 
 #[test]
@@ -90,52 +126,122 @@ fn proof_get_before_a_seal_is_not_ready() {
     let mission = settled(&s.env);
     assert_eq!(mission["status"], "review_required");
     assert_eq!(mission["checks"][0]["status"], "failed");
-    assert!(mission["status_reason"].as_str().unwrap().contains("does not verify"), "{mission}");
-    assert_eq!(s.env.error_code("mission.proof.get", json!({"mission_id": "m1"})), "proof_not_ready");
-    assert_eq!(s.env.error_code("mission.proof.get", json!({"mission_id": "../x"})), "invalid_mission");
-    assert_eq!(s.env.error_code("mission.close", json!({"mission_id": "m1"})), "mission_not_ready");
+    assert!(
+        mission["status_reason"]
+            .as_str()
+            .unwrap()
+            .contains("does not verify"),
+        "{mission}"
+    );
+    assert_eq!(
+        s.env
+            .error_code("mission.proof.get", json!({"mission_id": "m1"})),
+        "proof_not_ready"
+    );
+    assert_eq!(
+        s.env
+            .error_code("mission.proof.get", json!({"mission_id": "../x"})),
+        "invalid_mission"
+    );
+    assert_eq!(
+        s.env
+            .error_code("mission.close", json!({"mission_id": "m1"})),
+        "mission_not_ready"
+    );
 }
 
 #[test]
 fn a_later_check_that_changes_an_earlier_checks_files_makes_it_stale() {
     let checks = json!([
-        check("readme", "test", &["-f", "README.md"], json!([{"type": "exact", "path": "README.md"}])),
-        check("touch", "sh", &["-c", "echo more >> README.md"], json!([{"type": "exact", "path": "src/lib.rs"}])),
+        check(
+            "readme",
+            "test",
+            &["-f", "README.md"],
+            json!([{"type": "exact", "path": "README.md"}])
+        ),
+        check(
+            "touch",
+            "sh",
+            &["-c", "echo more >> README.md"],
+            json!([{"type": "exact", "path": "src/lib.rs"}])
+        ),
     ]);
     let s = session(checks, true);
     let mission = settled(&s.env);
     assert_eq!(mission["status"], "review_required", "{mission}");
     let reason = mission["status_reason"].as_str().unwrap();
-    assert!(reason.contains("readme") && reason.contains("stale"), "{reason}");
+    assert!(
+        reason.contains("readme") && reason.contains("stale"),
+        "{reason}"
+    );
 }
 
 #[test]
 fn verify_runs_the_checks_on_demand_with_consent() {
-    let s = session(json!([check("unit", "test", &["-f", "README.md"], json!([]))]), false);
-    let mission = wait_for_mission(&s.env, "m1", "review_required", |mission| mission["status"] == "review_required" && mission["run"]["live"] == false);
-    assert_eq!(mission["checks"][0]["status"], "missing", "no consent, no checks");
+    let s = session(
+        json!([check("unit", "test", &["-f", "README.md"], json!([]))]),
+        false,
+    );
+    let mission = wait_for_mission(&s.env, "m1", "review_required", |mission| {
+        mission["status"] == "review_required" && mission["run"]["live"] == false
+    });
+    assert_eq!(
+        mission["checks"][0]["status"], "missing",
+        "no consent, no checks"
+    );
     let before = s.env.store_fingerprint();
-    assert_eq!(s.env.error_code("mission.verify", json!({"mission_id": "m1"})), "interactive_consent_required");
+    assert_eq!(
+        s.env
+            .error_code("mission.verify", json!({"mission_id": "m1"})),
+        "interactive_consent_required"
+    );
     assert_eq!(s.env.store_fingerprint(), before);
-    let accepted = s.env.ok("mission.verify", json!({"mission_id": "m1", "execute_declared_checks": true}));
+    let accepted = s.env.ok(
+        "mission.verify",
+        json!({"mission_id": "m1", "execute_declared_checks": true}),
+    );
     assert_eq!(accepted["type"], "mission_verify_accepted");
-    wait_for_mission(&s.env, "m1", "ready_to_close", |mission| mission["status"] == "ready_to_close");
-    assert_eq!(s.env.error_code("mission.verify", json!({"mission_id": "m1", "execute_declared_checks": true})), "mission_not_ready");
+    wait_for_mission(&s.env, "m1", "ready_to_close", |mission| {
+        mission["status"] == "ready_to_close"
+    });
+    assert_eq!(
+        s.env.error_code(
+            "mission.verify",
+            json!({"mission_id": "m1", "execute_declared_checks": true})
+        ),
+        "mission_not_ready"
+    );
 }
 
 #[test]
 fn a_workspace_change_between_ready_and_close_blocks_with_a_reason() {
-    let s = session(json!([check("unit", "test", &["-f", "README.md"], json!([{"type": "exact", "path": "README.md"}]))]), true);
-    wait_for_mission(&s.env, "m1", "ready_to_close", |mission| mission["status"] == "ready_to_close");
+    let s = session(
+        json!([check(
+            "unit",
+            "test",
+            &["-f", "README.md"],
+            json!([{"type": "exact", "path": "README.md"}])
+        )]),
+        true,
+    );
+    wait_for_mission(&s.env, "m1", "ready_to_close", |mission| {
+        mission["status"] == "ready_to_close"
+    });
     s.repo.write("notes.txt", "an unrelated file appeared\n");
     s.env.ok("mission.close", json!({"mission_id": "m1"}));
-    let mission = wait_for_mission(&s.env, "m1", "blocked", |mission| mission["status"] == "blocked");
+    let mission = wait_for_mission(&s.env, "m1", "blocked", |mission| {
+        mission["status"] == "blocked"
+    });
     let reason = mission["status_reason"].as_str().unwrap();
     assert!(reason.contains("archive"), "{reason}");
 }
 
 fn preview(env: &TestEnv, to: &str) -> Value {
-    env.ok("mission.handoff.preview", json!({"mission_id": "m1", "to": to}))["artifact"].clone()
+    env.ok(
+        "mission.handoff.preview",
+        json!({"mission_id": "m1", "to": to}),
+    )["artifact"]
+        .clone()
 }
 
 fn start_handoff(env: &TestEnv, artifact: &Value) -> Value {
@@ -148,39 +254,73 @@ fn start_handoff(env: &TestEnv, artifact: &Value) -> Value {
 
 #[test]
 fn a_handoff_continues_the_mission_with_another_provider() {
-    let s = session(json!([check("unit", "test", &["-f", "README.md"], json!([]))]), true);
-    wait_for_mission(&s.env, "m1", "ready_to_close", |mission| mission["status"] == "ready_to_close");
+    let s = session(
+        json!([check("unit", "test", &["-f", "README.md"], json!([]))]),
+        true,
+    );
+    wait_for_mission(&s.env, "m1", "ready_to_close", |mission| {
+        mission["status"] == "ready_to_close"
+    });
     s.repo.write("src/new.rs", "pub fn new() {}\n");
     let artifact = preview(&s.env, "claude_code");
     assert_eq!(artifact["source_run_id"], "r1");
     assert_eq!(artifact["source_provider"], "codex");
-    assert!(artifact["suggested_run_id"].as_str().unwrap().starts_with("handoff-claude-"));
+    assert!(
+        artifact["suggested_run_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("handoff-claude-")
+    );
     assert_eq!(artifact["diff"]["dirty"], true);
     assert_eq!(artifact["diff"]["changed_paths"], json!(["src/new.rs"]));
     assert_eq!(artifact["checks"][0]["status"], "passed");
     // Same provider, or an ACP target over the public socket, are refused.
-    assert_eq!(s.env.error_code("mission.handoff.preview", json!({"mission_id": "m1", "to": "codex"})), "invalid_handoff_provider");
+    assert_eq!(
+        s.env.error_code(
+            "mission.handoff.preview",
+            json!({"mission_id": "m1", "to": "codex"})
+        ),
+        "invalid_handoff_provider"
+    );
     let mut acp = artifact.clone();
     acp["target_provider"] = json!("acp");
-    assert_eq!(start_handoff(&s.env, &acp)["error"]["code"], "interactive_consent_required");
+    assert_eq!(
+        start_handoff(&s.env, &acp)["error"]["code"],
+        "interactive_consent_required"
+    );
     // A preview with no change in between starts.
     let started = start_handoff(&s.env, &artifact);
     let mission = &started["result"]["mission"];
-    assert_eq!(started["result"]["type"], "mission_run_started", "{started}");
+    assert_eq!(
+        started["result"]["type"], "mission_run_started",
+        "{started}"
+    );
     assert_eq!(mission["run"]["run_id"], artifact["suggested_run_id"]);
     assert_eq!(mission["run"]["provider"], "claude_code");
     assert_eq!(mission["run"]["handoff_from_run_id"], "r1");
-    assert_eq!(mission["run"]["handoff_artifact_sha256"], artifact["artifact_sha256"]);
+    assert_eq!(
+        mission["run"]["handoff_artifact_sha256"],
+        artifact["artifact_sha256"]
+    );
     assert_eq!(mission["run"]["base_revision"], artifact["base_revision"]);
     assert_eq!(mission["run_history"][0]["run_id"], "r1");
-    assert_eq!(mission["checks"][0]["status"], "stale", "prior evidence is stale");
+    assert_eq!(
+        mission["checks"][0]["status"], "stale",
+        "prior evidence is stale"
+    );
     assert!(mission.get("evidence_pack_digest").is_none());
     // The target got the handoff prompt, not the mission prompt, in a fresh session.
-    let done = wait_for_mission(&s.env, "m1", "the new run's proof", |mission| mission["status"] == "ready_to_close" && mission["run"]["provider"] == "claude_code");
+    let done = wait_for_mission(&s.env, "m1", "the new run's proof", |mission| {
+        mission["status"] == "ready_to_close" && mission["run"]["provider"] == "claude_code"
+    });
     assert_eq!(done["run_history"].as_array().unwrap().len(), 1);
     let prompts: Vec<String> = log_prompts(&s.log);
     assert_eq!(prompts.len(), 2, "{prompts:?}");
-    assert!(prompts[1].contains("r1") && prompts[1].contains("src/new.rs"), "{}", prompts[1]);
+    assert!(
+        prompts[1].contains("r1") && prompts[1].contains("src/new.rs"),
+        "{}",
+        prompts[1]
+    );
 }
 
 fn log_prompts(path: &Path) -> Vec<String> {
@@ -195,29 +335,60 @@ fn log_prompts(path: &Path) -> Vec<String> {
 
 #[test]
 fn any_drift_between_preview_and_start_is_refused_and_changes_nothing() {
-    let s = session(json!([check("unit", "test", &["-f", "README.md"], json!([]))]), false);
-    wait_for_mission(&s.env, "m1", "review_required", |mission| mission["status"] == "review_required" && mission["run"]["live"] == false);
+    let s = session(
+        json!([check("unit", "test", &["-f", "README.md"], json!([]))]),
+        false,
+    );
+    wait_for_mission(&s.env, "m1", "review_required", |mission| {
+        mission["status"] == "review_required" && mission["run"]["live"] == false
+    });
     // An edited file.
     let artifact = preview(&s.env, "claude_code");
-    s.repo.write("src/lib.rs", "pub fn answer() -> u32 { 43 }\n");
+    s.repo
+        .write("src/lib.rs", "pub fn answer() -> u32 { 43 }\n");
     let before = s.env.store_fingerprint();
-    assert_eq!(start_handoff(&s.env, &artifact)["error"]["code"], "handoff_artifact_changed");
-    assert_eq!(s.env.store_fingerprint(), before, "a refused start writes nothing");
+    assert_eq!(
+        start_handoff(&s.env, &artifact)["error"]["code"],
+        "handoff_artifact_changed"
+    );
+    assert_eq!(
+        s.env.store_fingerprint(),
+        before,
+        "a refused start writes nothing"
+    );
     // A mission mutation (a verification records evidence and moves updated_at_millis).
     let artifact = preview(&s.env, "claude_code");
-    s.env.ok("mission.verify", json!({"mission_id": "m1", "execute_declared_checks": true}));
-    wait_for_mission(&s.env, "m1", "verified", |mission| mission["checks"][0]["status"] == "passed");
-    assert_eq!(start_handoff(&s.env, &artifact)["error"]["code"], "handoff_artifact_changed");
+    s.env.ok(
+        "mission.verify",
+        json!({"mission_id": "m1", "execute_declared_checks": true}),
+    );
+    wait_for_mission(&s.env, "m1", "verified", |mission| {
+        mission["checks"][0]["status"] == "passed"
+    });
+    assert_eq!(
+        start_handoff(&s.env, &artifact)["error"]["code"],
+        "handoff_artifact_changed"
+    );
     // A changed generated_at or digest.
     let artifact = preview(&s.env, "claude_code");
     let mut wrong_time = artifact.clone();
-    wrong_time["generated_at_millis"] = json!(artifact["generated_at_millis"].as_u64().unwrap() + 1);
-    assert_eq!(start_handoff(&s.env, &wrong_time)["error"]["code"], "handoff_artifact_changed");
+    wrong_time["generated_at_millis"] =
+        json!(artifact["generated_at_millis"].as_u64().unwrap() + 1);
+    assert_eq!(
+        start_handoff(&s.env, &wrong_time)["error"]["code"],
+        "handoff_artifact_changed"
+    );
     let mut wrong_digest = artifact.clone();
     wrong_digest["artifact_sha256"] = json!("0".repeat(64));
-    assert_eq!(start_handoff(&s.env, &wrong_digest)["error"]["code"], "handoff_artifact_changed");
+    assert_eq!(
+        start_handoff(&s.env, &wrong_digest)["error"]["code"],
+        "handoff_artifact_changed"
+    );
     let mission = s.env.ok("mission.get", json!({"mission_id": "m1"}))["mission"].clone();
-    assert_eq!(mission["run"]["run_id"], "r1", "the source run remains current");
+    assert_eq!(
+        mission["run"]["run_id"], "r1",
+        "the source run remains current"
+    );
     assert!(mission.get("run_history").is_none());
 }
 
@@ -239,40 +410,80 @@ fn secrets_never_leave_the_server_in_the_artifact_or_the_prompt() {
                "objective": format!("Use the key {} and call https://admin:{}@example.com", secrets[0], secrets[3]),
                "acceptance_criteria": [format!("token={}", secrets[1]), format!("AWS key {} rotated", secrets[2])]}),
     );
-    env.ok("mission.configure", json!({"mission_id": "m1", "checks": [check("unit", "true", &[], json!([]))]}));
-    env.ok("mission.start", json!({"mission_id": "m1", "run_id": "r1", "provider": "codex", "mode": "managed"}));
-    wait_for_mission(&env, "m1", "review_required", |mission| mission["status"] == "review_required" && mission["run"]["live"] == false);
-    repo.write(&format!("config/{}.txt", secrets[2]), &format!("password={}\n", secrets[3]));
-    repo.write("src/lib.rs", &format!("// {}\npub fn answer() -> u32 {{ 42 }}\n", secrets[1]));
+    env.ok(
+        "mission.configure",
+        json!({"mission_id": "m1", "checks": [check("unit", "true", &[], json!([]))]}),
+    );
+    env.ok(
+        "mission.start",
+        json!({"mission_id": "m1", "run_id": "r1", "provider": "codex", "mode": "managed"}),
+    );
+    wait_for_mission(&env, "m1", "review_required", |mission| {
+        mission["status"] == "review_required" && mission["run"]["live"] == false
+    });
+    repo.write(
+        &format!("config/{}.txt", secrets[2]),
+        &format!("password={}\n", secrets[3]),
+    );
+    repo.write(
+        "src/lib.rs",
+        &format!("// {}\npub fn answer() -> u32 {{ 42 }}\n", secrets[1]),
+    );
     let artifact = preview(&env, "claude_code");
     let text = artifact.to_string();
     for secret in secrets {
-        assert!(!text.contains(secret), "{secret} leaked into the artifact: {text}");
+        assert!(
+            !text.contains(secret),
+            "{secret} leaked into the artifact: {text}"
+        );
     }
     assert!(text.contains("[REDACTED]"));
     let started = start_handoff(&env, &artifact);
-    assert_eq!(started["result"]["type"], "mission_run_started", "{started}");
-    wait_for_mission(&env, "m1", "the continuation ran", |mission| mission["run"]["provider"] == "claude_code" && mission["run"]["live"] == false);
+    assert_eq!(
+        started["result"]["type"], "mission_run_started",
+        "{started}"
+    );
+    wait_for_mission(&env, "m1", "the continuation ran", |mission| {
+        mission["run"]["provider"] == "claude_code" && mission["run"]["live"] == false
+    });
     let prompts = log_prompts(&log);
     let handoff_prompt = prompts.last().unwrap();
     for secret in secrets {
-        assert!(!handoff_prompt.contains(secret), "{secret} leaked into the handoff prompt: {handoff_prompt}");
+        assert!(
+            !handoff_prompt.contains(secret),
+            "{secret} leaked into the handoff prompt: {handoff_prompt}"
+        );
     }
 }
 
 #[test]
 fn checks_interrupted_by_a_crash_are_run_again() {
-    let s = session(json!([check("slow", "sh", &["-c", "sleep 2; test -f README.md"], json!([]))]), true);
-    wait_for_mission(&s.env, "m1", "checks running", |mission| mission["status"] == "review_required");
+    let s = session(
+        json!([check(
+            "slow",
+            "sh",
+            &["-c", "sleep 2; test -f README.md"],
+            json!([])
+        )]),
+        true,
+    );
+    wait_for_mission(&s.env, "m1", "checks running", |mission| {
+        mission["status"] == "review_required"
+    });
     std::thread::sleep(std::time::Duration::from_millis(500));
     let mut env = s.env;
     env.kill_server();
     env.start_server();
-    let mission = wait_for_mission(&env, "m1", "ready_to_close after the re-run", |mission| mission["status"] == "ready_to_close");
+    let mission = wait_for_mission(&env, "m1", "ready_to_close after the re-run", |mission| {
+        mission["status"] == "ready_to_close"
+    });
     assert_eq!(mission["checks"][0]["status"], "passed");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !env.store_fingerprint().1.contains("claims=0") {
-        assert!(std::time::Instant::now() < deadline, "the re-run leaked its claim");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the re-run leaked its claim"
+        );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }

@@ -31,7 +31,11 @@ fn configure_fakes(env: &TestEnv, script: &Value, startup: Option<&str>) -> std:
 }
 
 fn log_entries(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path).unwrap_or_default().lines().filter_map(|line| serde_json::from_str(line).ok()).collect()
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
 }
 
 fn processes_with_marker(session_dir: &Path) -> Vec<i32> {
@@ -41,7 +45,11 @@ fn processes_with_marker(session_dir: &Path) -> Vec<i32> {
         .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter(|pid| {
             std::fs::read(format!("/proc/{pid}/environ"))
-                .map(|environ| environ.split(|byte| *byte == 0).any(|entry| entry == needle.as_slice()))
+                .map(|environ| {
+                    environ
+                        .split(|byte| *byte == 0)
+                        .any(|entry| entry == needle.as_slice())
+                })
                 .unwrap_or(false)
         })
         .collect()
@@ -60,39 +68,81 @@ fn an_active_run_resumes_its_session_without_replaying_the_prompt() {
     env.start_server();
     let repo = TestRepo::new();
     start(&env, &repo);
-    let before = wait_for_mission(&env, "m1", "waiting on an approval", |mission| mission["unresolved_attention_count"] == 1);
+    let before = wait_for_mission(&env, "m1", "waiting on an approval", |mission| {
+        mission["unresolved_attention_count"] == 1
+    });
     assert_eq!(before["status"], "active");
     let old_providers = processes_with_marker(&env.config_dir);
-    assert!(!old_providers.is_empty(), "the provider carries the session marker");
+    assert!(
+        !old_providers.is_empty(),
+        "the provider carries the session marker"
+    );
     env.kill_server();
     // The resumed provider will not ask again: its next turn just finishes.
-    configure_fakes(&env, &json!([{"text": "continuing after the restart"}]), None);
+    configure_fakes(
+        &env,
+        &json!([{"text": "continuing after the restart"}]),
+        None,
+    );
     env.start_server();
     // No process of the killed server survives (new ones carry the same marker, so compare pids).
     for pid in &old_providers {
-        assert!(!Path::new(&format!("/proc/{pid}")).exists() || std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(") Z "), "pid {pid} survived");
+        assert!(
+            !Path::new(&format!("/proc/{pid}")).exists()
+                || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .unwrap_or_default()
+                    .contains(") Z "),
+            "pid {pid} survived"
+        );
     }
-    let mission = wait_for_mission(&env, "m1", "review_required after the resumed turn", |mission| mission["status"] == "review_required");
+    let mission = wait_for_mission(
+        &env,
+        "m1",
+        "review_required after the resumed turn",
+        |mission| mission["status"] == "review_required",
+    );
     assert_eq!(mission["run"]["run_id"], "r1");
     // The approval that was open before the restart expired with a reason.
-    let items = env.ok("attention.list", json!({"mission_id": "m1", "include_closed": true}))["items"].clone();
+    let items = env.ok(
+        "attention.list",
+        json!({"mission_id": "m1", "include_closed": true}),
+    )["items"]
+        .clone();
     let item = &items[0];
     assert_eq!(item["state"]["state"], "expired", "{item}");
     assert_eq!(item["unread"], false);
-    assert_eq!(mission["unresolved_attention_count"], 0, "an expired item no longer blocks the mission");
+    assert_eq!(
+        mission["unresolved_attention_count"], 0,
+        "an expired item no longer blocks the mission"
+    );
     // The provider resumed the same session and never saw the mission prompt twice.
     let entries = log_entries(&log);
-    let resumes: Vec<&Value> = entries.iter().filter(|entry| entry["event"] == "resume").collect();
+    let resumes: Vec<&Value> = entries
+        .iter()
+        .filter(|entry| entry["event"] == "resume")
+        .collect();
     assert_eq!(resumes.len(), 1, "{entries:#?}");
     assert_eq!(resumes[0]["session_id"], "fake-session-1");
     let mission_prompts = entries
         .iter()
-        .filter(|entry| entry["event"] == "prompt" && entry["text"].as_str().unwrap_or_default().contains("Objective"))
+        .filter(|entry| {
+            entry["event"] == "prompt"
+                && entry["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("Objective")
+        })
         .count();
-    assert_eq!(mission_prompts, 1, "the mission prompt is sent once: {entries:#?}");
+    assert_eq!(
+        mission_prompts, 1,
+        "the mission prompt is sent once: {entries:#?}"
+    );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !env.store_fingerprint().1.contains("claims=0") {
-        assert!(std::time::Instant::now() < deadline, "the finished run never released its claim");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the finished run never released its claim"
+        );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
@@ -104,23 +154,42 @@ fn a_run_that_never_bound_its_session_is_blocked_with_a_reason() {
     env.start_server();
     let repo = TestRepo::new();
     start(&env, &repo);
-    assert_eq!(env.ok("mission.get", json!({"mission_id": "m1"}))["mission"]["status"], "preparing");
+    assert_eq!(
+        env.ok("mission.get", json!({"mission_id": "m1"}))["mission"]["status"],
+        "preparing"
+    );
     env.kill_server();
     env.start_server();
     let mission = env.ok("mission.get", json!({"mission_id": "m1"}))["mission"].clone();
     assert_eq!(mission["status"], "blocked");
-    assert!(mission["status_reason"].as_str().unwrap().contains("before the provider confirmed its session"), "{mission}");
+    assert!(
+        mission["status_reason"]
+            .as_str()
+            .unwrap()
+            .contains("before the provider confirmed its session"),
+        "{mission}"
+    );
     assert!(processes_with_marker(&env.config_dir).iter().all(|pid| {
         // Only the new server's pane followers may carry the marker; no provider.
-        std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default().starts_with("tail")
+        std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+            .unwrap_or_default()
+            .starts_with("tail")
     }));
-    assert!(env.store_fingerprint().1.contains("claims=0"), "the claim of a blocked run is released");
+    assert!(
+        env.store_fingerprint().1.contains("claims=0"),
+        "the claim of a blocked run is released"
+    );
     // The mission can start a new run.
     configure_fakes(&env, &json!([{"text": "second try"}]), None);
     env.signal_server(libc::SIGTERM);
     env.start_server();
-    env.ok("mission.start", json!({"mission_id": "m1", "run_id": "r2", "provider": "codex", "mode": "managed"}));
-    wait_for_mission(&env, "m1", "review_required", |mission| mission["status"] == "review_required");
+    env.ok(
+        "mission.start",
+        json!({"mission_id": "m1", "run_id": "r2", "provider": "codex", "mode": "managed"}),
+    );
+    wait_for_mission(&env, "m1", "review_required", |mission| {
+        mission["status"] == "review_required"
+    });
 }
 
 #[test]
@@ -130,11 +199,16 @@ fn a_graceful_stop_keeps_the_run_live_and_a_re_asked_request_can_be_answered_aga
     env.start_server();
     let repo = TestRepo::new();
     start(&env, &repo);
-    wait_for_mission(&env, "m1", "active", |mission| mission["status"] == "active" && mission["unresolved_attention_count"] == 1);
+    wait_for_mission(&env, "m1", "active", |mission| {
+        mission["status"] == "active" && mission["unresolved_attention_count"] == 1
+    });
     let before = env.ok("attention.list", json!({"mission_id": "m1"}))["items"][0].clone();
     env.signal_server(libc::SIGTERM);
     let stored = store_fingerprint(&env.database_path()).1;
-    assert!(stored.contains("\"status\":\"active\""), "a stop is not a failure: {stored}");
+    assert!(
+        stored.contains("\"status\":\"active\""),
+        "a stop is not a failure: {stored}"
+    );
     env.start_server();
     // The resumed provider asks the same question again: the same item reopens, answerable.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
@@ -145,7 +219,10 @@ fn a_graceful_stop_keeps_the_run_live_and_a_re_asked_request_can_be_answered_aga
         {
             break item.clone();
         }
-        assert!(std::time::Instant::now() < deadline, "the item never became answerable again: {items}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the item never became answerable again: {items}"
+        );
         std::thread::sleep(std::time::Duration::from_millis(100));
     };
     assert_eq!(item["attention_id"], before["attention_id"]);
@@ -167,15 +244,27 @@ fn recover_dry_run_shows_what_would_happen() {
     env.start_server();
     let repo = TestRepo::new();
     start(&env, &repo);
-    wait_for_mission(&env, "m1", "active", |mission| mission["status"] == "active");
+    wait_for_mission(&env, "m1", "active", |mission| {
+        mission["status"] == "active"
+    });
     env.kill_server();
     let run = env.nagi_ok(&["--json", "mission", "recover", "--dry-run"]);
     let actions = run.json();
     assert_eq!(actions[0]["mission_id"], "m1");
     assert_eq!(actions[0]["action"], "resume");
     let human = env.nagi_ok(&["mission", "recover", "--dry-run"]);
-    assert!(human.stdout.contains("m1") && human.stdout.contains("resume"), "{}", human.describe());
-    assert!(!env.socket.exists() || std::os::unix::net::UnixStream::connect(&env.socket).is_err(), "a dry run starts no server");
+    assert!(
+        human.stdout.contains("m1") && human.stdout.contains("resume"),
+        "{}",
+        human.describe()
+    );
+    assert!(
+        !env.socket.exists() || std::os::unix::net::UnixStream::connect(&env.socket).is_err(),
+        "a dry run starts no server"
+    );
     let stored = store_fingerprint(&env.database_path()).1;
-    assert!(stored.contains("\"status\":\"active\""), "a dry run changes nothing");
+    assert!(
+        stored.contains("\"status\":\"active\""),
+        "a dry run changes nothing"
+    );
 }

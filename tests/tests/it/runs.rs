@@ -22,12 +22,21 @@ fn write_config(env: &TestEnv, script: &Value, extra_env: &[(&str, &str)]) -> st
     std::fs::create_dir_all(&env.config_dir).unwrap();
     // Under the session's HOME: a confined read-only provider may write there.
     let log = env.home().join("fake.log");
-    let mut fake_env = format!("NAGI_FAKE_SCRIPT = {}, NAGI_FAKE_LOG = {}", toml_string(&script.to_string()), toml_string(log.to_str().unwrap()));
+    let mut fake_env = format!(
+        "NAGI_FAKE_SCRIPT = {}, NAGI_FAKE_LOG = {}",
+        toml_string(&script.to_string()),
+        toml_string(log.to_str().unwrap())
+    );
     for (key, value) in extra_env {
         fake_env.push_str(&format!(", {key} = {}", toml_string(value)));
     }
     let mut config = String::new();
-    for (section, binary) in [("codex", "fake_codex"), ("claude_code", "fake_claude"), ("open_code", "fake_opencode"), ("acp", "fake_acp")] {
+    for (section, binary) in [
+        ("codex", "fake_codex"),
+        ("claude_code", "fake_claude"),
+        ("open_code", "fake_opencode"),
+        ("acp", "fake_acp"),
+    ] {
         config.push_str(&format!(
             "[providers.{section}]\ncommand = [{}]\nenv = {{ {fake_env} }}\n\n",
             toml_string(test_binary(binary).to_str().unwrap())
@@ -43,7 +52,10 @@ fn runs_with(script: Value, extra_env: &[(&str, &str)]) -> Runs {
     env.start_server();
     let repo = TestRepo::new();
     env.ok("mission.create", create_params("m1", &repo.path_text()));
-    env.ok("mission.configure", configure_params("m1", "test", &["-f", "README.md"]));
+    env.ok(
+        "mission.configure",
+        configure_params("m1", "test", &["-f", "README.md"]),
+    );
     Runs { env, repo, log }
 }
 
@@ -56,29 +68,53 @@ fn status_is(status: &'static str) -> impl Fn(&Value) -> bool {
 }
 
 fn fake_log(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path).unwrap_or_default().lines().filter_map(|line| serde_json::from_str(line).ok()).collect()
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
 }
 
 #[test]
 fn each_provider_runs_a_turn_to_review_required_with_evidence() {
     for provider in ["codex", "claude_code", "open_code"] {
-        let runs = runs_with(json!([{"text": "reading the readme"}, {"tool": "cat README.md", "output": "# demo"}, {"text": "done"}]), &[]);
+        let runs = runs_with(
+            json!([{"text": "reading the readme"}, {"tool": "cat README.md", "output": "# demo"}, {"text": "done"}]),
+            &[],
+        );
         let started = runs.env.ok("mission.start", start_params(provider, "r1"));
         assert_eq!(started["type"], "mission_run_started");
         let mission = &started["mission"];
         assert_eq!(mission["status"], "preparing", "{provider}");
         assert_eq!(mission["run"]["base_revision"], runs.repo.head());
         assert_eq!(mission["run"]["worktree_path"], runs.repo.path_text());
-        assert!(mission["run"]["pane_id"].as_str().unwrap().starts_with('w'), "{mission}");
-        assert!(mission["run"]["enforcement"].as_str().unwrap().starts_with("provider_sandbox"));
+        assert!(
+            mission["run"]["pane_id"].as_str().unwrap().starts_with('w'),
+            "{mission}"
+        );
+        assert!(
+            mission["run"]["enforcement"]
+                .as_str()
+                .unwrap()
+                .starts_with("provider_sandbox")
+        );
         let done = wait_for_mission(&runs.env, "m1", "ready_to_close with evidence", |mission| {
             mission["status"] == "ready_to_close" && mission["checks"][0]["status"] == "passed"
         });
-        assert!(done.get("run").unwrap().get("provider_session_id").is_none(), "the native session id never leaves the server");
+        assert!(
+            done.get("run")
+                .unwrap()
+                .get("provider_session_id")
+                .is_none(),
+            "the native session id never leaves the server"
+        );
         let evidence = &done["evidence"][0];
         assert_eq!(evidence["exit_code"], 0);
         assert!(evidence["duration_millis"].is_u64());
-        assert_eq!(done["run"]["live"], false, "{provider}: the provider's part is over");
+        assert_eq!(
+            done["run"]["live"], false,
+            "{provider}: the provider's part is over"
+        );
         // The transcript pane shows the agent's words.
         let pane = done["run"]["pane_id"].as_str().unwrap().to_string();
         let transcript = poll_pane_text(&runs.env, &pane, "done");
@@ -92,8 +128,14 @@ fn each_provider_runs_a_turn_to_review_required_with_evidence() {
 fn poll_pane_text(env: &TestEnv, pane: &str, needle: &str) -> String {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
-        let read = env.ok("pane.read", json!({"pane_id": pane, "source": "recent", "lines": 200}));
-        let text = read["read"]["text"].as_str().unwrap_or_default().to_string();
+        let read = env.ok(
+            "pane.read",
+            json!({"pane_id": pane, "source": "recent", "lines": 200}),
+        );
+        let text = read["read"]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         if text.contains(needle) || std::time::Instant::now() > deadline {
             return text;
         }
@@ -105,7 +147,12 @@ fn poll_pane_text(env: &TestEnv, pane: &str, needle: &str) -> String {
 fn the_session_binds_before_the_turn_completes_and_events_show_the_path() {
     let runs = runs_with(json!([{"text": "hi"}]), &[]);
     runs.env.ok("mission.start", start_params("codex", "r1"));
-    wait_for_mission(&runs.env, "m1", "ready_to_close", status_is("ready_to_close"));
+    wait_for_mission(
+        &runs.env,
+        "m1",
+        "ready_to_close",
+        status_is("ready_to_close"),
+    );
     let waited = runs.env.ok(
         "events.wait",
         json!({"match_event": {"event": "mission", "mission_id": "m1", "kind": "mission_session_bound", "after_seq": 0}, "timeout_ms": 5000}),
@@ -122,7 +169,17 @@ fn the_session_binds_before_the_turn_completes_and_events_show_the_path() {
         .collect();
     let mut path: Vec<String> = statuses.clone();
     path.dedup();
-    assert_eq!(path, vec!["draft", "preparing", "active", "review_required", "ready_to_close"], "{statuses:?}");
+    assert_eq!(
+        path,
+        vec![
+            "draft",
+            "preparing",
+            "active",
+            "review_required",
+            "ready_to_close"
+        ],
+        "{statuses:?}"
+    );
 }
 
 #[test]
@@ -135,20 +192,39 @@ fn approvals_and_questions_become_durable_attention_items() {
         &[],
     );
     runs.env.ok("mission.start", start_params("codex", "r1"));
-    let mission = wait_for_mission(&runs.env, "m1", "one attention item", |mission| mission["unresolved_attention_count"] == 1);
+    let mission = wait_for_mission(&runs.env, "m1", "one attention item", |mission| {
+        mission["unresolved_attention_count"] == 1
+    });
     assert_eq!(mission["status"], "active");
-    let items = runs.env.ok("attention.list", json!({"mission_id": "m1"}))["items"].as_array().unwrap().clone();
+    let items = runs.env.ok("attention.list", json!({"mission_id": "m1"}))["items"]
+        .as_array()
+        .unwrap()
+        .clone();
     assert_eq!(items.len(), 1);
     let item = &items[0];
     assert_eq!(item["kind"], "permission_request");
     assert_eq!(item["risk"], "high");
-    assert!(item["requested_action"].as_str().unwrap().contains("rm -rf build"), "{item}");
+    assert!(
+        item["requested_action"]
+            .as_str()
+            .unwrap()
+            .contains("rm -rf build"),
+        "{item}"
+    );
     assert_eq!(item["state"]["state"], "open");
     assert_eq!(item["response_capability"], "reliable");
     assert_eq!(item["source"], "provider_api");
     assert_eq!(item["run_id"], "r1");
-    assert!(item["attention_id"].as_str().unwrap().starts_with("attention:"));
-    let got = runs.env.ok("attention.get", json!({"attention_id": item["attention_id"]}));
+    assert!(
+        item["attention_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("attention:")
+    );
+    let got = runs.env.ok(
+        "attention.get",
+        json!({"attention_id": item["attention_id"]}),
+    );
     assert_eq!(got["item"], *item);
     // The public socket cannot answer it, and answering writes nothing.
     let before = runs.env.store_fingerprint();
@@ -158,7 +234,12 @@ fn approvals_and_questions_become_durable_attention_items() {
     );
     assert_eq!(code, "interactive_consent_required");
     assert_eq!(runs.env.store_fingerprint(), before);
-    assert!(fake_log(&runs.log).iter().all(|entry| entry["event"] != "decision"), "nothing reached the provider");
+    assert!(
+        fake_log(&runs.log)
+            .iter()
+            .all(|entry| entry["event"] != "decision"),
+        "nothing reached the provider"
+    );
 }
 
 #[test]
@@ -167,8 +248,11 @@ fn a_question_is_a_low_risk_provider_question_with_its_options() {
         json!([{"ask": {"question": "Which database?", "header": "DB", "options": ["sqlite", "postgres"], "multiple": false}}]),
         &[],
     );
-    runs.env.ok("mission.start", start_params("claude_code", "r1"));
-    wait_for_mission(&runs.env, "m1", "one attention item", |mission| mission["unresolved_attention_count"] == 1);
+    runs.env
+        .ok("mission.start", start_params("claude_code", "r1"));
+    wait_for_mission(&runs.env, "m1", "one attention item", |mission| {
+        mission["unresolved_attention_count"] == 1
+    });
     let item = runs.env.ok("attention.list", json!({}))["items"][0].clone();
     assert_eq!(item["kind"], "provider_question");
     assert_eq!(item["risk"], "low");
@@ -183,51 +267,88 @@ fn a_crash_mid_turn_fails_the_run_with_a_readable_reason() {
     runs.env.ok("mission.start", start_params("codex", "r1"));
     let mission = wait_for_mission(&runs.env, "m1", "failed", status_is("failed"));
     let reason = mission["status_reason"].as_str().unwrap();
-    assert!(reason.contains("stopped unexpectedly") || reason.contains("failed"), "{reason}");
-    assert!(runs.env.store_fingerprint().1.contains("claims=0"), "the claim is released");
+    assert!(
+        reason.contains("stopped unexpectedly") || reason.contains("failed"),
+        "{reason}"
+    );
+    assert!(
+        runs.env.store_fingerprint().1.contains("claims=0"),
+        "the claim is released"
+    );
 }
 
 #[test]
 fn a_provider_that_exits_at_once_or_prints_garbage_fails_with_a_reason() {
     for startup in ["exit", "garbage_then_crash"] {
-        let extra: &[(&str, &str)] = if startup == "exit" { &[("NAGI_FAKE_STARTUP", "exit")] } else { &[("NAGI_FAKE_STARTUP", "crash")] };
+        let extra: &[(&str, &str)] = if startup == "exit" {
+            &[("NAGI_FAKE_STARTUP", "exit")]
+        } else {
+            &[("NAGI_FAKE_STARTUP", "crash")]
+        };
         let runs = runs_with(json!(["garbage", {"text": "never"}]), extra);
         runs.env.ok("mission.start", start_params("codex", "r1"));
         let mission = wait_for_mission(&runs.env, "m1", "failed", status_is("failed"));
-        assert!(mission["status_reason"].as_str().unwrap().len() > 10, "{mission}");
+        assert!(
+            mission["status_reason"].as_str().unwrap().len() > 10,
+            "{mission}"
+        );
     }
     let runs = runs_with(json!(["garbage"]), &[]);
     runs.env.ok("mission.start", start_params("codex", "r1"));
     let mission = wait_for_mission(&runs.env, "m1", "failed", status_is("failed"));
-    assert!(mission["status_reason"].as_str().unwrap().contains("Protocol"), "{mission}");
+    assert!(
+        mission["status_reason"]
+            .as_str()
+            .unwrap()
+            .contains("Protocol"),
+        "{mission}"
+    );
 }
 
 #[test]
 fn a_read_only_run_cannot_change_the_workspace() {
-    let runs = runs_with(json!([{"write_file": {"path": "src/lib.rs", "content": "pub fn answer() -> u32 { 0 }\n"}}, {"text": "tried"}]), &[]);
+    let runs = runs_with(
+        json!([{"write_file": {"path": "src/lib.rs", "content": "pub fn answer() -> u32 { 0 }\n"}}, {"text": "tried"}]),
+        &[],
+    );
     let before = std::fs::read(runs.repo.path.join("src/lib.rs")).unwrap();
     runs.env.ok("mission.start", start_params("codex", "r1"));
     let mission = wait_for_mission(&runs.env, "m1", "the end of its checks", |mission| {
-        mission["checks"][0]["status"] != "missing" && (mission["status"] == "review_required" || mission["status"] == "ready_to_close")
+        mission["checks"][0]["status"] != "missing"
+            && (mission["status"] == "review_required" || mission["status"] == "ready_to_close")
     });
     let after = std::fs::read(runs.repo.path.join("src/lib.rs")).unwrap();
     let enforcement = mission["run"]["enforcement"].as_str().unwrap();
     if enforcement.contains("landlock") {
         assert_eq!(after, before, "Landlock must stop the write");
-        let writes: Vec<Value> = fake_log(&runs.log).into_iter().filter(|entry| entry["event"] == "write").collect();
+        let writes: Vec<Value> = fake_log(&runs.log)
+            .into_iter()
+            .filter(|entry| entry["event"] == "write")
+            .collect();
         assert_eq!(writes.len(), 1, "the fake tried once");
         assert_eq!(writes[0]["ok"], false, "{writes:?}");
     }
     if after != before {
         let items = runs.env.ok("attention.list", json!({"mission_id": "m1"}))["items"].clone();
-        assert!(items.as_array().unwrap().iter().any(|item| item["kind"] == "security_warning"), "{items}");
+        assert!(
+            items
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|item| item["kind"] == "security_warning"),
+            "{items}"
+        );
     }
 }
 
 #[test]
 fn without_kernel_confinement_the_digest_guard_catches_a_write() {
     let mut env = TestEnv::new();
-    let log = write_config(&env, &json!([{"write_file": {"path": "src/lib.rs", "content": "changed\n"}}, {"text": "wrote"}]), &[]);
+    let log = write_config(
+        &env,
+        &json!([{"write_file": {"path": "src/lib.rs", "content": "changed\n"}}, {"text": "wrote"}]),
+        &[],
+    );
     let mut config = std::fs::read_to_string(env.config_dir.join("config.toml")).unwrap();
     config.push_str("[sandbox]\nlandlock = false\n");
     std::fs::write(env.config_dir.join("config.toml"), config).unwrap();
@@ -239,12 +360,26 @@ fn without_kernel_confinement_the_digest_guard_catches_a_write() {
     let mission = wait_for_mission(&env, "m1", "review_required with a warning", |mission| {
         mission["status"] == "review_required" && mission["unresolved_attention_count"] == 1
     });
-    assert_eq!(mission["run"]["enforcement"], "provider_sandbox+workspace_digest");
-    assert!(fake_log(&log).iter().any(|entry| entry["event"] == "write" && entry["ok"] == true), "the fake wrote");
+    assert_eq!(
+        mission["run"]["enforcement"],
+        "provider_sandbox+workspace_digest"
+    );
+    assert!(
+        fake_log(&log)
+            .iter()
+            .any(|entry| entry["event"] == "write" && entry["ok"] == true),
+        "the fake wrote"
+    );
     let item = env.ok("attention.list", json!({"mission_id": "m1"}))["items"][0].clone();
     assert_eq!(item["kind"], "security_warning");
     assert_eq!(item["risk"], "critical");
-    assert!(item["requested_action"].as_str().unwrap().contains("changed during read-only run r1"), "{item}");
+    assert!(
+        item["requested_action"]
+            .as_str()
+            .unwrap()
+            .contains("changed during read-only run r1"),
+        "{item}"
+    );
 }
 
 #[test]
@@ -254,7 +389,11 @@ fn start_rejects_bad_requests_before_writing_anything() {
     let base = start_params("codex", "r1");
     let rejected = |params: Value, code: &str| {
         let before = env.store_fingerprint();
-        assert_eq!(env.error_code("mission.start", params.clone()), code, "{params}");
+        assert_eq!(
+            env.error_code("mission.start", params.clone()),
+            code,
+            "{params}"
+        );
         assert_eq!(env.store_fingerprint(), before, "{params} wrote something");
     };
     let with = |key: &str, value: Value| {
@@ -262,21 +401,48 @@ fn start_rejects_bad_requests_before_writing_anything() {
         params[key] = value;
         params
     };
-    rejected(with("execute_project_recipe", json!(true)), "interactive_consent_required");
-    rejected(with("provider", json!("acp")), "interactive_consent_required");
-    rejected(with("mode", json!("passthrough")), "provider_mode_unavailable");
+    rejected(
+        with("execute_project_recipe", json!(true)),
+        "interactive_consent_required",
+    );
+    rejected(
+        with("provider", json!("acp")),
+        "interactive_consent_required",
+    );
+    rejected(
+        with("mode", json!("passthrough")),
+        "provider_mode_unavailable",
+    );
     rejected(with("mission_id", json!("missing")), "mission_not_found");
     rejected(with("run_id", json!(" ")), "invalid_run");
     rejected(with("run_id", json!("r".repeat(129))), "invalid_run");
     rejected(with("run_id", json!("bad id")), "invalid_mission");
-    rejected(with("worktree_path", json!("/nonexistent/path")), "invalid_repository");
-    rejected(with("worktree_path", json!(runs.repo.path.join("src").to_str().unwrap())), "invalid_repository");
+    rejected(
+        with("worktree_path", json!("/nonexistent/path")),
+        "invalid_repository",
+    );
+    rejected(
+        with(
+            "worktree_path",
+            json!(runs.repo.path.join("src").to_str().unwrap()),
+        ),
+        "invalid_repository",
+    );
     let other = TestRepo::new();
-    rejected(with("worktree_path", json!(other.path_text())), "invalid_repository");
-    rejected(with("workspace_write_confirmed", json!(true)), "invalid_request");
+    rejected(
+        with("worktree_path", json!(other.path_text())),
+        "invalid_repository",
+    );
+    rejected(
+        with("workspace_write_confirmed", json!(true)),
+        "invalid_request",
+    );
     rejected(with("provider", json!("gemini")), "invalid_request");
     // A mission without a plan.
-    env.ok("mission.create", create_params("bare", &runs.repo.path_text()));
+    env.ok(
+        "mission.create",
+        create_params("bare", &runs.repo.path_text()),
+    );
     let mut bare = base.clone();
     bare["mission_id"] = json!("bare");
     rejected(bare, "invalid_closure");
@@ -286,7 +452,11 @@ fn start_rejects_bad_requests_before_writing_anything() {
 fn a_missing_provider_executable_is_reported_at_once() {
     let mut env = TestEnv::new();
     std::fs::create_dir_all(&env.config_dir).unwrap();
-    std::fs::write(env.config_dir.join("config.toml"), "[providers.codex]\ncommand = [\"/nonexistent/codex\"]\n").unwrap();
+    std::fs::write(
+        env.config_dir.join("config.toml"),
+        "[providers.codex]\ncommand = [\"/nonexistent/codex\"]\n",
+    )
+    .unwrap();
     env.env.insert("PATH".into(), "/usr/bin:/bin".into());
     env.start_server();
     let repo = TestRepo::new();
@@ -294,12 +464,25 @@ fn a_missing_provider_executable_is_reported_at_once() {
     env.ok("mission.configure", configure_params("m1", "true", &[]));
     let before = env.store_fingerprint();
     let response = env.call("mission.start", start_params("codex", "r1"));
-    assert_eq!(response["error"]["code"], "provider_unavailable", "{response}");
-    assert!(response["error"]["message"].as_str().unwrap().contains("/nonexistent/codex"));
+    assert_eq!(
+        response["error"]["code"], "provider_unavailable",
+        "{response}"
+    );
+    assert!(
+        response["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("/nonexistent/codex")
+    );
     // Not on PATH either.
     let claude = env.call("mission.start", start_params("claude_code", "r1"));
     assert_eq!(claude["error"]["code"], "provider_unavailable");
-    assert!(claude["error"]["message"].as_str().unwrap().contains("not on PATH"));
+    assert!(
+        claude["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not on PATH")
+    );
     assert_eq!(env.store_fingerprint(), before);
 }
 
@@ -308,12 +491,19 @@ fn a_second_mission_on_a_claimed_checkout_is_refused_with_its_own_code() {
     let runs = runs_with(json!([{"approve_command": "wait here"}]), &[]);
     runs.env.ok("mission.start", start_params("codex", "r1"));
     wait_for_mission(&runs.env, "m1", "active", status_is("active"));
-    runs.env.ok("mission.create", create_params("m2", &runs.repo.path_text()));
-    runs.env.ok("mission.configure", configure_params("m2", "true", &[]));
+    runs.env.ok(
+        "mission.create",
+        create_params("m2", &runs.repo.path_text()),
+    );
+    runs.env
+        .ok("mission.configure", configure_params("m2", "true", &[]));
     let before = runs.env.store_fingerprint();
     let mut params = start_params("codex", "r2");
     params["mission_id"] = json!("m2");
-    assert_eq!(runs.env.error_code("mission.start", params), "checkout_claimed");
+    assert_eq!(
+        runs.env.error_code("mission.start", params),
+        "checkout_claimed"
+    );
     assert_eq!(runs.env.store_fingerprint(), before);
     // A linked worktree of the same repository is another checkout: it can be claimed.
     let linked = runs.repo.add_worktree("linked");
@@ -321,7 +511,10 @@ fn a_second_mission_on_a_claimed_checkout_is_refused_with_its_own_code() {
     params["mission_id"] = json!("m2");
     params["worktree_path"] = json!(linked.to_str().unwrap());
     let started = runs.env.ok("mission.start", params);
-    assert_eq!(started["mission"]["run"]["worktree_path"], linked.to_str().unwrap());
+    assert_eq!(
+        started["mission"]["run"]["worktree_path"],
+        linked.to_str().unwrap()
+    );
 }
 
 #[test]
@@ -331,13 +524,27 @@ fn a_live_retry_is_idempotent_and_other_parameters_conflict() {
     wait_for_mission(&runs.env, "m1", "active", status_is("active"));
     let before = runs.env.store_fingerprint();
     let again = runs.env.ok("mission.start", start_params("codex", "r1"));
-    assert_eq!(again["mission"]["run"]["run_id"], first["mission"]["run"]["run_id"]);
-    assert_eq!(runs.env.store_fingerprint(), before, "no second provider, nothing written");
+    assert_eq!(
+        again["mission"]["run"]["run_id"],
+        first["mission"]["run"]["run_id"]
+    );
+    assert_eq!(
+        runs.env.store_fingerprint(),
+        before,
+        "no second provider, nothing written"
+    );
     let mut different = start_params("claude_code", "r1");
     different["execute_declared_checks"] = json!(false);
-    assert_eq!(runs.env.error_code("mission.start", different), "run_conflict");
+    assert_eq!(
+        runs.env.error_code("mission.start", different),
+        "run_conflict"
+    );
     // A second start with another run id while the first is live.
-    assert_eq!(runs.env.error_code("mission.start", start_params("codex", "r9")), "mission_runtime_error");
+    assert_eq!(
+        runs.env
+            .error_code("mission.start", start_params("codex", "r9")),
+        "mission_runtime_error"
+    );
 }
 
 #[test]
@@ -351,13 +558,25 @@ fn two_concurrent_starts_of_the_same_mission_have_exactly_one_winner() {
                 scope.spawn(move || env.call("mission.start", start_params("codex", run_id)))
             })
             .collect();
-        handles.into_iter().map(|handle| handle.join().unwrap()).collect()
+        handles
+            .into_iter()
+            .map(|handle| handle.join().unwrap())
+            .collect()
     });
-    let winners = outcomes.iter().filter(|outcome| outcome.get("result").is_some()).count();
+    let winners = outcomes
+        .iter()
+        .filter(|outcome| outcome.get("result").is_some())
+        .count();
     assert_eq!(winners, 1, "{outcomes:#?}");
-    let loser = outcomes.iter().find(|outcome| outcome.get("error").is_some()).unwrap();
+    let loser = outcomes
+        .iter()
+        .find(|outcome| outcome.get("error").is_some())
+        .unwrap();
     let code = loser["error"]["code"].as_str().unwrap();
-    assert!(["checkout_claimed", "mission_runtime_error"].contains(&code), "{loser}");
+    assert!(
+        ["checkout_claimed", "mission_runtime_error"].contains(&code),
+        "{loser}"
+    );
     let mission = runs.env.ok("mission.get", json!({"mission_id": "m1"}))["mission"].clone();
     assert!(mission.get("run_history").is_none(), "one run only");
 }
@@ -367,9 +586,17 @@ fn a_new_run_after_the_previous_one_ended_keeps_the_history() {
     let runs = runs_with(json!(["crash"]), &[]);
     runs.env.ok("mission.start", start_params("codex", "r1"));
     wait_for_mission(&runs.env, "m1", "failed", status_is("failed"));
-    assert_eq!(runs.env.error_code("mission.start", start_params("codex", "r1")), "run_conflict", "a used run id");
-    runs.env.ok("mission.start", start_params("claude_code", "r2"));
-    let mission = wait_for_mission(&runs.env, "m1", "failed again", |mission| mission["run"]["run_id"] == "r2" && mission["status"] == "failed");
+    assert_eq!(
+        runs.env
+            .error_code("mission.start", start_params("codex", "r1")),
+        "run_conflict",
+        "a used run id"
+    );
+    runs.env
+        .ok("mission.start", start_params("claude_code", "r2"));
+    let mission = wait_for_mission(&runs.env, "m1", "failed again", |mission| {
+        mission["run"]["run_id"] == "r2" && mission["status"] == "failed"
+    });
     assert_eq!(mission["run_history"][0]["run_id"], "r1");
     assert_eq!(mission["run_history"][0]["provider"], "codex");
     assert_eq!(mission["run"]["provider"], "claude_code");
@@ -382,9 +609,14 @@ fn checks_that_fail_are_shown_with_their_exit_code() {
     env.start_server();
     let repo = TestRepo::new();
     env.ok("mission.create", create_params("m1", &repo.path_text()));
-    env.ok("mission.configure", configure_params("m1", "sh", &["-c", "echo nope; exit 3"]));
+    env.ok(
+        "mission.configure",
+        configure_params("m1", "sh", &["-c", "echo nope; exit 3"]),
+    );
     env.ok("mission.start", start_params("codex", "r1"));
-    let mission = wait_for_mission(&env, "m1", "a failed check", |mission| mission["checks"][0]["status"] == "failed");
+    let mission = wait_for_mission(&env, "m1", "a failed check", |mission| {
+        mission["checks"][0]["status"] == "failed"
+    });
     assert_eq!(mission["status"], "review_required");
     let evidence = &mission["evidence"][0];
     assert_eq!(evidence["exit_code"], 3);

@@ -11,10 +11,18 @@ fn the_socket_is_private_in_a_private_directory() {
     let mut env = TestEnv::new();
     env.start_server();
     let socket_mode = std::fs::metadata(&env.socket).unwrap().permissions().mode() & 0o777;
-    let dir_mode = std::fs::metadata(&env.config_dir).unwrap().permissions().mode() & 0o777;
+    let dir_mode = std::fs::metadata(&env.config_dir)
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
     assert_eq!(socket_mode, 0o600);
     assert_eq!(dir_mode, 0o700);
-    let database_mode = std::fs::metadata(env.database_path()).unwrap().permissions().mode() & 0o777;
+    let database_mode = std::fs::metadata(env.database_path())
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
     assert_eq!(database_mode, 0o600);
 }
 
@@ -24,8 +32,16 @@ fn a_second_server_on_an_answering_socket_exits_with_a_clear_message() {
     env.start_server();
     let second = env.nagi(&["server"]);
     assert_eq!(second.status, 3, "{}", second.describe());
-    assert!(second.stderr.contains("already running"), "{}", second.describe());
-    assert_eq!(env.ok("ping", json!({}))["type"], "pong", "the first server is unharmed");
+    assert!(
+        second.stderr.contains("already running"),
+        "{}",
+        second.describe()
+    );
+    assert_eq!(
+        env.ok("ping", json!({}))["type"],
+        "pong",
+        "the first server is unharmed"
+    );
 }
 
 #[test]
@@ -45,7 +61,10 @@ fn server_stop_sigterm_and_sigint_stop_cleanly_and_keep_every_commit() {
         let mut env = TestEnv::new();
         env.start_server();
         for index in 0..5 {
-            env.ok("mission.create", create_params(&format!("m{round}-{index}"), &repo.path_text()));
+            env.ok(
+                "mission.create",
+                create_params(&format!("m{round}-{index}"), &repo.path_text()),
+            );
         }
         match how {
             "stop" => {
@@ -55,9 +74,19 @@ fn server_stop_sigterm_and_sigint_stop_cleanly_and_keep_every_commit() {
             "term" => assert!(env.signal_server(libc::SIGTERM).unwrap().success()),
             _ => assert!(env.signal_server(libc::SIGINT).unwrap().success()),
         }
-        assert!(!env.socket.exists(), "{how}: a clean stop removes the socket");
+        assert!(
+            !env.socket.exists(),
+            "{how}: a clean stop removes the socket"
+        );
         env.start_server();
-        assert_eq!(env.ok("mission.list", json!({}))["missions"].as_array().unwrap().len(), 5, "{how}");
+        assert_eq!(
+            env.ok("mission.list", json!({}))["missions"]
+                .as_array()
+                .unwrap()
+                .len(),
+            5,
+            "{how}"
+        );
     }
 }
 
@@ -83,10 +112,15 @@ fn a_peer_with_another_uid_is_refused() {
             Ok(stream) => {
                 use std::io::{BufRead, Write};
                 let mut writer = stream.try_clone().unwrap();
-                let _ = writer.write_all(b"{\"id\":\"x\",\"method\":\"mission.list\",\"params\":{}}\n");
+                let _ =
+                    writer.write_all(b"{\"id\":\"x\",\"method\":\"mission.list\",\"params\":{}}\n");
                 let mut line = String::new();
                 let _ = std::io::BufReader::new(stream).read_line(&mut line);
-                if line.contains("permission_denied") { 0 } else { 1 }
+                if line.contains("permission_denied") {
+                    0
+                } else {
+                    1
+                }
             }
             Err(_) => 2,
         };
@@ -96,7 +130,11 @@ fn a_peer_with_another_uid_is_refused() {
     unsafe { libc::waitpid(child, &mut status, 0) };
     std::fs::set_permissions(&env.config_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
     assert!(libc::WIFEXITED(status), "child crashed");
-    assert_eq!(libc::WEXITSTATUS(status), 0, "1: answered without permission_denied, 2: could not connect");
+    assert_eq!(
+        libc::WEXITSTATUS(status),
+        0,
+        "1: answered without permission_denied, 2: could not connect"
+    );
 }
 
 #[test]
@@ -106,16 +144,28 @@ fn an_insecure_session_directory_is_refused() {
     std::fs::set_permissions(&env.config_dir, std::fs::Permissions::from_mode(0o777)).unwrap();
     let run = env.nagi(&["server"]);
     assert_eq!(run.status, 3, "{}", run.describe());
-    assert!(run.stderr.contains("accessible to other users"), "{}", run.describe());
+    assert!(
+        run.stderr.contains("accessible to other users"),
+        "{}",
+        run.describe()
+    );
 }
 
 #[test]
 fn the_cli_starts_a_background_server_and_says_so() {
     let env = TestEnv::new();
     let first = env.nagi_ok(&["ping"]);
-    assert!(first.stderr.contains("started one in the background"), "{}", first.describe());
+    assert!(
+        first.stderr.contains("started one in the background"),
+        "{}",
+        first.describe()
+    );
     let second = env.nagi_ok(&["ping"]);
-    assert!(second.stderr.is_empty(), "no second start: {}", second.describe());
+    assert!(
+        second.stderr.is_empty(),
+        "no second start: {}",
+        second.describe()
+    );
     env.nagi_ok(&["server", "stop"]);
 }
 
@@ -123,10 +173,27 @@ fn the_cli_starts_a_background_server_and_says_so() {
 fn named_sessions_are_separate() {
     let env = TestEnv::new();
     let repo = TestRepo::new();
-    env.nagi_ok(&["--session", "alpha", "mission", "create", "m1", "--title", "A", "--repo", &repo.path_text(),
-                  "--objective", "O", "--criterion", "C"]);
-    let alpha = env.nagi_ok(&["--session", "alpha", "--json", "mission", "list"]).json();
-    let beta = env.nagi_ok(&["--session", "beta", "--json", "mission", "list"]).json();
+    env.nagi_ok(&[
+        "--session",
+        "alpha",
+        "mission",
+        "create",
+        "m1",
+        "--title",
+        "A",
+        "--repo",
+        &repo.path_text(),
+        "--objective",
+        "O",
+        "--criterion",
+        "C",
+    ]);
+    let alpha = env
+        .nagi_ok(&["--session", "alpha", "--json", "mission", "list"])
+        .json();
+    let beta = env
+        .nagi_ok(&["--session", "beta", "--json", "mission", "list"])
+        .json();
     assert_eq!(alpha["missions"].as_array().unwrap().len(), 1);
     assert_eq!(beta["missions"].as_array().unwrap().len(), 0);
     assert!(env.config_dir.join("sessions/alpha/nagi.sock").exists());

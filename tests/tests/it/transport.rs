@@ -4,7 +4,9 @@ use nagi_tests::*;
 use serde_json::{Value, json};
 
 fn code(response: &Value) -> &str {
-    response["error"]["code"].as_str().unwrap_or_else(|| panic!("not an error: {response}"))
+    response["error"]["code"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not an error: {response}"))
 }
 
 #[test]
@@ -13,7 +15,9 @@ fn many_requests_on_one_connection_are_answered_in_order() {
     env.start_server();
     let mut lines = String::new();
     for index in 0..50 {
-        lines.push_str(&json!({"id": format!("r{index}"), "method": "ping", "params": {}}).to_string());
+        lines.push_str(
+            &json!({"id": format!("r{index}"), "method": "ping", "params": {}}).to_string(),
+        );
         lines.push('\n');
     }
     let responses = env.raw_bytes(lines.as_bytes());
@@ -44,15 +48,31 @@ fn decode_errors_use_the_contract_codes_and_keep_the_connection() {
         "{\"id\":\"after\",\"method\":\"ping\",\"params\":{}}\n",
     );
     let responses = env.raw_bytes(input.as_bytes());
-    assert_eq!(responses.len(), 9, "blank lines get no reply: {responses:#?}");
+    assert_eq!(
+        responses.len(),
+        9,
+        "blank lines get no reply: {responses:#?}"
+    );
     assert_eq!(code(&responses[0]), "invalid_request");
     assert_eq!(responses[0]["id"], "");
     assert_eq!(code(&responses[1]), "invalid_request");
     assert_eq!(responses[1]["id"], "", "a numeric id cannot be echoed");
-    for (response, id) in responses[2..8].iter().zip(["no-params", "null-params", "unknown", "enum", "strict", "negative"]) {
+    for (response, id) in responses[2..8].iter().zip([
+        "no-params",
+        "null-params",
+        "unknown",
+        "enum",
+        "strict",
+        "negative",
+    ]) {
         assert_eq!(code(response), "invalid_request", "{response}");
         assert_eq!(response["id"], id, "a readable string id is echoed");
-        assert!(response["error"]["message"].as_str().unwrap().starts_with("invalid request: "));
+        assert!(
+            response["error"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("invalid request: ")
+        );
     }
     assert_eq!(responses[8]["result"]["type"], "pong");
 }
@@ -61,12 +81,18 @@ fn decode_errors_use_the_contract_codes_and_keep_the_connection() {
 fn invalid_utf8_gets_an_error_and_the_connection_goes_on() {
     let mut env = TestEnv::new();
     env.start_server();
-    let mut input = b"{\"id\":\"x\",\"method\":\"ping\",\"params\":{\"a\":\"\xff\xfe\"}}\n".to_vec();
+    let mut input =
+        b"{\"id\":\"x\",\"method\":\"ping\",\"params\":{\"a\":\"\xff\xfe\"}}\n".to_vec();
     input.extend_from_slice(b"{\"id\":\"ok\",\"method\":\"ping\",\"params\":{}}\n");
     let responses = env.raw_bytes(&input);
     assert_eq!(responses.len(), 2);
     assert_eq!(code(&responses[0]), "invalid_request");
-    assert!(responses[0]["error"]["message"].as_str().unwrap().contains("UTF-8"));
+    assert!(
+        responses[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("UTF-8")
+    );
     assert_eq!(responses[1]["id"], "ok");
 }
 
@@ -79,7 +105,12 @@ fn an_unterminated_two_mebibyte_line_gets_an_error_reply_and_others_are_served()
     assert_eq!(responses.len(), 1, "one error, then the connection closes");
     assert_eq!(code(&responses[0]), "request_too_large");
     // Exactly at the limit is fine; one byte over is not.
-    let padding = |length: usize| format!("{{\"id\":\"p\",\"method\":\"ping\",\"params\":{{}},\"pad\":\"{}\"}}", "x".repeat(length));
+    let padding = |length: usize| {
+        format!(
+            "{{\"id\":\"p\",\"method\":\"ping\",\"params\":{{}},\"pad\":\"{}\"}}",
+            "x".repeat(length)
+        )
+    };
     let base = padding(0).len();
     let at_limit = padding(1024 * 1024 - base);
     assert_eq!(at_limit.len(), 1024 * 1024);
@@ -113,13 +144,22 @@ fn garbage_on_one_connection_does_not_disturb_another() {
             env.raw_bytes(&junk)
         });
         for index in 0..20 {
-            let result = steady.request("mission.create", create_params(&format!("m{index}"), &repo.path_text())).unwrap();
+            let result = steady
+                .request(
+                    "mission.create",
+                    create_params(&format!("m{index}"), &repo.path_text()),
+                )
+                .unwrap();
             assert_eq!(result["created"], true);
         }
         handle.join().unwrap()
     });
     assert_eq!(garbage.len(), 200);
-    assert!(garbage.iter().all(|response| code(response) == "invalid_request"));
+    assert!(
+        garbage
+            .iter()
+            .all(|response| code(response) == "invalid_request")
+    );
 }
 
 #[test]
@@ -129,6 +169,11 @@ fn methods_outside_our_scope_name_themselves() {
     for method in ["pane.split", "layout.apply", "plugin.list", "pane.zoom"] {
         let response = env.call(method, json!({}));
         assert_eq!(code(&response), "feature_unavailable");
-        assert!(response["error"]["message"].as_str().unwrap().contains(method));
+        assert!(
+            response["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(method)
+        );
     }
 }

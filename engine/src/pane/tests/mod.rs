@@ -43,33 +43,57 @@ pub fn argv(parts: &[&str]) -> Vec<String> {
 /// A workspace whose root pane runs `sh -c script`.
 pub fn run_script(host: &PaneHost, script: &str) -> PaneInfo {
     let (_, _, pane) = host
-        .create_workspace(WorkspaceCreate { command: Some(argv(&["sh", "-c", script])), ..WorkspaceCreate::default() })
+        .create_workspace(WorkspaceCreate {
+            command: Some(argv(&["sh", "-c", script])),
+            ..WorkspaceCreate::default()
+        })
         .expect("workspace starts");
     pane
 }
 
 pub fn read_text(host: &PaneHost, pane_id: &str, source: ReadSource, lines: Option<u32>) -> String {
-    host.read(pane_id, source, lines, ReadFormat::Text, true).expect("read").text
+    host.read(pane_id, source, lines, ReadFormat::Text, true)
+        .expect("read")
+        .text
 }
 
 /// Polls a read until `accept` holds; panics with the last text after `PATIENCE`.
-pub async fn wait_for_text(host: &PaneHost, pane_id: &str, source: ReadSource, accept: impl Fn(&str) -> bool) -> String {
+pub async fn wait_for_text(
+    host: &PaneHost,
+    pane_id: &str,
+    source: ReadSource,
+    accept: impl Fn(&str) -> bool,
+) -> String {
     let deadline = tokio::time::Instant::now() + PATIENCE;
     loop {
-        let text = read_text(host, pane_id, source, Some(10_000).filter(|_| source != ReadSource::Visible));
+        let text = read_text(
+            host,
+            pane_id,
+            source,
+            Some(10_000).filter(|_| source != ReadSource::Visible),
+        );
         if accept(&text) {
             return text;
         }
-        assert!(tokio::time::Instant::now() < deadline, "pane {pane_id} never showed the expected text; last {source:?} read:\n{text}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "pane {pane_id} never showed the expected text; last {source:?} read:\n{text}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
 /// The next event satisfying `accept`.
-pub async fn next_event(events: &mut broadcast::Receiver<PaneEventEnvelope>, accept: impl Fn(&PaneEventEnvelope) -> bool) -> PaneEventEnvelope {
+pub async fn next_event(
+    events: &mut broadcast::Receiver<PaneEventEnvelope>,
+    accept: impl Fn(&PaneEventEnvelope) -> bool,
+) -> PaneEventEnvelope {
     let deadline = tokio::time::Instant::now() + PATIENCE;
     loop {
-        let event = tokio::time::timeout_at(deadline, events.recv()).await.expect("event arrives in time").expect("event bus open");
+        let event = tokio::time::timeout_at(deadline, events.recv())
+            .await
+            .expect("event arrives in time")
+            .expect("event bus open");
         if accept(&event) {
             return event;
         }
@@ -80,7 +104,10 @@ pub async fn next_event(events: &mut broadcast::Receiver<PaneEventEnvelope>, acc
 pub async fn eventually(what: &str, condition: impl Fn() -> bool) {
     let deadline = tokio::time::Instant::now() + PATIENCE;
     while !condition() {
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for: {what}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for: {what}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }

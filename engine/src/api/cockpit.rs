@@ -1,0 +1,289 @@
+//! The cockpit channel: `cockpit.hello`, `cockpit.preview`, `cockpit.decide`. Every
+//! request is checked against the authority rule first (`consent::peer`).
+
+use std::sync::Arc;
+
+use nagi_schema::cockpit::{
+    CockpitAction, CockpitDecideParams, CockpitDecision, CockpitOutcome, CockpitPreviewParams,
+};
+use nagi_schema::mission::{MissionProviderMode, MissionStartParams, MissionStatus};
+use nagi_schema::results::ResponseResult;
+
+use super::Peer;
+use super::missions::{load_existing, view};
+use crate::clock::now_millis;
+use crate::consent::{self, peer::check_consent_peer, preview};
+use crate::engine::Engine;
+use crate::errors::EngineError;
+use crate::handoff::HandoffAuthority;
+use crate::mission::model::SandboxGrant;
+use crate::mission::{MissionError, MissionEvent};
+use crate::runs::start::StartAuthority;
+
+fn forbid(engine: &Engine, peer: Peer) -> Result<(), EngineError> {
+    check_consent_peer(engine, peer).map_err(|refusal| {
+        MissionError::ConsentForbidden(format!("consent refused: {}", refusal.0)).into()
+    })
+}
+
+pub fn hello(engine: &Arc<Engine>, peer: Peer) -> ResponseResult {
+    match check_consent_peer(engine, peer) {
+        Ok(()) => ResponseResult::CockpitHello {
+            consent_allowed: true,
+            reason: None,
+        },
+        Err(refusal) => ResponseResult::CockpitHello {
+            consent_allowed: false,
+            reason: Some(refusal.0),
+        },
+    }
+}
+
+pub async fn preview(
+    engine: &Arc<Engine>,
+    peer: Peer,
+    params: CockpitPreviewParams,
+) -> Result<ResponseResult, EngineError> {
+    forbid(engine, peer)?;
+    Ok(ResponseResult::CockpitPreview {
+        preview: preview::build(engine, &params.action).await?,
+    })
+}
+
+fn subject(action: &CockpitAction) -> (&'static str, Option<String>) {
+    match action {
+        CockpitAction::StartRun { mission_id, .. } => ("start_run", Some(mission_id.clone())),
+        CockpitAction::Respond { mission_id, .. } => ("respond", Some(mission_id.clone())),
+        CockpitAction::ManualEvidence { mission_id, .. } => {
+            ("manual_evidence", Some(mission_id.clone()))
+        }
+        CockpitAction::HandoffStart { mission_id, .. } => {
+            ("handoff_start", Some(mission_id.clone()))
+        }
+        CockpitAction::DismissAttention { .. } => ("dismiss_attention", None),
+    }
+}
+
+pub async fn decide(
+    engine: &Arc<Engine>,
+    peer: Peer,
+    params: CockpitDecideParams,
+) -> Result<ResponseResult, EngineError> {
+    forbid(engine, peer)?;
+    let current = preview::build(engine, &params.action).await?;
+    if current.digest != params.shown_digest {
+        return Err(MissionError::ConsentStale(format!(
+            "what this consent covers changed since it was shown (shown {}, now {}); look at the new preview and decide again",
+            params.shown_digest, current.digest
+        ))
+        .into());
+    }
+    let (subject, mission_id) = subject(&params.action);
+    let mission_id = match (&params.action, mission_id) {
+        (CockpitAction::DismissAttention { attention_id, .. }, None) => engine
+            .missions
+            .read(|reader| reader.attention_mission(attention_id))?,
+        (_, mission_id) => mission_id,
+    };
+    let detail = consent_detail(&params.action, &current.lines);
+    let consent_id = consent::record(
+        engine,
+        mission_id.as_deref(),
+        subject,
+        &current.digest,
+        params.decision,
+        detail,
+    )
+    .await?;
+    if params.decision == CockpitDecision::Deny {
+        let mission = mission_id
+            .as_deref()
+            .and_then(|id| load_existing(engine, id).ok())
+            .map(|mission| view(engine, &mission));
+        return Ok(ResponseResult::CockpitDecided {
+            outcome: CockpitOutcome {
+                consent_id,
+                decision: CockpitDecision::Deny,
+                summary: "denied; nothing was done".into(),
+                mission,
+            },
+        });
+    }
+    let summary = perform(engine, &params.action, &consent_id).await?;
+    let mission = mission_id
+        .as_deref()
+        .and_then(|id| load_existing(engine, id).ok())
+        .map(|mission| view(engine, &mission));
+    Ok(ResponseResult::CockpitDecided {
+        outcome: CockpitOutcome {
+            consent_id,
+            decision: CockpitDecision::Approve,
+            summary,
+            mission,
+        },
+    })
+}
+
+/// What a consent record keeps: the action without the raw answer texts (MISSIONS.md §2.6:
+/// only decisions, actors and routes are persisted), and the lines that were shown minus
+/// the chosen answers.
+fn consent_detail(action: &CockpitAction, lines: &[String]) -> serde_json::Value {
+    let mut action_value = serde_json::to_value(action).unwrap_or_default();
+    let mut shown: Vec<&String> = lines.iter().collect();
+    if let CockpitAction::Respond { answers, .. } = action {
+        let mut hasher = crate::digest::CanonicalHasher::new("cockpit-answers-v1");
+        for (key, values) in answers {
+            hasher.string(key).string_list(values);
+        }
+        action_value["answers"] = serde_json::json!({"question_ids": answers.keys().collect::<Vec<_>>(), "digest": hasher.finish()});
+        shown.retain(|line| !line.trim_start().starts_with("your answer:"));
+    }
+    serde_json::json!({"action": action_value, "lines": shown})
+}
+
+/// Carries out an approved action.
+async fn perform(
+    engine: &Arc<Engine>,
+    action: &CockpitAction,
+    consent_id: &str,
+) -> Result<String, EngineError> {
+    match action {
+        CockpitAction::StartRun {
+            mission_id,
+            run_id,
+            provider,
+            worktree_path,
+            write_scope,
+            execute_project_recipe,
+            execute_declared_checks,
+        } => {
+            let params = MissionStartParams {
+                mission_id: mission_id.clone(),
+                run_id: run_id.clone(),
+                provider: *provider,
+                mode: MissionProviderMode::Managed,
+                worktree_path: worktree_path.clone(),
+                execute_declared_checks: *execute_declared_checks,
+                execute_project_recipe: *execute_project_recipe,
+            };
+            if *execute_project_recipe && !crate::runs::start::RECIPE_EXECUTION_AVAILABLE {
+                return Err(MissionError::ProjectRecipeFailed(
+                    "this nagi build can preview and consent to a project recipe but cannot run it yet; start without the recipe".into(),
+                )
+                .into());
+            }
+            let sandbox = if *write_scope {
+                SandboxGrant::WorkspaceWrite
+            } else {
+                SandboxGrant::ReadOnly
+            };
+            crate::runs::start::start(
+                engine,
+                params,
+                StartAuthority::Cockpit {
+                    consent_id: consent_id.to_string(),
+                    sandbox,
+                },
+            )
+            .await?;
+            Ok(format!("run {run_id} started"))
+        }
+        CockpitAction::Respond {
+            mission_id,
+            run_id,
+            attention_id,
+            decision,
+            answers,
+        } => {
+            crate::runs::respond::respond(
+                engine,
+                mission_id,
+                run_id,
+                attention_id,
+                *decision,
+                answers,
+            )
+            .await?;
+            Ok(format!(
+                "the response to {attention_id} was sent to the provider; it is settled when the provider confirms"
+            ))
+        }
+        CockpitAction::ManualEvidence {
+            mission_id,
+            check_id,
+            reviewer,
+            reason,
+            is_override,
+        } => {
+            crate::runs::checks::record_manual_evidence(
+                engine,
+                mission_id,
+                check_id,
+                reviewer,
+                reason,
+                *is_override,
+            )
+            .await
+        }
+        CockpitAction::HandoffStart {
+            mission_id,
+            to,
+            generated_at_millis,
+            artifact_sha256,
+            write_scope,
+        } => {
+            let params = nagi_schema::mission::MissionHandoffStartParams {
+                mission_id: mission_id.clone(),
+                to: *to,
+                generated_at_millis: *generated_at_millis,
+                artifact_sha256: artifact_sha256.clone(),
+            };
+            let grant = crate::runs::handoff::CockpitGrant {
+                consent_id: consent_id.to_string(),
+                sandbox: if *write_scope {
+                    SandboxGrant::WorkspaceWrite
+                } else {
+                    SandboxGrant::ReadOnly
+                },
+            };
+            crate::runs::handoff::start_with(
+                engine,
+                params,
+                HandoffAuthority::LocalCockpit,
+                Some(grant),
+            )
+            .await?;
+            Ok(format!(
+                "mission {mission_id} continues with {}",
+                to.as_str()
+            ))
+        }
+        CockpitAction::DismissAttention {
+            attention_id,
+            reason,
+        } => {
+            let mission_id = engine
+                .missions
+                .read(|reader| reader.attention_mission(attention_id))?
+                .ok_or_else(|| MissionError::AttentionNotFound(attention_id.clone()))?;
+            let event = MissionEvent::AttentionClosed {
+                attention_id: attention_id.clone(),
+                expired: false,
+                actor: crate::runs::respond::LOCAL_ACTOR.into(),
+                reason: reason.clone(),
+                at_millis: now_millis(),
+            };
+            let committed = engine
+                .missions
+                .mutate(&mission_id, move |_| Ok((vec![event], ())))
+                .await?;
+            let status = committed.mission.map(|mission| mission.status);
+            let hint = if status == Some(MissionStatus::ReviewRequired) {
+                "; verify the mission to evaluate its proof again"
+            } else {
+                ""
+            };
+            Ok(format!("attention {attention_id} dismissed{hint}"))
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! Consent: who may grant it (`peer`), what a consent covers and its digest (`preview`),
+//! and the durable record every decision leaves (`record`).
+
+pub mod peer;
+pub mod preview;
+
+use std::sync::Arc;
+
+use nagi_schema::cockpit::CockpitDecision;
+use nagi_store::ConsentRow;
+
+use crate::clock::now_millis;
+use crate::digest::stable_runtime_id;
+use crate::engine::Engine;
+use crate::errors::EngineError;
+use crate::mission::MissionEvent;
+use crate::missions::persist_events;
+
+/// Stores a consent decision durably: the consent row, and a `ConsentRecorded` event in the
+/// mission's log when the consent concerns a mission. Returns the consent id.
+pub async fn record(
+    engine: &Arc<Engine>,
+    mission_id: Option<&str>,
+    subject: &str,
+    digest: &str,
+    decision: CockpitDecision,
+    detail: serde_json::Value,
+) -> Result<String, EngineError> {
+    let at = now_millis();
+    let decision_text = match decision {
+        CockpitDecision::Approve => "approve",
+        CockpitDecision::Deny => "deny",
+    };
+    let consent_id = stable_runtime_id(
+        "consent",
+        &[subject, digest, &at.to_string(), decision_text],
+    );
+    let row = ConsentRow {
+        consent_id: consent_id.clone(),
+        mission_id: mission_id.map(str::to_string),
+        subject: subject.to_string(),
+        digest: digest.to_string(),
+        actor: crate::runs::respond::LOCAL_ACTOR.into(),
+        decision: decision_text.into(),
+        detail: detail.to_string(),
+        at_millis: at,
+    };
+    let mission_id = mission_id.map(str::to_string);
+    let id = consent_id.clone();
+    engine
+        .missions
+        .transact(move |writer| {
+            writer.insert_consent(&row)?;
+            if let Some(mission_id) = &mission_id
+                && let Some(doc) = writer.reader().mission_doc(mission_id)?
+            {
+                let mission = serde_json::from_str(&doc)
+                    .map_err(|error| crate::mission::MissionError::Runtime(error.to_string()))?;
+                let event = MissionEvent::ConsentRecorded {
+                    consent_id: id.clone(),
+                    subject: row.subject.clone(),
+                    decision: row.decision.clone(),
+                    at_millis: at,
+                };
+                persist_events(writer, Some(mission), vec![event])?;
+            }
+            Ok(())
+        })
+        .await?;
+    Ok(consent_id)
+}

@@ -1,0 +1,403 @@
+//! What a consent covers, shown to the person, and its digest. The digest covers the
+//! action and every piece of state the person was shown (the recipe's scope, the attention
+//! item's request and questions, the workspace a manual review looked at, the handoff
+//! artifact); `cockpit.decide` rebuilds the preview and refuses the consent as stale when
+//! the digest differs.
+
+use std::sync::Arc;
+
+use nagi_schema::attention::AttentionRiskV1;
+use nagi_schema::cockpit::{CockpitAction, CockpitPreview, RecipeScopeView, RecipeServiceView};
+use nagi_schema::mission::{MissionProvider, MissionResponseDecision};
+
+use crate::digest::CanonicalHasher;
+use crate::engine::Engine;
+use crate::errors::EngineError;
+use crate::mission::MissionError;
+use crate::recipe::{ProjectRecipe, load_project_recipe, scope_digest};
+
+fn hasher(kind: &str) -> CanonicalHasher {
+    CanonicalHasher::new(&format!("cockpit-consent-{kind}-v1"))
+}
+
+fn provider_name(provider: MissionProvider) -> &'static str {
+    match provider {
+        MissionProvider::Codex => "Codex",
+        MissionProvider::ClaudeCode => "Claude Code",
+        MissionProvider::OpenCode => "OpenCode",
+        MissionProvider::Acp => "an ACP agent",
+    }
+}
+
+pub fn recipe_view(recipe: &ProjectRecipe, path: &str) -> RecipeScopeView {
+    RecipeScopeView {
+        path: path.to_string(),
+        setup: recipe.setup.as_ref().map(|setup| setup.command.clone()),
+        services: recipe
+            .services
+            .iter()
+            .map(|(id, service)| RecipeServiceView {
+                id: id.clone(),
+                command: service.command.clone(),
+                port_env: service.port_env.clone(),
+                health: service.health.clone(),
+            })
+            .collect(),
+        copy_ignored: recipe.worktree.copy_ignored.clone(),
+        cleanup: recipe
+            .cleanup
+            .iter()
+            .map(|command| command.command.clone())
+            .collect(),
+        scope_digest: scope_digest(recipe),
+    }
+}
+
+fn quote(argv: &[String]) -> String {
+    argv.iter()
+        .map(|word| {
+            if !word.is_empty()
+                && word
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@".contains(c))
+            {
+                word.clone()
+            } else {
+                format!("'{}'", word.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Builds the preview of an action against the current state.
+pub async fn build(
+    engine: &Arc<Engine>,
+    action: &CockpitAction,
+) -> Result<CockpitPreview, EngineError> {
+    match action {
+        CockpitAction::StartRun {
+            mission_id,
+            run_id,
+            provider,
+            worktree_path,
+            write_scope,
+            execute_project_recipe,
+            execute_declared_checks,
+        } => {
+            let mission = crate::api::missions::load_existing(engine, mission_id)?;
+            if *provider == MissionProvider::Acp && !write_scope {
+                return Err(EngineError::InvalidParams(
+                    "an ACP agent runs only with write scope; turn write scope on to start it"
+                        .into(),
+                ));
+            }
+            let requested = worktree_path
+                .clone()
+                .unwrap_or_else(|| mission.repository_path.clone());
+            let checkout = engine
+                .checkouts
+                .canonical_checkout(&requested)
+                .map_err(MissionError::InvalidRepository)?;
+            let worktree = checkout.root.display().to_string();
+            let resolved = crate::runs::launch::resolve_provider(&engine.config, *provider)
+                .map_err(MissionError::ProviderUnavailable)?;
+            let mut lines = vec![
+                format!(
+                    "Start run {run_id} of mission {mission_id} ({})",
+                    mission.title
+                ),
+                format!(
+                    "provider: {} ({}), executable {}",
+                    provider_name(*provider),
+                    provider.as_str(),
+                    resolved.program.display()
+                ),
+                format!("worktree: {worktree}"),
+                if *write_scope {
+                    format!("write scope: the provider MAY CHANGE FILES in {worktree}")
+                } else {
+                    "write scope: none — the run is read-only".to_string()
+                },
+                if *execute_declared_checks {
+                    "checks: the declared command checks run with your OS permissions when the turn completes".to_string()
+                } else {
+                    "checks: not run automatically".to_string()
+                },
+            ];
+            let mut recipe = None;
+            let mut digest = hasher("start");
+            digest
+                .string(mission_id)
+                .string(run_id)
+                .string(provider.as_str())
+                .string(&worktree)
+                .string(&resolved.program.display().to_string())
+                .bool(*write_scope)
+                .bool(*execute_project_recipe)
+                .bool(*execute_declared_checks);
+            if *execute_project_recipe {
+                let loaded = load_project_recipe(&checkout.root).map_err(|problems| {
+                    MissionError::ProjectRecipeFailed(
+                        problems
+                            .iter()
+                            .map(|problem| format!("{}: {}", problem.path, problem.message))
+                            .collect::<Vec<_>>()
+                            .join("; "),
+                    )
+                })?;
+                let Some(loaded) = loaded else {
+                    return Err(MissionError::ProjectRecipeFailed(format!(
+                        "{worktree} has no .nagi/project.toml"
+                    ))
+                    .into());
+                };
+                let view = recipe_view(&loaded, &format!("{worktree}/.nagi/project.toml"));
+                match &view.setup {
+                    Some(setup) => lines.push(format!("recipe setup: {}", quote(setup))),
+                    None => lines.push("recipe setup: none".into()),
+                }
+                for service in &view.services {
+                    lines.push(format!(
+                        "recipe service {}: {} — port in ${} (leased from 41000–49000), healthy when {} answers 2xx",
+                        service.id,
+                        quote(&service.command),
+                        service.port_env,
+                        service.health
+                    ));
+                }
+                for path in &view.copy_ignored {
+                    lines.push(format!(
+                        "recipe copies the ignored file {path} into new worktrees"
+                    ));
+                }
+                for command in &view.cleanup {
+                    lines.push(format!("recipe cleanup on archive: {}", quote(command)));
+                }
+                digest.string(&view.scope_digest);
+                recipe = Some(view);
+            }
+            let risk = if *write_scope || *execute_project_recipe {
+                AttentionRiskV1::High
+            } else {
+                AttentionRiskV1::Medium
+            };
+            Ok(CockpitPreview {
+                digest: digest.finish(),
+                title: format!("Start {run_id}"),
+                risk,
+                lines,
+                recipe,
+            })
+        }
+        CockpitAction::Respond {
+            mission_id,
+            run_id,
+            attention_id,
+            decision,
+            answers,
+        } => {
+            let (item, _request_key) =
+                crate::runs::respond::check_respondable(engine, mission_id, run_id, attention_id)?;
+            crate::runs::respond::provider_response(&item, *decision, answers)?;
+            let mut lines = vec![format!(
+                "{} asks: {}",
+                item.kind_label(),
+                item.requested_action
+            )];
+            for question in &item.questions {
+                lines.push(format!("question {}: {}", question.header, question.prompt));
+                if let Some(chosen) = answers.get(&question.id) {
+                    lines.push(format!("  your answer: {}", chosen.join(", ")));
+                }
+            }
+            lines.push(format!(
+                "decision: {}",
+                match decision {
+                    MissionResponseDecision::ApproveOnce => "approve this once",
+                    MissionResponseDecision::ApproveForSession =>
+                        "approve for the rest of the provider's session",
+                    MissionResponseDecision::Deny => "deny",
+                    MissionResponseDecision::Answer => "answer",
+                }
+            ));
+            let mut digest = hasher("respond");
+            digest
+                .string(mission_id)
+                .string(run_id)
+                .string(attention_id)
+                .string(&item.requested_action);
+            for question in &item.questions {
+                digest.string(&question.id).string(&question.prompt);
+            }
+            digest.string(&serde_json::to_string(decision).unwrap_or_default());
+            for (key, values) in answers {
+                digest.string(key).string_list(values);
+            }
+            Ok(CockpitPreview {
+                digest: digest.finish(),
+                title: format!("Answer {attention_id}"),
+                risk: item.risk,
+                lines,
+                recipe: None,
+            })
+        }
+        CockpitAction::ManualEvidence {
+            mission_id,
+            check_id,
+            reviewer,
+            reason,
+            is_override,
+        } => {
+            let mission = crate::api::missions::load_existing(engine, mission_id)?;
+            let declaration = mission.declaration(check_id).ok_or_else(|| {
+                MissionError::InvalidClosure(format!(
+                    "mission {mission_id} declares no check {check_id:?}"
+                ))
+            })?;
+            let run = mission.run.clone().ok_or_else(|| {
+                MissionError::NotReady(format!("mission {mission_id} has no run yet"))
+            })?;
+            let worktree = std::path::PathBuf::from(&run.worktree_path);
+            let snapshot = tokio::task::spawn_blocking(move || {
+                crate::workspace::scan_workspace(&worktree, &Default::default())
+            })
+            .await
+            .map_err(|error| MissionError::Runtime(error.to_string()))?
+            .map_err(|error| {
+                MissionError::Runtime(format!("the workspace cannot be scanned: {error}"))
+            })?;
+            let lines = vec![
+                format!("Manual evidence for check {check_id} of mission {mission_id}"),
+                format!(
+                    "reviewer: {reviewer}{}",
+                    if *is_override { " (OVERRIDE)" } else { "" }
+                ),
+                format!("reason: {reason}"),
+                format!(
+                    "it covers the workspace as it is now (digest {})",
+                    snapshot.digest
+                ),
+            ];
+            let mut digest = hasher("manual");
+            digest
+                .string(mission_id)
+                .string(check_id)
+                .string(&declaration.digest)
+                .string(reviewer)
+                .string(reason)
+                .bool(*is_override)
+                .string(&snapshot.digest);
+            Ok(CockpitPreview {
+                digest: digest.finish(),
+                title: format!("Record {check_id}"),
+                risk: AttentionRiskV1::Medium,
+                lines,
+                recipe: None,
+            })
+        }
+        CockpitAction::HandoffStart {
+            mission_id,
+            to,
+            generated_at_millis,
+            artifact_sha256,
+            write_scope,
+        } => {
+            let mission = crate::api::missions::load_existing(engine, mission_id)?;
+            if *to == MissionProvider::Acp && !write_scope {
+                return Err(EngineError::InvalidParams(
+                    "an ACP agent runs only with write scope".into(),
+                ));
+            }
+            let source = mission
+                .run
+                .as_ref()
+                .map(|run| run.run_id.clone())
+                .unwrap_or_default();
+            let lines = vec![
+                format!(
+                    "Hand mission {mission_id} from run {source} to {}",
+                    provider_name(*to)
+                ),
+                format!("artifact {artifact_sha256} (generated at {generated_at_millis})"),
+                if *write_scope {
+                    "write scope: the new provider MAY CHANGE FILES".into()
+                } else {
+                    "write scope: none — read-only".into()
+                },
+            ];
+            let mut digest = hasher("handoff");
+            digest
+                .string(mission_id)
+                .string(to.as_str())
+                .u64(*generated_at_millis)
+                .string(artifact_sha256)
+                .bool(*write_scope);
+            Ok(CockpitPreview {
+                digest: digest.finish(),
+                title: format!("Hand off {mission_id}"),
+                risk: AttentionRiskV1::High,
+                lines,
+                recipe: None,
+            })
+        }
+        CockpitAction::DismissAttention {
+            attention_id,
+            reason,
+        } => {
+            let mission_id = engine
+                .missions
+                .read(|reader| reader.attention_mission(attention_id))?
+                .ok_or_else(|| {
+                    MissionError::AttentionNotFound(format!("no attention item {attention_id:?}"))
+                })?;
+            let mission = crate::api::missions::load_existing(engine, &mission_id)?;
+            let item = mission
+                .attention
+                .get(attention_id)
+                .ok_or_else(|| MissionError::AttentionNotFound(attention_id.clone()))?;
+            if !item.is_unresolved() {
+                return Err(MissionError::InvalidResponse(format!(
+                    "attention {attention_id} is already settled"
+                ))
+                .into());
+            }
+            if engine.runs.response_route(attention_id).is_some() {
+                return Err(MissionError::InvalidResponse(format!(
+                    "attention {attention_id} has a live provider request; answer or deny it instead"
+                ))
+                .into());
+            }
+            let lines = vec![
+                format!("Dismiss {}: {}", item.kind_label(), item.requested_action),
+                format!("reason: {reason}"),
+            ];
+            let mut digest = hasher("dismiss");
+            digest
+                .string(attention_id)
+                .string(&item.requested_action)
+                .u64(item.updated_at_millis)
+                .string(reason);
+            Ok(CockpitPreview {
+                digest: digest.finish(),
+                title: format!("Dismiss {attention_id}"),
+                risk: item.risk,
+                lines,
+                recipe: None,
+            })
+        }
+    }
+}
+
+impl crate::mission::model::Attention {
+    pub fn kind_label(&self) -> &'static str {
+        use crate::mission::model::RequestClass;
+        match self.request_class {
+            RequestClass::CommandApproval => "the provider (command)",
+            RequestClass::FileChangeApproval => "the provider (file change)",
+            RequestClass::PermissionApproval => "the provider (permission)",
+            RequestClass::UserInput => "the provider (question)",
+            RequestClass::Notice => "nagi (notice)",
+        }
+    }
+}

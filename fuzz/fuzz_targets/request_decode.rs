@@ -1,0 +1,215 @@
+//! One request line, as a client would send it on the socket: UTF-8, the envelope, the
+//! params of every method with its unknown-field policy, then the pure validations that
+//! follow decoding (mission create/configure decisions and the fold, key combos, pane
+//! agent and metadata reports).
+//!
+//! Properties:
+//! - nothing panics, whatever the line;
+//! - a refused line maps to a wire error with a message; the echoed id is the line's
+//!   string `id` or `""`;
+//! - decoded params re-encode to JSON that decodes to the same params (no field is lost
+//!   or invented by the decoder);
+//! - a created mission is a draft with revision 1, and creating it again is `Unchanged`;
+//! - a configured plan is frozen: the same checks, in any order, configure nothing new.
+
+#![no_main]
+
+use std::time::Instant;
+
+use libfuzzer_sys::fuzz_target;
+use nagi_engine::api::decode::{MethodParams, decode_method_params, decode_request};
+use nagi_engine::errors::wire_error;
+use nagi_engine::mission::apply::apply;
+use nagi_engine::mission::create::{ConfigureDecision, CreateDecision, decide_configure, decide_create};
+use nagi_engine::mission::view::{NoLiveRuns, mission_view};
+use nagi_engine::mission::{Mission, MissionEvent};
+use nagi_engine::pane::keys::{encode_key_combos, parse_key_combos};
+use nagi_engine::pane::metadata::{PaneMetadata, TokenMap};
+use nagi_schema::mission::{MissionCheck, MissionCreateParams, MissionStatus};
+use serde_json::value::RawValue;
+
+const NOW: u64 = 1_700_000_000_000;
+
+fuzz_target!(|line: &[u8]| {
+    match decode_request(line) {
+        Err(rejected) => {
+            let (_code, message) = wire_error(&rejected.error);
+            assert!(!message.is_empty());
+            if !rejected.id.is_empty() {
+                let text = std::str::from_utf8(line).expect("an id is salvaged only from UTF-8");
+                assert!(text.contains(&rejected.id) || text.contains('\\'), "the echoed id comes from the line");
+            }
+        }
+        Ok(decoded) => {
+            round_trip(&decoded.method, &decoded.params);
+            validate(&decoded.params);
+        }
+    }
+});
+
+/// The params as JSON, as a client would send them; `None` for params nobody reads.
+fn params_json(params: &MethodParams) -> Option<String> {
+    use MethodParams as P;
+    let json = match params {
+        P::Unread => return None,
+        P::Empty(p) => serde_json::to_string(p),
+        P::MissionCreate(p) => serde_json::to_string(p),
+        P::MissionTarget(p) => serde_json::to_string(p),
+        P::MissionConfigure(p) => serde_json::to_string(p),
+        P::MissionStart(p) => serde_json::to_string(p),
+        P::MissionRespond(p) => serde_json::to_string(p),
+        P::MissionVerify(p) => serde_json::to_string(p),
+        P::MissionHandoffPreview(p) => serde_json::to_string(p),
+        P::MissionHandoffStart(p) => serde_json::to_string(p),
+        P::AttentionList(p) => serde_json::to_string(p),
+        P::AttentionTarget(p) => serde_json::to_string(p),
+        P::EventsSubscribe(p) => serde_json::to_string(p),
+        P::EventsWait(p) => serde_json::to_string(p),
+        P::CockpitHello(p) => serde_json::to_string(p),
+        P::CockpitPreview(p) => serde_json::to_string(p),
+        P::CockpitDecide(p) => serde_json::to_string(p),
+        P::WorkspaceCreate(p) => serde_json::to_string(p),
+        P::WorkspaceTarget(p) => serde_json::to_string(p),
+        P::WorkspaceRename(p) => serde_json::to_string(p),
+        P::WorkspaceMove(p) => serde_json::to_string(p),
+        P::WorkspaceReportMetadata(p) => serde_json::to_string(p),
+        P::TabCreate(p) => serde_json::to_string(p),
+        P::TabList(p) => serde_json::to_string(p),
+        P::TabTarget(p) => serde_json::to_string(p),
+        P::TabRename(p) => serde_json::to_string(p),
+        P::TabMove(p) => serde_json::to_string(p),
+        P::PaneList(p) => serde_json::to_string(p),
+        P::PaneCurrent(p) => serde_json::to_string(p),
+        P::PaneTarget(p) => serde_json::to_string(p),
+        P::PaneRename(p) => serde_json::to_string(p),
+        P::PaneRead(p) => serde_json::to_string(p),
+        P::PaneSendText(p) => serde_json::to_string(p),
+        P::PaneSendKeys(p) => serde_json::to_string(p),
+        P::PaneSendInput(p) => serde_json::to_string(p),
+        P::PaneWaitForOutput(p) => serde_json::to_string(p),
+        P::PaneProcessInfo(p) => serde_json::to_string(p),
+        P::PaneReportAgent(p) => serde_json::to_string(p),
+        P::PaneReportAgentSession(p) => serde_json::to_string(p),
+        P::PaneReportMetadata(p) => serde_json::to_string(p),
+        P::PaneClearAgentAuthority(p) => serde_json::to_string(p),
+        P::PaneReleaseAgent(p) => serde_json::to_string(p),
+    };
+    Some(json.expect("decoded params always serialize"))
+}
+
+fn round_trip(method: &str, params: &MethodParams) {
+    let Some(json) = params_json(params) else { return };
+    let raw: Box<RawValue> = RawValue::from_string(json.clone()).expect("serde_json wrote valid JSON");
+    let again = decode_method_params(method, &raw).unwrap_or_else(|error| panic!("{method}: {json} no longer decodes: {error}"));
+    assert_eq!(&again, params, "{method}: decode(encode(params)) differs");
+}
+
+fn validate(params: &MethodParams) {
+    match params {
+        MethodParams::MissionCreate(create) => check_create(create),
+        MethodParams::MissionConfigure(configure) => check_configure(&configure.checks),
+        MethodParams::PaneSendKeys(send) => check_keys(&send.keys),
+        MethodParams::PaneSendInput(send) => check_keys(&send.keys),
+        MethodParams::PaneReportAgent(report) => {
+            let _ = PaneMetadata::default().report_agent(
+                &report.source,
+                &report.agent,
+                report.state,
+                report.message.as_deref(),
+                report.agent_session_id.as_deref(),
+                report.agent_session_path.as_deref(),
+                report.seq,
+            );
+        }
+        MethodParams::PaneReportAgentSession(report) => {
+            let _ = PaneMetadata::default().report_agent_session(
+                &report.source,
+                &report.agent,
+                report.agent_session_id.as_deref(),
+                report.agent_session_path.as_deref(),
+                report.seq,
+            );
+        }
+        MethodParams::PaneReportMetadata(report) => {
+            let now = Instant::now();
+            let mut metadata = PaneMetadata::default();
+            if metadata.report_metadata(report, now).is_ok() {
+                let view = metadata.view(now);
+                assert!(view.tokens.len() <= 32, "at most 32 tokens are retained");
+                assert!(view.title.as_ref().is_none_or(|title| title.chars().count() <= 80));
+            }
+        }
+        MethodParams::PaneClearAgentAuthority(clear) => {
+            let _ = PaneMetadata::default().clear_agent_authority(clear.source.as_deref(), clear.seq);
+        }
+        MethodParams::PaneReleaseAgent(release) => {
+            let _ = PaneMetadata::default().release_agent(&release.source, &release.agent, release.seq);
+        }
+        MethodParams::WorkspaceReportMetadata(report) => {
+            let now = Instant::now();
+            let mut tokens = TokenMap::default();
+            if let Ok(patch) = tokens.validate(&report.tokens, report.ttl_ms, now) {
+                tokens.apply(patch, now);
+                assert!(tokens.snapshot(now).len() <= 32, "at most 32 tokens are retained");
+            }
+        }
+        _ => {}
+    }
+}
+
+fn check_create(params: &MissionCreateParams) {
+    let Ok(CreateDecision::Create(event)) = decide_create(None, params, &params.repository_path, NOW) else { return };
+    let mission = apply(None, &event);
+    assert_eq!(mission.status, MissionStatus::Draft);
+    assert_eq!(mission.revision, 1);
+    assert_eq!(mission.criteria.len(), params.acceptance_criteria.len());
+    let view = mission_view(&mission, &NoLiveRuns);
+    serde_json::to_string(&view).expect("views serialize");
+    let again = decide_create(Some(&mission), params, &params.repository_path, NOW + 1).expect("an identical create is not a conflict");
+    assert!(matches!(again, CreateDecision::Unchanged), "creating the same mission twice writes nothing");
+}
+
+/// A draft with three criteria, for configure decisions.
+fn draft_mission() -> Mission {
+    let params = MissionCreateParams {
+        mission_id: "fuzz-mission".into(),
+        title: "Fuzzed plan".into(),
+        repository_path: "/repo".into(),
+        objective: "Configure whatever the fuzzer sends".into(),
+        acceptance_criteria: vec!["first".into(), "second".into(), "third".into()],
+    };
+    let Ok(CreateDecision::Create(event)) = decide_create(None, &params, "/repo", NOW) else {
+        panic!("the fixed draft mission is valid")
+    };
+    apply(None, &event)
+}
+
+fn check_configure(checks: &[MissionCheck]) {
+    let mission = draft_mission();
+    let Ok(ConfigureDecision::Configure(event)) = decide_configure(&mission, checks, NOW + 1) else { return };
+    let MissionEvent::ClosureConfigured { declarations, .. } = &event else { panic!("configure emits closure_configured") };
+    assert_eq!(declarations.len(), checks.len());
+    let configured = apply(Some(mission), &event);
+    assert_eq!(configured.revision, 2);
+    assert!(configured.plan.is_some());
+    let view = mission_view(&configured, &NoLiveRuns);
+    assert!(view.closure_configured);
+    serde_json::to_string(&view).expect("views serialize");
+    let reversed: Vec<MissionCheck> = checks.iter().rev().cloned().collect();
+    for same_plan in [checks, reversed.as_slice()] {
+        match decide_configure(&configured, same_plan, NOW + 2) {
+            Ok(ConfigureDecision::Unchanged) => {}
+            Ok(ConfigureDecision::Configure(_)) => panic!("a frozen plan was configured again"),
+            Err(error) => panic!("re-sending the frozen plan is refused: {error}"),
+        }
+    }
+}
+
+fn check_keys(keys: &[String]) {
+    if let Ok(combos) = parse_key_combos(keys) {
+        for application_cursor in [false, true] {
+            let bytes = encode_key_combos(&combos, application_cursor);
+            assert!(bytes.len() >= combos.len(), "every combo sends at least one byte");
+        }
+    }
+}

