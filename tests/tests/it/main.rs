@@ -14,6 +14,7 @@ mod project;
 mod proof;
 mod read_only_guard;
 mod real_providers;
+mod recipe_runs;
 mod recovery;
 mod runs;
 mod schema;
