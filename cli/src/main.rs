@@ -64,6 +64,9 @@ pub enum Command {
     /// Wait for a pane's output.
     #[command(subcommand)]
     Wait(commands::wait::WaitCommand),
+    /// Check the project recipe `.nagi/project.toml`.
+    #[command(subcommand)]
+    Project(commands::project::ProjectCommand),
 }
 
 fn main() {

@@ -7,6 +7,7 @@ use crate::handoff::HandoffError;
 use crate::mission::MissionError;
 use crate::pane::PaneError;
 use crate::proof::ProofError;
+use crate::recipe::exec::RecipeExecError;
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum EngineError {
@@ -21,6 +22,9 @@ pub enum EngineError {
     /// A workspace, tab, pane or session operation failed.
     #[error(transparent)]
     Pane(#[from] PaneError),
+    /// Executing the project recipe failed.
+    #[error(transparent)]
+    Recipe(#[from] RecipeExecError),
     #[error("invalid request: {0}")]
     InvalidRequest(String),
     #[error("request line exceeds {0} bytes; the connection will be closed")]
@@ -45,6 +49,7 @@ pub fn wire_error(error: &EngineError) -> (ErrorCode, String) {
         EngineError::Proof(proof) => proof_code(proof),
         EngineError::Handoff(handoff) => handoff_code(handoff),
         EngineError::Pane(pane) => pane_code(pane),
+        EngineError::Recipe(recipe) => recipe_code(recipe),
         EngineError::InvalidRequest(_) => ErrorCode::InvalidRequest,
         EngineError::RequestTooLarge(_) => ErrorCode::RequestTooLarge,
         EngineError::InvalidParams(_) => ErrorCode::InvalidParams,
@@ -67,6 +72,19 @@ fn pane_code(error: &PaneError) -> ErrorCode {
         );
         ErrorCode::InvalidParams
     })
+}
+
+fn recipe_code(error: &RecipeExecError) -> ErrorCode {
+    match error {
+        RecipeExecError::CopyRefused { .. }
+        | RecipeExecError::SetupFailed { .. }
+        | RecipeExecError::ServiceFailed { .. }
+        | RecipeExecError::PortsExhausted { .. }
+        | RecipeExecError::StopFailed { .. }
+        | RecipeExecError::Io { .. } => ErrorCode::ProjectRecipeFailed,
+        RecipeExecError::WorktreeFailed { .. } => ErrorCode::MissionRuntimeError,
+        RecipeExecError::Store(store) => store_code(store),
+    }
 }
 
 fn store_code(error: &StoreError) -> ErrorCode {

@@ -424,3 +424,111 @@ impl<'a> Writer<'a> {
         self.noted(self.put_blob_sql(digest, kind, mission_id, body, at_millis))
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Port leases of project-recipe services (migration 2). Choosing a free port is the
+// engine's business (it probes the port by binding it); the store only keeps the leases
+// and makes (mission, run, service) and the port each unique.
+
+/// One leased port and the service process that uses it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PortLeaseRow {
+    pub lease_id: String,
+    pub mission_id: String,
+    pub run_id: String,
+    pub service_id: String,
+    pub port: u16,
+    /// The service's process-group leader, once started.
+    pub pid: Option<u32>,
+    /// Its start time in clock ticks since boot (`/proc/<pid>/stat` field 22), so a reused
+    /// pid is never taken for the service.
+    pub process_start_time: Option<u64>,
+    pub leased_at_millis: u64,
+}
+
+const PORT_LEASE_COLUMNS: &str =
+    "lease_id, mission_id, run_id, service_id, port, pid, process_start_time, leased_at_millis";
+
+fn port_lease_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<PortLeaseRow> {
+    Ok(PortLeaseRow {
+        lease_id: row.get(0)?,
+        mission_id: row.get(1)?,
+        run_id: row.get(2)?,
+        service_id: row.get(3)?,
+        port: row.get::<_, i64>(4)? as u16,
+        pid: row.get::<_, Option<i64>>(5)?.map(|pid| pid as u32),
+        process_start_time: row.get::<_, Option<i64>>(6)?.map(|ticks| ticks as u64),
+        leased_at_millis: row.get::<_, i64>(7)? as u64,
+    })
+}
+
+impl<'a> Reader<'a> {
+    pub fn port_lease(&self, mission_id: &str, run_id: &str, service_id: &str) -> Result<Option<PortLeaseRow>, StoreError> {
+        let mut statement = self.connection.prepare_cached(&format!(
+            "SELECT {PORT_LEASE_COLUMNS} FROM port_leases WHERE mission_id = ?1 AND run_id = ?2 AND service_id = ?3"
+        ))?;
+        Ok(statement.query_row(params![mission_id, run_id, service_id], port_lease_row).optional()?)
+    }
+
+    /// The leases of one run, by service id.
+    pub fn port_leases_of_run(&self, mission_id: &str, run_id: &str) -> Result<Vec<PortLeaseRow>, StoreError> {
+        let mut statement = self.connection.prepare_cached(&format!(
+            "SELECT {PORT_LEASE_COLUMNS} FROM port_leases WHERE mission_id = ?1 AND run_id = ?2 ORDER BY service_id"
+        ))?;
+        let rows = statement.query_map(params![mission_id, run_id], port_lease_row)?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// Every lease, by port.
+    pub fn port_leases(&self) -> Result<Vec<PortLeaseRow>, StoreError> {
+        let mut statement = self.connection.prepare_cached(&format!("SELECT {PORT_LEASE_COLUMNS} FROM port_leases ORDER BY port"))?;
+        let rows = statement.query_map([], port_lease_row)?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+}
+
+impl<'a> Writer<'a> {
+    fn insert_port_lease_sql(&self, lease: &PortLeaseRow) -> Result<(), StoreError> {
+        let mut statement = self.connection.prepare_cached(&format!(
+            "INSERT INTO port_leases ({PORT_LEASE_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+        ))?;
+        statement.execute(params![
+            lease.lease_id,
+            lease.mission_id,
+            lease.run_id,
+            lease.service_id,
+            lease.port as i64,
+            lease.pid.map(|pid| pid as i64),
+            lease.process_start_time.map(|ticks| ticks as i64),
+            lease.leased_at_millis as i64
+        ])?;
+        Ok(())
+    }
+
+    fn set_port_lease_process_sql(&self, lease_id: &str, pid: Option<u32>, process_start_time: Option<u64>) -> Result<bool, StoreError> {
+        let mut statement =
+            self.connection.prepare_cached("UPDATE port_leases SET pid = ?2, process_start_time = ?3 WHERE lease_id = ?1")?;
+        Ok(statement.execute(params![lease_id, pid.map(|pid| pid as i64), process_start_time.map(|ticks| ticks as i64)])? > 0)
+    }
+
+    fn release_port_lease_sql(&self, lease_id: &str) -> Result<bool, StoreError> {
+        let mut statement = self.connection.prepare_cached("DELETE FROM port_leases WHERE lease_id = ?1")?;
+        Ok(statement.execute([lease_id])? > 0)
+    }
+
+    /// Records a new lease. A second lease for the same (mission, run, service) or the same
+    /// port is refused by the table's unique constraints (a constraint error).
+    pub fn insert_port_lease(&self, lease: &PortLeaseRow) -> Result<(), StoreError> {
+        self.noted(self.insert_port_lease_sql(lease))
+    }
+
+    /// Records (or clears) the process serving a lease. Returns whether the lease exists.
+    pub fn set_port_lease_process(&self, lease_id: &str, pid: Option<u32>, process_start_time: Option<u64>) -> Result<bool, StoreError> {
+        self.noted(self.set_port_lease_process_sql(lease_id, pid, process_start_time))
+    }
+
+    /// Removes a lease; its port becomes free for others. Returns whether it existed.
+    pub fn release_port_lease(&self, lease_id: &str) -> Result<bool, StoreError> {
+        self.noted(self.release_port_lease_sql(lease_id))
+    }
+}

@@ -70,6 +70,22 @@ pub const MIGRATIONS: &[&str] = &[
         created_at_millis INTEGER NOT NULL
     ) STRICT;
     "#,
+    // 2: durable port leases of project-recipe services (MISSIONS §11): one port per
+    // (mission, run, service), unique across the session, with the process that serves it
+    // (pid + kernel start time) so a restarted server can adopt it.
+    r#"
+    CREATE TABLE port_leases (
+        lease_id TEXT PRIMARY KEY,
+        mission_id TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        service_id TEXT NOT NULL,
+        port INTEGER NOT NULL UNIQUE,
+        pid INTEGER,
+        process_start_time INTEGER,
+        leased_at_millis INTEGER NOT NULL,
+        UNIQUE (mission_id, run_id, service_id)
+    ) STRICT;
+    "#,
 ];
 
 /// Brings the database up to the newest schema, or refuses a newer one.

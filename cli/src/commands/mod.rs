@@ -6,6 +6,7 @@ pub mod cockpit;
 pub mod events;
 pub mod mission;
 pub mod pane;
+pub mod project;
 pub mod server;
 pub mod wait;
 pub mod workspace;
@@ -75,5 +76,6 @@ pub fn run(cli: Cli) -> CommandResult {
         Command::Workspace(command) => workspace::run(&context, command),
         Command::Pane(command) => pane::run(&context, command),
         Command::Wait(command) => wait::run(&context, command),
+        Command::Project(command) => project::run(&context, command),
     }
 }

@@ -109,7 +109,8 @@ pub async fn decide(
             },
         });
     }
-    let summary = perform(engine, &params.action, &consent_id).await?;
+    let recipe_scope = current.recipe.as_ref().map(|recipe| recipe.scope_digest.as_str());
+    let summary = perform(engine, &params.action, &consent_id, recipe_scope).await?;
     let mission = mission_id
         .as_deref()
         .and_then(|id| load_existing(engine, id).ok())
@@ -141,11 +142,13 @@ fn consent_detail(action: &CockpitAction, lines: &[String]) -> serde_json::Value
     serde_json::json!({"action": action_value, "lines": shown})
 }
 
-/// Carries out an approved action.
+/// Carries out an approved action. `recipe_scope` is the project recipe scope digest the
+/// approved preview showed (a start that executes the recipe runs only that scope).
 async fn perform(
     engine: &Arc<Engine>,
     action: &CockpitAction,
     consent_id: &str,
+    recipe_scope: Option<&str>,
 ) -> Result<String, EngineError> {
     match action {
         CockpitAction::StartRun {
@@ -166,12 +169,6 @@ async fn perform(
                 execute_declared_checks: *execute_declared_checks,
                 execute_project_recipe: *execute_project_recipe,
             };
-            if *execute_project_recipe && !crate::runs::start::RECIPE_EXECUTION_AVAILABLE {
-                return Err(MissionError::ProjectRecipeFailed(
-                    "this nagi build can preview and consent to a project recipe but cannot run it yet; start without the recipe".into(),
-                )
-                .into());
-            }
             let sandbox = if *write_scope {
                 SandboxGrant::WorkspaceWrite
             } else {
@@ -183,6 +180,7 @@ async fn perform(
                 StartAuthority::Cockpit {
                     consent_id: consent_id.to_string(),
                     sandbox,
+                    recipe_scope: recipe_scope.map(str::to_string),
                 },
             )
             .await?;

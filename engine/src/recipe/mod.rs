@@ -3,9 +3,10 @@
 //!
 //! Validation collects **every** problem (each with its TOML path such as
 //! `services.web.health`) instead of stopping at the first, so a person can fix
-//! a recipe in one pass. Executing setup, services and cleanup is not done
-//! here.
+//! a recipe in one pass. Executing it (worktree copies, setup, services,
+//! cleanup) is [`exec`].
 
+pub mod exec;
 mod file;
 mod rules;
 mod scope;

@@ -509,6 +509,9 @@ pub fn spawn_claimed_worker(
             tracing::warn!(%mission_id, %error, "the proof worker failed");
         }
         let _ = super::claims::release_claim(&engine, &mission_id, &run_id, &claim_key).await;
+        if purpose == Purpose::Close {
+            super::recipe::cleanup_on_archive(&engine, &mission_id).await;
+        }
     });
 }
 

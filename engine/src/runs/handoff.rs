@@ -131,6 +131,10 @@ pub async fn start_with(
         .canonical_checkout(&source.worktree_path)
         .map_err(MissionError::InvalidRepository)?;
     let claim_key = checkout.claim_key();
+    // Step 9: the source run's project services stop before the run continues.
+    if source.execute_project_recipe {
+        super::recipe::stop_run_services(engine, &mission.mission_id, &source.run_id).await?;
+    }
     engine.claim_locks.acquire(&claim_key).map_err(|error| {
         MissionError::CheckoutClaimed(format!(
             "the checkout {} is claimed by another live run: {error}",
@@ -149,6 +153,24 @@ pub async fn start_with(
         .run
         .clone()
         .ok_or_else(|| MissionError::Runtime("the continued run vanished".into()))?;
+    // Step 11 (cockpit path with the recipe): the new run's services, without setup.
+    let service_env = if run.execute_project_recipe {
+        match super::recipe::adopt_for_run(engine, &mission, &run).await {
+            Ok(env) => env,
+            Err(error) => {
+                let reason = format!("the project services of the continued run failed: {error}");
+                commit(engine, &mission.mission_id, move |mission| {
+                    status_change(mission, MissionStatus::Failed, reason, Some("project recipe failed".into()), now_millis())
+                })
+                .await?;
+                let _ = release_claim(engine, &mission.mission_id, &run.run_id, &claim_key).await;
+                super::recipe::stop_if_failed(engine, &mission.mission_id, &run.run_id).await;
+                return Err(error);
+            }
+        }
+    } else {
+        Vec::new()
+    };
     let launched = launch_run(
         engine,
         LaunchRun {
@@ -159,6 +181,7 @@ pub async fn start_with(
             resume_session_id: None,
             initial_input: Some(handoff_prompt(&artifact)),
             recovered: false,
+            service_env,
         },
     )
     .await;
@@ -176,6 +199,9 @@ pub async fn start_with(
         })
         .await?;
         let _ = release_claim(engine, &mission.mission_id, &run.run_id, &claim_key).await;
+        if run.execute_project_recipe {
+            super::recipe::stop_if_failed(engine, &mission.mission_id, &run.run_id).await;
+        }
         return Err(MissionError::ProviderStartFailed(format!(
             "the handoff target could not start: {reason}"
         ))

@@ -5,6 +5,7 @@ pub mod checks;
 pub mod claims;
 pub mod handoff;
 pub mod launch;
+pub mod recipe;
 pub mod leftovers;
 pub mod recovery;
 pub mod registry;

@@ -253,6 +253,17 @@ async fn resume(engine: &Arc<Engine>, mission_id: &str, run: crate::mission::mod
             .claim_locks
             .acquire(&checkout.claim_key())
             .map_err(|error| crate::mission::MissionError::CheckoutClaimed(error.to_string()))?;
+        // §9: a run of the project recipe gets its services adopted or restarted, never
+        // its setup again.
+        let service_env = if run.execute_project_recipe {
+            let mission = engine
+                .missions
+                .get(mission_id)?
+                .ok_or_else(|| crate::mission::MissionError::NotFound(mission_id.to_string()))?;
+            super::recipe::adopt_for_run(engine, &mission, &run).await?
+        } else {
+            Vec::new()
+        };
         launch_run(
             engine,
             LaunchRun {
@@ -263,6 +274,7 @@ async fn resume(engine: &Arc<Engine>, mission_id: &str, run: crate::mission::mod
                 resume_session_id: run.provider_session_id.clone(),
                 initial_input: None,
                 recovered: true,
+                service_env,
             },
         )
         .await
@@ -283,6 +295,11 @@ async fn resume(engine: &Arc<Engine>, mission_id: &str, run: crate::mission::mod
         .await;
         if !claim_key.is_empty() {
             let _ = release_claim(engine, mission_id, &run.run_id, &claim_key).await;
+        }
+        if run.execute_project_recipe
+            && let Err(error) = super::recipe::stop_run_services(engine, mission_id, &run.run_id).await
+        {
+            tracing::warn!(%mission_id, %error, "the blocked run's services could not be stopped");
         }
     }
 }

@@ -35,13 +35,12 @@ pub enum StartAuthority {
     Cockpit {
         consent_id: String,
         sandbox: SandboxGrant,
+        /// The recipe scope digest the person approved, when the run executes the recipe.
+        recipe_scope: Option<String>,
     },
 }
 
 pub use crate::handoff::mission_prompt;
-
-/// Whether runs can execute `.nagi/project.toml` setup and services.
-pub const RECIPE_EXECUTION_AVAILABLE: bool = false;
 
 fn checkout_of(engine: &Engine, raw: &str) -> Result<Checkout, EngineError> {
     engine
@@ -138,6 +137,21 @@ pub async fn start(
         .run
         .clone()
         .ok_or_else(|| MissionError::Runtime("the run vanished after it started".into()))?;
+    let service_env = if run.execute_project_recipe {
+        let recipe_scope = match &authority {
+            StartAuthority::Cockpit { recipe_scope, .. } => recipe_scope.as_deref(),
+            StartAuthority::PublicSocket => None,
+        };
+        match super::recipe::provision_for_start(engine, &mission, &run, recipe_scope).await {
+            Ok(env) => env,
+            Err(error) => {
+                fail_start(engine, &mission.mission_id, &run.run_id, &claim_key, &error).await?;
+                return Err(error);
+            }
+        }
+    } else {
+        Vec::new()
+    };
     let launched = launch_run(
         engine,
         LaunchRun {
@@ -148,6 +162,7 @@ pub async fn start(
             resume_session_id: None,
             initial_input: Some(mission_prompt(&mission)),
             recovered: false,
+            service_env,
         },
     )
     .await;
@@ -166,6 +181,9 @@ pub async fn start(
         })
         .await?;
         let _ = release_claim(engine, &mission.mission_id, &run_id, &claim_key).await;
+        if run.execute_project_recipe {
+            super::recipe::stop_if_failed(engine, &mission.mission_id, &run_id).await;
+        }
         return Err(MissionError::ProviderStartFailed(format!(
             "the provider could not start: {reason}"
         ))
@@ -175,6 +193,31 @@ pub async fn start(
     Ok(ResponseResult::MissionRunStarted {
         mission: view(engine, &mission),
     })
+}
+
+/// The project recipe failed before the provider launched: the mission becomes `failed`
+/// (the recipe stopped what it started) and the claim is released.
+async fn fail_start(
+    engine: &Arc<Engine>,
+    mission_id: &str,
+    run_id: &str,
+    claim_key: &str,
+    error: &EngineError,
+) -> Result<(), EngineError> {
+    let reason = format!("the project recipe failed before the provider started: {error}");
+    commit(engine, mission_id, move |mission| {
+        run::status_change(
+            mission,
+            MissionStatus::Failed,
+            reason,
+            Some("project recipe failed".into()),
+            now_millis(),
+        )
+    })
+    .await?;
+    let _ = release_claim(engine, mission_id, run_id, claim_key).await;
+    super::recipe::stop_if_failed(engine, mission_id, run_id).await;
+    Ok(())
 }
 
 /// Steps 13–14: reads HEAD, then records the claim row and `RunStarted` in one transaction.
@@ -196,6 +239,7 @@ async fn prepare_and_commit(
         StartAuthority::Cockpit {
             consent_id,
             sandbox,
+            ..
         } => (*sandbox, Some(consent_id.clone())),
     };
     let request = StartRequest {
@@ -263,6 +307,8 @@ pub struct LaunchRun {
     pub resume_session_id: Option<String>,
     pub initial_input: Option<String>,
     pub recovered: bool,
+    /// `<port_env>=<port>` of the run's project services, given to the provider.
+    pub service_env: super::recipe::ServiceEnv,
 }
 
 pub fn transcript_path(engine: &Engine, mission_id: &str, run_id: &str) -> PathBuf {
@@ -294,6 +340,7 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         resume_session_id,
         initial_input,
         recovered,
+        service_env,
     } = launch;
     let resolved = match resolved {
         Some(resolved) => resolved,
@@ -379,6 +426,9 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
     plan.spec
         .env
         .insert(super::leftovers::RUN_MARKER.into(), run.run_id.clone());
+    for (name, value) in service_env {
+        plan.spec.env.insert(name, value);
+    }
     let handle = nagi_providers::launch(plan.spec)
         .map_err(|error| MissionError::ProviderStartFailed(error.to_string()))?;
     let commands = handle.commands.clone();

@@ -15,6 +15,8 @@
 //!   "text"}`, `{"event":"resume","session_id"}`, `{"event":"decision","request",
 //!   "decision"}`, `{"event":"answers","answers"}`, `{"event":"write","path","ok"}`,
 //!   `{"event":"child","pid"}`, `{"event":"interrupted"}`.
+//! * `NAGI_FAKE_LOG_ENV` — comma-separated variable names; the `started` event then also
+//!   carries `"env": {name: value or null}` (tests see what the server gave the provider).
 //!
 //! # Steps
 //!
@@ -220,7 +222,13 @@ pub fn log_started() {
     let cwd = std::env::current_dir()
         .map(|dir| dir.display().to_string())
         .unwrap_or_default();
-    log(json!({"event": "started", "args": args, "cwd": cwd}));
+    let env: serde_json::Map<String, Value> = std::env::var("NAGI_FAKE_LOG_ENV")
+        .unwrap_or_default()
+        .split(',')
+        .filter(|name| !name.is_empty())
+        .map(|name| (name.to_string(), std::env::var(name).map(Value::String).unwrap_or(Value::Null)))
+        .collect();
+    log(json!({"event": "started", "args": args, "cwd": cwd, "env": env}));
 }
 
 /// Start-up behaviour from `NAGI_FAKE_STARTUP`, run before the handshake.

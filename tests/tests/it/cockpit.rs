@@ -393,7 +393,7 @@ copy_ignored = [".env.example"]
 [setup]
 command = ["sh", "-c", "echo set-up > setup-ran.txt"]
 [services.web]
-command = ["python3", "-m", "http.server", "--bind", "127.0.0.1", "0"]
+command = ["sh", "-c", "exec python3 -m http.server --bind 127.0.0.1 $WEB_PORT"]
 port_env = "WEB_PORT"
 health = "http://127.0.0.1:{port}/"
 [[cleanup]]
@@ -410,7 +410,7 @@ fn preview_recipe_start(cockpit: &Cockpit) -> String {
     cockpit.wait_shows(&[
         "Project recipe",
         "setup runs: sh -c \"echo set-up > setup-ran.txt\"",
-        "service web starts: python3 -m http.server --bind 127.0.0.1 0",
+        "service web starts: sh -c",
         "port in $WEB_PORT, healthy when http://127.0.0.1:{port}/ answers",
         "copies ignored file .env.example",
         "cleanup runs: rm -f setup-ran.txt",
@@ -445,10 +445,10 @@ fn the_recipe_consent_shows_its_whole_scope_and_a_denial_runs_nothing() {
 }
 
 #[test]
-#[ignore = "needs recipe execution"]
 fn an_approved_recipe_runs_setup_and_its_services_turn_healthy() {
     let s = session(json!([{"text": "done"}]), json!([command_check()]));
     s.repo.write(".nagi/project.toml", RECIPE);
+    let _services = crate::recipe_runs::StopServicesOnDrop(&s.env);
     let Some(cockpit) = Cockpit::open(&s.env) else {
         return;
     };
