@@ -1,7 +1,7 @@
 //! Exit codes, documented in `nagi --help` and the README.
 
 pub const EXIT_OK: i32 = 0;
-/// The server answered with an error (its code is printed).
+/// The server answered with an error (its code is printed), or a project check failed.
 pub const EXIT_REMOTE_ERROR: i32 = 1;
 /// The command line or an input file is wrong.
 pub const EXIT_USAGE: i32 = 2;
@@ -12,7 +12,8 @@ pub const EXIT_TIMEOUT: i32 = 4;
 
 pub const EXIT_CODES_HELP: &str = "Exit codes:
   0  success
-  1  the server answered with an error (the stable error code is printed)
+  1  the server answered with an error (the stable error code is printed),
+     or a `nagi project check` failed
   2  usage error: bad arguments or an invalid input file
   3  no nagi server could be reached or started
   4  a wait timed out";

@@ -15,7 +15,7 @@ use crate::client::watch::{self, Watch};
 use crate::client::{events, worker};
 use crate::request::{Request, ServerUpdate};
 use crate::state::App;
-use crate::terminal::{SignalFlag, TerminalSession};
+use crate::terminal::{SignalFlag, TerminalSession, exit_when_terminal_hangs_up};
 use crate::ui;
 
 /// How long the loop waits for a key before it looks at updates and redraws.
@@ -64,6 +64,7 @@ pub fn run(config: CockpitConfig) -> Result<CockpitExit, CockpitError> {
     );
     events::spawn(config.socket_path.clone(), update_sender.clone());
     let mut terminal = TerminalSession::enter().map_err(CockpitError::Terminal)?;
+    exit_when_terminal_hangs_up();
     let mut app = App::new();
     let mut watching: Option<Watch> = None;
     let _ = requests.send(Request::Refresh);

@@ -76,3 +76,41 @@ impl SignalFlag {
         }
     }
 }
+
+/// Ends the process when the person's terminal goes away (its window closed, the tmux
+/// session killed, the ssh connection dropped), with the exit status of SIGHUP.
+///
+/// The main loop cannot notice this itself: on a hung-up terminal every read returns end
+/// of file, and crossterm's reader retries such reads without end, inside `event::poll`,
+/// so the loop would spin there forever and never see the SIGHUP flag either. A thread
+/// blocked in `poll(2)` on the terminal with no events requested wakes only for a hang-up
+/// or an error. There is nothing left to restore on a terminal that is gone.
+pub fn exit_when_terminal_hangs_up() {
+    // crossterm reads keys from stdin when it is a terminal (else from /dev/tty, which
+    // it opens itself and which is then not ours to watch).
+    if unsafe { libc::isatty(libc::STDIN_FILENO) } != 1 {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("cockpit-hangup".to_string())
+        .spawn(|| {
+            loop {
+                let mut descriptor = libc::pollfd {
+                    fd: libc::STDIN_FILENO,
+                    events: 0,
+                    revents: 0,
+                };
+                let ready = unsafe { libc::poll(&mut descriptor, 1, -1) };
+                let gone = libc::POLLHUP | libc::POLLERR | libc::POLLNVAL;
+                if ready > 0 && descriptor.revents & gone != 0 {
+                    std::process::exit(128 + libc::SIGHUP);
+                }
+                if ready < 0 && std::io::Error::last_os_error().kind() != io::ErrorKind::Interrupted
+                {
+                    return;
+                }
+            }
+        });
+    // Without the watchdog the cockpit still works; it only misses a vanished terminal.
+    drop(spawned);
+}

@@ -7,22 +7,31 @@ use std::time::Duration;
 
 use nagi_engine::pane::process::{processes_in_group, read_stat};
 use nagi_engine::recipe::exec::{
-    CopyOutcome, PortRange, RecipeExecConfig, RecipeExecError, RunTarget, SERVICE_LEASE_MARKER, adopt_or_restart_services,
-    archive_cleanup, copy_ignored, prepare_mission_worktree, provision_run, stop_services,
+    CopyOutcome, PortRange, RecipeExecConfig, RecipeExecError, RunTarget, SERVICE_LEASE_MARKER,
+    adopt_or_restart_services, archive_cleanup, copy_ignored, prepare_mission_worktree,
+    provision_run, stop_services,
 };
 use nagi_engine::recipe::validate_str;
 use nagi_schema::pane::{ReadFormat, ReadSource};
 use recipe_support::*;
 
-
 // ---- copy_ignored -------------------------------------------------------------------------
 
 fn copy_recipe(paths: &[&str]) -> nagi_engine::recipe::ProjectRecipe {
-    let list = paths.iter().map(|path| format!("{path:?}")).collect::<Vec<_>>().join(", ");
-    validate_str(&format!("schema = 1\n[worktree]\ncopy_ignored = [{list}]\n")).unwrap()
+    let list = paths
+        .iter()
+        .map(|path| format!("{path:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    validate_str(&format!(
+        "schema = 1\n[worktree]\ncopy_ignored = [{list}]\n"
+    ))
+    .unwrap()
 }
 
-fn refusal(result: Result<Vec<nagi_engine::recipe::exec::CopiedFile>, RecipeExecError>) -> (String, String) {
+fn refusal(
+    result: Result<Vec<nagi_engine::recipe::exec::CopiedFile>, RecipeExecError>,
+) -> (String, String) {
     match result {
         Err(RecipeExecError::CopyRefused { path, reason }) => (path, reason),
         other => panic!("expected a refusal, got {other:?}"),
@@ -33,16 +42,31 @@ fn refusal(result: Result<Vec<nagi_engine::recipe::exec::CopiedFile>, RecipeExec
 fn ignored_files_are_copied_with_their_permissions_and_missing_ones_skipped() {
     let repository = TestRepository::new();
     repository.write("config/local.toml", "db = 'dev'\n");
-    std::fs::set_permissions(repository.path("config/local.toml"), std::fs::Permissions::from_mode(0o750)).unwrap();
+    std::fs::set_permissions(
+        repository.path("config/local.toml"),
+        std::fs::Permissions::from_mode(0o750),
+    )
+    .unwrap();
     let destination = tempfile::tempdir().unwrap();
-    let copied = copy_ignored(&repository.root(), destination.path(), &copy_recipe(&["config/local.toml", "fixtures/absent.json"])).unwrap();
+    let copied = copy_ignored(
+        &repository.root(),
+        destination.path(),
+        &copy_recipe(&["config/local.toml", "fixtures/absent.json"]),
+    )
+    .unwrap();
     assert_eq!(copied[0].outcome, CopyOutcome::Copied);
     assert_eq!(copied[0].bytes, 11);
     assert_eq!(copied[1].outcome, CopyOutcome::MissingSource);
     let target = destination.path().join("config/local.toml");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "db = 'dev'\n");
-    assert_eq!(std::fs::metadata(&target).unwrap().permissions().mode() & 0o777, 0o750);
-    assert!(!destination.path().join("fixtures").exists(), "nothing is created for a missing source");
+    assert_eq!(
+        std::fs::metadata(&target).unwrap().permissions().mode() & 0o777,
+        0o750
+    );
+    assert!(
+        !destination.path().join("fixtures").exists(),
+        "nothing is created for a missing source"
+    );
 }
 
 #[test]
@@ -54,17 +78,35 @@ fn a_file_reached_through_a_symlink_is_refused() {
     repository.write("real_dir/inner.toml", "y = 2\n");
     std::os::unix::fs::symlink("real_dir", repository.path("confdir")).unwrap();
     let destination = tempfile::tempdir().unwrap();
-    let (path, reason) = refusal(copy_ignored(&repository.root(), destination.path(), &copy_recipe(&["link.toml"])));
+    let (path, reason) = refusal(copy_ignored(
+        &repository.root(),
+        destination.path(),
+        &copy_recipe(&["link.toml"]),
+    ));
     assert_eq!(path, "link.toml");
     assert!(reason.contains("symbolic link"), "{reason}");
-    let (_, reason) = refusal(copy_ignored(&repository.root(), destination.path(), &copy_recipe(&["confdir/inner.toml"])));
-    assert!(reason.contains("`confdir`") && reason.contains("symbolic link"), "{reason}");
+    let (_, reason) = refusal(copy_ignored(
+        &repository.root(),
+        destination.path(),
+        &copy_recipe(&["confdir/inner.toml"]),
+    ));
+    assert!(
+        reason.contains("`confdir`") && reason.contains("symbolic link"),
+        "{reason}"
+    );
     // The destination must not redirect the copy either.
     let outside = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(outside.path(), destination.path().join("config")).unwrap();
     repository.write("config/local.toml", "db = 1\n");
-    let (_, reason) = refusal(copy_ignored(&repository.root(), destination.path(), &copy_recipe(&["config/local.toml"])));
-    assert!(reason.contains("new worktree") && reason.contains("symbolic link"), "{reason}");
+    let (_, reason) = refusal(copy_ignored(
+        &repository.root(),
+        destination.path(),
+        &copy_recipe(&["config/local.toml"]),
+    ));
+    assert!(
+        reason.contains("new worktree") && reason.contains("symbolic link"),
+        "{reason}"
+    );
     assert!(std::fs::read_dir(outside.path()).unwrap().next().is_none());
 }
 
@@ -75,18 +117,35 @@ fn files_over_the_size_limits_are_refused_before_anything_is_copied() {
     let big = std::fs::File::create(repository.path("data.big")).unwrap();
     big.set_len(16 * 1024 * 1024 + 1).unwrap();
     let destination = tempfile::tempdir().unwrap();
-    let (path, reason) = refusal(copy_ignored(&repository.root(), destination.path(), &copy_recipe(&["data.big"])));
+    let (path, reason) = refusal(copy_ignored(
+        &repository.root(),
+        destination.path(),
+        &copy_recipe(&["data.big"]),
+    ));
     assert_eq!(path, "data.big");
     assert!(reason.contains("16 MiB"), "{reason}");
     let names: Vec<String> = (0..5).map(|index| format!("part{index}.big")).collect();
     for name in &names {
-        std::fs::File::create(repository.path(name)).unwrap().set_len(15 * 1024 * 1024).unwrap();
+        std::fs::File::create(repository.path(name))
+            .unwrap()
+            .set_len(15 * 1024 * 1024)
+            .unwrap();
     }
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let (path, reason) = refusal(copy_ignored(&repository.root(), destination.path(), &copy_recipe(&refs)));
+    let (path, reason) = refusal(copy_ignored(
+        &repository.root(),
+        destination.path(),
+        &copy_recipe(&refs),
+    ));
     assert_eq!(path, "part4.big");
     assert!(reason.contains("64 MiB"), "{reason}");
-    assert!(std::fs::read_dir(destination.path()).unwrap().next().is_none(), "nothing was copied");
+    assert!(
+        std::fs::read_dir(destination.path())
+            .unwrap()
+            .next()
+            .is_none(),
+        "nothing was copied"
+    );
 }
 
 #[test]
@@ -95,10 +154,17 @@ fn a_file_git_does_not_ignore_is_refused_and_nothing_is_copied() {
     repository.write("config/local.toml", "db = 'dev'\n");
     repository.write("notes.txt", "untracked, not ignored\n");
     let destination = tempfile::tempdir().unwrap();
-    let (path, reason) = refusal(copy_ignored(&repository.root(), destination.path(), &copy_recipe(&["config/local.toml", "notes.txt"])));
+    let (path, reason) = refusal(copy_ignored(
+        &repository.root(),
+        destination.path(),
+        &copy_recipe(&["config/local.toml", "notes.txt"]),
+    ));
     assert_eq!(path, "notes.txt");
     assert!(reason.contains("not ignored by Git"), "{reason}");
-    assert!(!destination.path().join("config/local.toml").exists(), "the refusal came before any copy");
+    assert!(
+        !destination.path().join("config/local.toml").exists(),
+        "the refusal came before any copy"
+    );
 }
 
 #[test]
@@ -108,14 +174,30 @@ fn identical_destinations_are_accepted_and_different_ones_refused() {
     let destination = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(destination.path().join("docs")).unwrap();
     std::fs::write(destination.path().join("docs/guide.md"), "# Guide\n").unwrap();
-    let copied = copy_ignored(&repository.root(), destination.path(), &copy_recipe(&["docs/guide.md"])).unwrap();
+    let copied = copy_ignored(
+        &repository.root(),
+        destination.path(),
+        &copy_recipe(&["docs/guide.md"]),
+    )
+    .unwrap();
     assert_eq!(copied[0].outcome, CopyOutcome::AlreadyPresent);
     repository.write("config/local.toml", "db = 'dev'\n");
     std::fs::create_dir_all(destination.path().join("config")).unwrap();
-    std::fs::write(destination.path().join("config/local.toml"), "db = 'other'\n").unwrap();
-    let (_, reason) = refusal(copy_ignored(&repository.root(), destination.path(), &copy_recipe(&["config/local.toml"])));
+    std::fs::write(
+        destination.path().join("config/local.toml"),
+        "db = 'other'\n",
+    )
+    .unwrap();
+    let (_, reason) = refusal(copy_ignored(
+        &repository.root(),
+        destination.path(),
+        &copy_recipe(&["config/local.toml"]),
+    ));
     assert!(reason.contains("different content"), "{reason}");
-    assert_eq!(std::fs::read_to_string(destination.path().join("config/local.toml")).unwrap(), "db = 'other'\n");
+    assert_eq!(
+        std::fs::read_to_string(destination.path().join("config/local.toml")).unwrap(),
+        "db = 'other'\n"
+    );
 }
 
 // ---- the mission worktree -----------------------------------------------------------------
@@ -127,11 +209,29 @@ fn the_mission_worktree_is_a_linked_checkout_on_its_branch_with_the_ignored_file
     let recipe = copy_recipe(&["config/local.toml"]);
     let prepared = prepare_mission_worktree(&repository.root(), "m-1", Some(&recipe)).unwrap();
     assert!(prepared.worktree.created);
-    assert_eq!(prepared.worktree.path, repository.root().join(".worktrees/m-1"));
-    assert_eq!(git_in(&prepared.worktree.path, &["rev-parse", "--abbrev-ref", "HEAD"]), "mission/m-1");
-    assert_eq!(git_in(&prepared.worktree.path, &["rev-parse", "HEAD"]), repository.head());
-    assert_eq!(std::fs::read_to_string(prepared.worktree.path.join("config/local.toml")).unwrap(), "db = 'dev'\n");
-    assert_eq!(std::fs::read_to_string(prepared.worktree.path.join("src/lib.rs")).unwrap(), repository_file(&repository, "src/lib.rs"));
+    assert_eq!(
+        prepared.worktree.path,
+        repository.root().join(".worktrees/m-1")
+    );
+    assert_eq!(
+        git_in(
+            &prepared.worktree.path,
+            &["rev-parse", "--abbrev-ref", "HEAD"]
+        ),
+        "mission/m-1"
+    );
+    assert_eq!(
+        git_in(&prepared.worktree.path, &["rev-parse", "HEAD"]),
+        repository.head()
+    );
+    assert_eq!(
+        std::fs::read_to_string(prepared.worktree.path.join("config/local.toml")).unwrap(),
+        "db = 'dev'\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(prepared.worktree.path.join("src/lib.rs")).unwrap(),
+        repository_file(&repository, "src/lib.rs")
+    );
     // Asking again finds the same worktree; the copy finds identical bytes.
     let again = prepare_mission_worktree(&repository.root(), "m-1", Some(&recipe)).unwrap();
     assert!(!again.worktree.created);
@@ -143,26 +243,52 @@ fn the_mission_worktree_is_a_linked_checkout_on_its_branch_with_the_ignored_file
 fn an_existing_mission_branch_is_reused_and_the_recipe_location_is_honoured() {
     let repository = TestRepository::new();
     repository.git(&["branch", "mission/m-2"]);
-    repository.write("src/lib.rs", "pub fn login() -> &'static str { \"later\" }\n");
+    repository.write(
+        "src/lib.rs",
+        "pub fn login() -> &'static str { \"later\" }\n",
+    );
     repository.git(&["commit", "-q", "-am", "later"]);
     let recipe = validate_str("schema = 1\n[worktree]\nlocation = \"trees/missions\"\n").unwrap();
     let prepared = prepare_mission_worktree(&repository.root(), "m-2", Some(&recipe)).unwrap();
-    assert_eq!(prepared.worktree.path, repository.root().join("trees/missions/m-2"));
-    assert_eq!(git_in(&prepared.worktree.path, &["rev-parse", "--abbrev-ref", "HEAD"]), "mission/m-2");
-    assert_ne!(git_in(&prepared.worktree.path, &["rev-parse", "HEAD"]), repository.head(), "the existing branch keeps its commit");
+    assert_eq!(
+        prepared.worktree.path,
+        repository.root().join("trees/missions/m-2")
+    );
+    assert_eq!(
+        git_in(
+            &prepared.worktree.path,
+            &["rev-parse", "--abbrev-ref", "HEAD"]
+        ),
+        "mission/m-2"
+    );
+    assert_ne!(
+        git_in(&prepared.worktree.path, &["rev-parse", "HEAD"]),
+        repository.head(),
+        "the existing branch keeps its commit"
+    );
     let refused = prepare_mission_worktree(&repository.root(), "a:b", None).unwrap_err();
-    assert!(refused.to_string().contains("cannot name the Git branch"), "{refused}");
+    assert!(
+        refused.to_string().contains("cannot name the Git branch"),
+        "{refused}"
+    );
 }
 
 // ---- setup --------------------------------------------------------------------------------
 
 fn target(worktree: &std::path::Path, run_id: &str) -> RunTarget {
-    RunTarget { mission_id: "m1".into(), run_id: run_id.into(), worktree: worktree.to_path_buf() }
+    RunTarget {
+        mission_id: "m1".into(),
+        run_id: run_id.into(),
+        worktree: worktree.to_path_buf(),
+    }
 }
 
 fn config(first_port: u16) -> RecipeExecConfig {
     RecipeExecConfig {
-        port_range: PortRange { first: first_port, last: first_port + 40 },
+        port_range: PortRange {
+            first: first_port,
+            last: first_port + 40,
+        },
         stop_grace: Duration::from_secs(2),
         open_panes: false,
     }
@@ -181,7 +307,10 @@ async fn setup_runs_in_the_worktree_with_markers_and_shows_in_the_project_pane()
         &session.engine,
         &target(worktree.path(), "r1"),
         &recipe,
-        &RecipeExecConfig { open_panes: true, ..config(42100) },
+        &RecipeExecConfig {
+            open_panes: true,
+            ..config(42100)
+        },
         &lines.sink(),
     )
     .await
@@ -189,14 +318,38 @@ async fn setup_runs_in_the_worktree_with_markers_and_shows_in_the_project_pane()
     assert!(provisioned.setup_ran);
     let environment = std::fs::read_to_string(worktree.path().join("setup-env.txt")).unwrap();
     assert!(environment.contains("NAGI_RUN_ID=r1"), "{environment}");
-    assert!(environment.contains(&format!("NAGI_SESSION_DIR={}", session.engine.config.paths.data_dir.display())), "{environment}");
-    assert!(lines.joined().contains("setup finished"), "{}", lines.joined());
+    assert!(
+        environment.contains(&format!(
+            "NAGI_SESSION_DIR={}",
+            session.engine.config.paths.data_dir.display()
+        )),
+        "{environment}"
+    );
+    assert!(
+        lines.joined().contains("setup finished"),
+        "{}",
+        lines.joined()
+    );
     let pane = provisioned.project_pane.expect("a project pane");
     let shown = eventually(Duration::from_secs(10), || {
-        let text = session.engine.panes.read(&pane.pane_id, ReadSource::Recent, Some(200), ReadFormat::Text, true).ok()?.text;
+        let text = session
+            .engine
+            .panes
+            .read(
+                &pane.pane_id,
+                ReadSource::Recent,
+                Some(200),
+                ReadFormat::Text,
+                true,
+            )
+            .ok()?
+            .text;
         text.contains("preparing-the-checkout").then_some(text)
     });
-    assert!(shown.is_some(), "the setup output never appeared in the project pane");
+    assert!(
+        shown.is_some(),
+        "the setup output never appeared in the project pane"
+    );
     session.shutdown().await;
 }
 
@@ -210,16 +363,35 @@ async fn a_failing_setup_aborts_with_its_exit_code_and_stderr() {
         http_service_toml("web", 30)
     ))
     .unwrap();
-    let error = provision_run(&session.engine, &target(worktree.path(), "r1"), &recipe, &config(42150), &ProgressLines::default().sink())
-        .await
-        .unwrap_err();
-    let RecipeExecError::SetupFailed { message } = &error else { panic!("expected a setup failure, got {error:?}") };
+    let error = provision_run(
+        &session.engine,
+        &target(worktree.path(), "r1"),
+        &recipe,
+        &config(42150),
+        &ProgressLines::default().sink(),
+    )
+    .await
+    .unwrap_err();
+    let RecipeExecError::SetupFailed { message } = &error else {
+        panic!("expected a setup failure, got {error:?}")
+    };
     assert!(message.contains("exited with code 4"), "{message}");
-    let (_, excerpt) = message.split_once("; stderr:\n").unwrap_or_else(|| panic!("no stderr excerpt: {message}"));
+    let (_, excerpt) = message
+        .split_once("; stderr:\n")
+        .unwrap_or_else(|| panic!("no stderr excerpt: {message}"));
     assert!(excerpt.ends_with("xxxx"), "{excerpt}");
-    assert!(!excerpt.contains("some-progress"), "stderr is quoted, not stdout: {excerpt}");
-    assert!(excerpt.chars().count() <= 2049, "at most 2048 characters (+ an ellipsis) are quoted");
-    assert!(session.leases("r1").is_empty(), "no service started after a failed setup");
+    assert!(
+        !excerpt.contains("some-progress"),
+        "stderr is quoted, not stdout: {excerpt}"
+    );
+    assert!(
+        excerpt.chars().count() <= 2049,
+        "at most 2048 characters (+ an ellipsis) are quoted"
+    );
+    assert!(
+        session.leases("r1").is_empty(),
+        "no service started after a failed setup"
+    );
     session.shutdown().await;
 }
 
@@ -230,19 +402,36 @@ async fn a_service_serving_http_on_its_port_becomes_healthy_with_its_markers() {
     let session = TestSession::new().await;
     let worktree = tempfile::tempdir().unwrap();
     let recipe = validate_str(&format!("schema = 1\n{}", http_service_toml("web", 30))).unwrap();
-    let provisioned =
-        provision_run(&session.engine, &target(worktree.path(), "r1"), &recipe, &config(42200), &ProgressLines::default().sink()).await.unwrap();
+    let provisioned = provision_run(
+        &session.engine,
+        &target(worktree.path(), "r1"),
+        &recipe,
+        &config(42200),
+        &ProgressLines::default().sink(),
+    )
+    .await
+    .unwrap();
     let web = &provisioned.services[0];
     assert!(!web.adopted);
     assert!((42200..=42240).contains(&web.port));
     assert_eq!(web.health_url, format!("http://127.0.0.1:{}/", web.port));
     let environ = process_environment(web.pid);
-    assert!(environ.contains(&format!("PORT={}", web.port)), "{environ:?}");
+    assert!(
+        environ.contains(&format!("PORT={}", web.port)),
+        "{environ:?}"
+    );
     assert!(environ.contains(&format!("{SERVICE_LEASE_MARKER}={}", web.lease_id)));
-    assert!(!environ.iter().any(|entry| entry.starts_with("NAGI_SESSION_DIR=")), "services must survive leftover cleanup");
+    assert!(
+        !environ
+            .iter()
+            .any(|entry| entry.starts_with("NAGI_SESSION_DIR=")),
+        "services must survive leftover cleanup"
+    );
     let lease = &session.leases("r1")[0];
     assert_eq!((lease.pid, lease.port), (Some(web.pid), web.port));
-    stop_services(&session.engine, "m1", "r1", &config(42200)).await.unwrap();
+    stop_services(&session.engine, "m1", "r1", &config(42200))
+        .await
+        .unwrap();
     session.shutdown().await;
 }
 
@@ -255,11 +444,31 @@ async fn a_service_that_never_listens_times_out_and_is_stopped() {
     )
     .unwrap();
     let lines = ProgressLines::default();
-    let error = provision_run(&session.engine, &target(worktree.path(), "r1"), &recipe, &config(42250), &lines.sink()).await.unwrap_err();
-    let RecipeExecError::ServiceFailed { service_id, message } = &error else { panic!("{error:?}") };
+    let error = provision_run(
+        &session.engine,
+        &target(worktree.path(), "r1"),
+        &recipe,
+        &config(42250),
+        &lines.sink(),
+    )
+    .await
+    .unwrap_err();
+    let RecipeExecError::ServiceFailed {
+        service_id,
+        message,
+    } = &error
+    else {
+        panic!("{error:?}")
+    };
     assert_eq!(service_id, "idle");
-    assert!(message.contains("within 1 s") && message.contains("was stopped"), "{message}");
-    assert!(message.contains("idle-service-started"), "the log is quoted: {message}");
+    assert!(
+        message.contains("within 1 s") && message.contains("was stopped"),
+        "{message}"
+    );
+    assert!(
+        message.contains("idle-service-started"),
+        "the log is quoted: {message}"
+    );
     let pid = started_pid(&lines.joined());
     assert!(process_gone(pid), "the timed-out service {pid} still runs");
     assert!(session.leases("r1").is_empty(), "its lease was released");
@@ -275,13 +484,31 @@ async fn a_service_that_exits_early_fails_with_its_exit_code() {
         http_service_toml("another", 30)
     ))
     .unwrap();
-    let error = provision_run(&session.engine, &target(worktree.path(), "r1"), &recipe, &config(42300), &ProgressLines::default().sink())
-        .await
-        .unwrap_err();
-    let RecipeExecError::ServiceFailed { service_id, message } = &error else { panic!("{error:?}") };
+    let error = provision_run(
+        &session.engine,
+        &target(worktree.path(), "r1"),
+        &recipe,
+        &config(42300),
+        &ProgressLines::default().sink(),
+    )
+    .await
+    .unwrap_err();
+    let RecipeExecError::ServiceFailed {
+        service_id,
+        message,
+    } = &error
+    else {
+        panic!("{error:?}")
+    };
     assert_eq!(service_id, "broken");
-    assert!(message.contains("exited with code 3") && message.contains("address already in use"), "{message}");
-    assert!(session.leases("r1").is_empty(), "the healthy service started before it was stopped too");
+    assert!(
+        message.contains("exited with code 3") && message.contains("address already in use"),
+        "{message}"
+    );
+    assert!(
+        session.leases("r1").is_empty(),
+        "the healthy service started before it was stopped too"
+    );
     session.shutdown().await;
 }
 
@@ -289,35 +516,75 @@ async fn a_service_that_exits_early_fails_with_its_exit_code() {
 async fn a_restarted_server_adopts_a_healthy_service_and_restarts_a_dead_one() {
     let data = tempfile::tempdir().unwrap();
     let worktree = tempfile::tempdir().unwrap();
-    let recipe = validate_str(&format!("schema = 1\n[setup]\ncommand = [\"sh\", \"-c\", \"echo run >> setup-count.txt\"]\n{}", http_service_toml("web", 30))).unwrap();
+    let recipe = validate_str(&format!(
+        "schema = 1\n[setup]\ncommand = [\"sh\", \"-c\", \"echo run >> setup-count.txt\"]\n{}",
+        http_service_toml("web", 30)
+    ))
+    .unwrap();
     let first = TestSession::at(data.path()).await;
-    let provisioned = provision_run(&first.engine, &target(worktree.path(), "r1"), &recipe, &config(42350), &ProgressLines::default().sink()).await.unwrap();
+    let provisioned = provision_run(
+        &first.engine,
+        &target(worktree.path(), "r1"),
+        &recipe,
+        &config(42350),
+        &ProgressLines::default().sink(),
+    )
+    .await
+    .unwrap();
     let original = provisioned.services[0].clone();
     first.shutdown().await;
     drop(first);
 
     // A new engine on the same session: only the store remembers the service.
     let second = TestSession::at(data.path()).await;
-    let adopted = adopt_or_restart_services(&second.engine, &target(worktree.path(), "r1"), &recipe, &config(42350), &ProgressLines::default().sink())
-        .await
-        .unwrap();
+    let adopted = adopt_or_restart_services(
+        &second.engine,
+        &target(worktree.path(), "r1"),
+        &recipe,
+        &config(42350),
+        &ProgressLines::default().sink(),
+    )
+    .await
+    .unwrap();
     assert!(adopted.services[0].adopted);
-    assert_eq!((adopted.services[0].pid, adopted.services[0].port), (original.pid, original.port));
+    assert_eq!(
+        (adopted.services[0].pid, adopted.services[0].port),
+        (original.pid, original.port)
+    );
     assert!(!adopted.setup_ran);
-    assert_eq!(std::fs::read_to_string(worktree.path().join("setup-count.txt")).unwrap(), "run\n", "setup never runs again");
+    assert_eq!(
+        std::fs::read_to_string(worktree.path().join("setup-count.txt")).unwrap(),
+        "run\n",
+        "setup never runs again"
+    );
 
     // A service that died is started again on its leased port, still without setup.
     kill_group(original.pid);
-    assert!(eventually(Duration::from_secs(5), || process_gone(original.pid).then_some(())).is_some());
-    let restarted = adopt_or_restart_services(&second.engine, &target(worktree.path(), "r1"), &recipe, &config(42350), &ProgressLines::default().sink())
-        .await
-        .unwrap();
+    assert!(
+        eventually(Duration::from_secs(5), || process_gone(original.pid)
+            .then_some(()))
+        .is_some()
+    );
+    let restarted = adopt_or_restart_services(
+        &second.engine,
+        &target(worktree.path(), "r1"),
+        &recipe,
+        &config(42350),
+        &ProgressLines::default().sink(),
+    )
+    .await
+    .unwrap();
     let web = &restarted.services[0];
     assert!(!web.adopted);
     assert_ne!(web.pid, original.pid);
     assert_eq!(web.port, original.port);
-    assert_eq!(std::fs::read_to_string(worktree.path().join("setup-count.txt")).unwrap(), "run\n");
-    stop_services(&second.engine, "m1", "r1", &config(42350)).await.unwrap();
+    assert_eq!(
+        std::fs::read_to_string(worktree.path().join("setup-count.txt")).unwrap(),
+        "run\n"
+    );
+    stop_services(&second.engine, "m1", "r1", &config(42350))
+        .await
+        .unwrap();
     second.shutdown().await;
 }
 
@@ -330,16 +597,42 @@ async fn stopping_ends_the_whole_process_group_and_releases_the_lease() {
         "schema = 1\n[services.web]\ncommand = [\"sh\", \"-c\", \"sleep 300 & exec {python} -m http.server \\\"$PORT\\\" --bind 127.0.0.1\"]\nport_env = \"PORT\"\nhealth = \"http://127.0.0.1:{{port}}/\"\ntimeout_seconds = 30\n"
     ))
     .unwrap();
-    let provisioned = provision_run(&session.engine, &target(worktree.path(), "r1"), &recipe, &config(42400), &ProgressLines::default().sink()).await.unwrap();
+    let provisioned = provision_run(
+        &session.engine,
+        &target(worktree.path(), "r1"),
+        &recipe,
+        &config(42400),
+        &ProgressLines::default().sink(),
+    )
+    .await
+    .unwrap();
     let leader = provisioned.services[0].pid as i32;
     let group = processes_in_group(leader);
-    assert!(group.len() >= 2, "the service and its background sleep share a group: {group:?}");
-    let stopped = stop_services(&session.engine, "m1", "r1", &config(42400)).await.unwrap();
+    assert!(
+        group.len() >= 2,
+        "the service and its background sleep share a group: {group:?}"
+    );
+    let stopped = stop_services(&session.engine, "m1", "r1", &config(42400))
+        .await
+        .unwrap();
     assert_eq!(stopped[0].service_id, "web");
-    assert!(eventually(Duration::from_secs(5), || processes_in_group(leader).is_empty().then_some(())).is_some(), "{:?}", processes_in_group(leader));
+    assert!(
+        eventually(Duration::from_secs(5), || processes_in_group(leader)
+            .is_empty()
+            .then_some(()))
+        .is_some(),
+        "{:?}",
+        processes_in_group(leader)
+    );
     assert!(group.iter().all(|pid| process_gone(*pid as u32)));
     assert!(session.leases("r1").is_empty());
-    assert!(stop_services(&session.engine, "m1", "r1", &config(42400)).await.unwrap().is_empty(), "stopping again is a no-op");
+    assert!(
+        stop_services(&session.engine, "m1", "r1", &config(42400))
+            .await
+            .unwrap()
+            .is_empty(),
+        "stopping again is a no-op"
+    );
     session.shutdown().await;
 }
 
@@ -356,19 +649,36 @@ async fn archive_stops_services_then_runs_cleanup_in_order_logging_failures() {
     ))
     .unwrap();
     let run = target(worktree.path(), "r1");
-    let provisioned = provision_run(&session.engine, &run, &recipe, &config(42450), &ProgressLines::default().sink()).await.unwrap();
+    let provisioned = provision_run(
+        &session.engine,
+        &run,
+        &recipe,
+        &config(42450),
+        &ProgressLines::default().sink(),
+    )
+    .await
+    .unwrap();
     let pid = provisioned.services[0].pid;
     let report = archive_cleanup(&session.engine, &run, &recipe, &config(42450)).await;
     assert_eq!(report.stopped.len(), 1);
     assert!(report.stop_failure.is_none());
     assert!(process_gone(pid));
-    assert_eq!(std::fs::read_to_string(worktree.path().join("order.txt")).unwrap(), "one\nthree\n");
+    assert_eq!(
+        std::fs::read_to_string(worktree.path().join("order.txt")).unwrap(),
+        "one\nthree\n"
+    );
     assert_eq!(report.commands.len(), 3);
     assert!(report.commands[0].failure.is_none() && report.commands[2].failure.is_none());
     let failure = report.commands[1].failure.as_deref().unwrap();
-    assert!(failure.contains("exited with code 7") && failure.contains("cleanup-broke"), "{failure}");
+    assert!(
+        failure.contains("exited with code 7") && failure.contains("cleanup-broke"),
+        "{failure}"
+    );
     let transcript = std::fs::read_to_string(&provisioned.transcript_path).unwrap();
-    assert!(transcript.contains("cleanup failed (archive continues)"), "{transcript}");
+    assert!(
+        transcript.contains("cleanup failed (archive continues)"),
+        "{transcript}"
+    );
     assert!(session.leases("r1").is_empty());
     session.shutdown().await;
 }
@@ -380,21 +690,44 @@ async fn port_leases_are_durable_unique_across_runs_and_skip_busy_ports() {
     let session = TestSession::at(data.path()).await;
     let run_one = target(data.path(), "r1");
     let run_two = target(data.path(), "r2");
-    let range = PortRange { first: 42500, last: 42502 };
+    let range = PortRange {
+        first: 42500,
+        last: 42502,
+    };
     let engine = &session.engine;
-    let first = nagi_engine::recipe::exec::ports::lease_port(engine, &run_one, "web", range, None).await.unwrap();
-    assert_eq!(first.port, 42501, "42500 is in use by another program");
-    let again = nagi_engine::recipe::exec::ports::lease_port(engine, &run_one, "web", range, None).await.unwrap();
+    let first = nagi_engine::recipe::exec::ports::lease_port(engine, &run_one, "web", range, None)
+        .await
+        .unwrap();
+    assert_ne!(first.port, 42500, "42500 is in use by another program");
+    let again = nagi_engine::recipe::exec::ports::lease_port(engine, &run_one, "web", range, None)
+        .await
+        .unwrap();
     assert_eq!(again, first, "the same key keeps its lease");
-    let second = nagi_engine::recipe::exec::ports::lease_port(engine, &run_two, "web", range, None).await.unwrap();
-    assert_eq!(second.port, 42502);
-    let exhausted = nagi_engine::recipe::exec::ports::lease_port(engine, &run_two, "api", range, None).await.unwrap_err();
-    assert!(matches!(exhausted, RecipeExecError::PortsExhausted { .. }), "{exhausted:?}");
+    let second = nagi_engine::recipe::exec::ports::lease_port(engine, &run_two, "web", range, None)
+        .await
+        .unwrap();
+    let mut both = vec![first.port, second.port];
+    both.sort();
+    assert_eq!(both, vec![42501, 42502], "each run has its own port");
+    let exhausted =
+        nagi_engine::recipe::exec::ports::lease_port(engine, &run_two, "api", range, None)
+            .await
+            .unwrap_err();
+    assert!(
+        matches!(exhausted, RecipeExecError::PortsExhausted { .. }),
+        "{exhausted:?}"
+    );
     session.shutdown().await;
     drop(session);
     drop(busy);
     let reopened = TestSession::at(data.path()).await;
-    let ports: Vec<u16> = reopened.leases("r1").iter().chain(reopened.leases("r2").iter()).map(|lease| lease.port).collect();
+    let mut ports: Vec<u16> = reopened
+        .leases("r1")
+        .iter()
+        .chain(reopened.leases("r2").iter())
+        .map(|lease| lease.port)
+        .collect();
+    ports.sort();
     assert_eq!(ports, vec![42501, 42502], "leases survive a restart");
     reopened.shutdown().await;
 }
@@ -407,7 +740,14 @@ fn repository_file(repository: &TestRepository, path: &str) -> String {
 fn started_pid(progress: &str) -> u32 {
     progress
         .lines()
-        .find_map(|line| line.split("pid ").nth(1).and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()))
+        .find_map(|line| {
+            line.split("pid ").nth(1).and_then(|rest| {
+                rest.split(|c: char| !c.is_ascii_digit())
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+        })
         .unwrap_or_else(|| panic!("no pid in the progress lines:\n{progress}"))
 }
 
@@ -441,14 +781,25 @@ mod recipe_support {
 
     pub fn git_in(directory: &Path, args: &[&str]) -> String {
         let output = Command::new("git")
-            .args(["-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false"])
+            .args([
+                "-c",
+                "user.name=Test",
+                "-c",
+                "user.email=test@example.com",
+                "-c",
+                "commit.gpgsign=false",
+            ])
             .args(args)
             .current_dir(directory)
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .output()
             .unwrap();
-        assert!(output.status.success(), "git {args:?} failed: {}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            output.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         String::from_utf8(output.stdout).unwrap().trim().to_owned()
     }
 
@@ -459,7 +810,9 @@ mod recipe_support {
 
     impl TestRepository {
         pub fn new() -> TestRepository {
-            let repository = TestRepository { directory: tempfile::tempdir().unwrap() };
+            let repository = TestRepository {
+                directory: tempfile::tempdir().unwrap(),
+            };
             repository.git(&["init", "-q", "-b", "main", "."]);
             repository.write(
                 ".gitignore",
@@ -533,11 +886,18 @@ mod recipe_support {
                 server_uid: unsafe { libc::geteuid() },
                 server_pid: std::process::id(),
             });
-            TestSession { _directory: None, engine }
+            TestSession {
+                _directory: None,
+                engine,
+            }
         }
 
         pub fn leases(&self, run_id: &str) -> Vec<PortLeaseRow> {
-            self.engine.missions.store().read(|reader| reader.port_leases_of_run("m1", run_id)).unwrap()
+            self.engine
+                .missions
+                .store()
+                .read(|reader| reader.port_leases_of_run("m1", run_id))
+                .unwrap()
         }
 
         /// What a stopping server does: its panes end, its store closes. Services live on.
@@ -580,7 +940,10 @@ mod recipe_support {
         static PYTHON: OnceLock<String> = OnceLock::new();
         PYTHON
             .get_or_init(|| {
-                let output = Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output().expect("python3 runs");
+                let output = Command::new("python3")
+                    .args(["-c", "import sys; print(sys.executable)"])
+                    .output()
+                    .expect("python3 runs");
                 String::from_utf8(output.stdout).unwrap().trim().to_owned()
             })
             .clone()
@@ -596,6 +959,9 @@ mod recipe_support {
 
     pub fn process_environment(pid: u32) -> Vec<String> {
         let bytes = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
-        bytes.split(|byte| *byte == 0).map(|entry| String::from_utf8_lossy(entry).into_owned()).collect()
+        bytes
+            .split(|byte| *byte == 0)
+            .map(|entry| String::from_utf8_lossy(entry).into_owned())
+            .collect()
     }
 }

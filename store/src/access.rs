@@ -463,15 +463,26 @@ fn port_lease_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<PortLeaseRow> {
 }
 
 impl<'a> Reader<'a> {
-    pub fn port_lease(&self, mission_id: &str, run_id: &str, service_id: &str) -> Result<Option<PortLeaseRow>, StoreError> {
+    pub fn port_lease(
+        &self,
+        mission_id: &str,
+        run_id: &str,
+        service_id: &str,
+    ) -> Result<Option<PortLeaseRow>, StoreError> {
         let mut statement = self.connection.prepare_cached(&format!(
             "SELECT {PORT_LEASE_COLUMNS} FROM port_leases WHERE mission_id = ?1 AND run_id = ?2 AND service_id = ?3"
         ))?;
-        Ok(statement.query_row(params![mission_id, run_id, service_id], port_lease_row).optional()?)
+        Ok(statement
+            .query_row(params![mission_id, run_id, service_id], port_lease_row)
+            .optional()?)
     }
 
     /// The leases of one run, by service id.
-    pub fn port_leases_of_run(&self, mission_id: &str, run_id: &str) -> Result<Vec<PortLeaseRow>, StoreError> {
+    pub fn port_leases_of_run(
+        &self,
+        mission_id: &str,
+        run_id: &str,
+    ) -> Result<Vec<PortLeaseRow>, StoreError> {
         let mut statement = self.connection.prepare_cached(&format!(
             "SELECT {PORT_LEASE_COLUMNS} FROM port_leases WHERE mission_id = ?1 AND run_id = ?2 ORDER BY service_id"
         ))?;
@@ -481,7 +492,9 @@ impl<'a> Reader<'a> {
 
     /// Every lease, by port.
     pub fn port_leases(&self) -> Result<Vec<PortLeaseRow>, StoreError> {
-        let mut statement = self.connection.prepare_cached(&format!("SELECT {PORT_LEASE_COLUMNS} FROM port_leases ORDER BY port"))?;
+        let mut statement = self.connection.prepare_cached(&format!(
+            "SELECT {PORT_LEASE_COLUMNS} FROM port_leases ORDER BY port"
+        ))?;
         let rows = statement.query_map([], port_lease_row)?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
@@ -505,14 +518,26 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    fn set_port_lease_process_sql(&self, lease_id: &str, pid: Option<u32>, process_start_time: Option<u64>) -> Result<bool, StoreError> {
-        let mut statement =
-            self.connection.prepare_cached("UPDATE port_leases SET pid = ?2, process_start_time = ?3 WHERE lease_id = ?1")?;
-        Ok(statement.execute(params![lease_id, pid.map(|pid| pid as i64), process_start_time.map(|ticks| ticks as i64)])? > 0)
+    fn set_port_lease_process_sql(
+        &self,
+        lease_id: &str,
+        pid: Option<u32>,
+        process_start_time: Option<u64>,
+    ) -> Result<bool, StoreError> {
+        let mut statement = self.connection.prepare_cached(
+            "UPDATE port_leases SET pid = ?2, process_start_time = ?3 WHERE lease_id = ?1",
+        )?;
+        Ok(statement.execute(params![
+            lease_id,
+            pid.map(|pid| pid as i64),
+            process_start_time.map(|ticks| ticks as i64)
+        ])? > 0)
     }
 
     fn release_port_lease_sql(&self, lease_id: &str) -> Result<bool, StoreError> {
-        let mut statement = self.connection.prepare_cached("DELETE FROM port_leases WHERE lease_id = ?1")?;
+        let mut statement = self
+            .connection
+            .prepare_cached("DELETE FROM port_leases WHERE lease_id = ?1")?;
         Ok(statement.execute([lease_id])? > 0)
     }
 
@@ -523,7 +548,12 @@ impl<'a> Writer<'a> {
     }
 
     /// Records (or clears) the process serving a lease. Returns whether the lease exists.
-    pub fn set_port_lease_process(&self, lease_id: &str, pid: Option<u32>, process_start_time: Option<u64>) -> Result<bool, StoreError> {
+    pub fn set_port_lease_process(
+        &self,
+        lease_id: &str,
+        pid: Option<u32>,
+        process_start_time: Option<u64>,
+    ) -> Result<bool, StoreError> {
         self.noted(self.set_port_lease_process_sql(lease_id, pid, process_start_time))
     }
 

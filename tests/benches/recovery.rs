@@ -21,10 +21,6 @@ fn env_number(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-fn toml_string(text: &str) -> String {
-    serde_json::to_string(text).unwrap()
-}
-
 /// Points Codex at the fake that asks for an approval and then waits for the answer.
 fn configure_fake_codex(env: &TestEnv) {
     std::fs::create_dir_all(&env.config_dir).unwrap();
@@ -87,7 +83,10 @@ fn main() {
     let missions = env_number("NAGI_BENCH_MISSIONS", 1000);
     let live = env_number("NAGI_BENCH_LIVE", 50).min(missions);
     let rounds = env_number("NAGI_BENCH_ROUNDS", 3).max(1);
-    println!("recovery bench: {missions} missions, {live} live runs, {rounds} rounds; nagi = {}", nagi_binary().display());
+    println!(
+        "recovery bench: {missions} missions, {live} live runs, {rounds} rounds; nagi = {}",
+        nagi_binary().display()
+    );
 
     let mut empty_times = Vec::new();
     for _ in 0..rounds {
@@ -117,7 +116,10 @@ fn main() {
             .unwrap();
         if index < live {
             client
-                .request("mission.configure", configure_params(&mission_id, "true", &[]))
+                .request(
+                    "mission.configure",
+                    configure_params(&mission_id, "true", &[]),
+                )
                 .unwrap();
             client
                 .request(
@@ -128,9 +130,12 @@ fn main() {
         }
     }
     for index in 0..live {
-        wait_for_mission(&env, &format!("m{index:05}"), "the run asks for approval", |mission| {
-            mission["status"] == "active" && mission["unresolved_attention_count"] == 1
-        });
+        wait_for_mission(
+            &env,
+            &format!("m{index:05}"),
+            "the run asks for approval",
+            |mission| mission["status"] == "active" && mission["unresolved_attention_count"] == 1,
+        );
     }
 
     let mut recovery_times = Vec::new();
@@ -142,16 +147,26 @@ fn main() {
         recovery_times.push(elapsed);
         // Let the resumed runs settle before the next kill, so every round recovers 50 live runs.
         for index in 0..live {
-            wait_for_mission(&env, &format!("m{index:05}"), "the resumed run is live", |mission| {
-                mission["status"] == "active" && mission["run"]["live"] == true
-            });
+            wait_for_mission(
+                &env,
+                &format!("m{index:05}"),
+                "the resumed run is live",
+                |mission| mission["status"] == "active" && mission["run"]["live"] == true,
+            );
         }
-        println!("  round {}: answered after {:.1} ms", round + 1, elapsed.as_secs_f64() * 1000.0);
+        println!(
+            "  round {}: answered after {:.1} ms",
+            round + 1,
+            elapsed.as_secs_f64() * 1000.0
+        );
     }
     let recovery = median(recovery_times);
     stop(server);
 
-    println!("empty-store start-up: {:.1} ms (median of {rounds})", empty.as_secs_f64() * 1000.0);
+    println!(
+        "empty-store start-up: {:.1} ms (median of {rounds})",
+        empty.as_secs_f64() * 1000.0
+    );
     println!(
         "recovery with {missions} missions / {live} live runs: {:.1} ms (median of {rounds})",
         recovery.as_secs_f64() * 1000.0

@@ -448,3 +448,17 @@ pub fn wait_for_mission(
         env.server_log()
     );
 }
+
+/// `text` as a TOML basic string (JSON string escapes are valid TOML).
+pub fn toml_string(text: &str) -> String {
+    serde_json::to_string(text).unwrap()
+}
+
+/// The JSON lines of a fake provider's log (`NAGI_FAKE_LOG`); none while it does not exist.
+pub fn log_entries(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}

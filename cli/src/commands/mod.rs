@@ -7,6 +7,7 @@ pub mod events;
 pub mod mission;
 pub mod pane;
 pub mod project;
+pub mod project_check;
 pub mod server;
 pub mod wait;
 pub mod workspace;

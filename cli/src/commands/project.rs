@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use nagi_engine::recipe::{ProjectRecipe, RECIPE_RELATIVE_PATH, RecipeCommand, RecipeProblem, scope_digest, validate_file};
+use nagi_engine::recipe::{
+    ProjectRecipe, RECIPE_RELATIVE_PATH, RecipeCommand, RecipeProblem, scope_digest, validate_file,
+};
 use serde_json::{Value, json};
 
 use crate::exit::{CliError, EXIT_OK, EXIT_USAGE};
@@ -14,6 +16,16 @@ use crate::{CommandResult, commands::Context};
 pub enum ProjectCommand {
     /// Check a project recipe: every problem with its TOML path (exit 2), or a summary.
     Validate(ValidateArgs),
+    /// Run the recipe's `[[checks]]` in this checkout, as you, with the declared checks'
+    /// cleared environment and each check's timeout (exit 1 when one fails).
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Run only this check (repeatable); default: every check, in order.
+    #[arg(long = "check", value_name = "ID")]
+    pub checks: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -25,7 +37,13 @@ pub struct ValidateArgs {
 }
 
 pub fn run(context: &Context, command: ProjectCommand) -> CommandResult {
-    let ProjectCommand::Validate(args) = command;
+    match command {
+        ProjectCommand::Validate(args) => validate(context, args),
+        ProjectCommand::Check(args) => super::project_check::run(context, args),
+    }
+}
+
+fn validate(context: &Context, args: ValidateArgs) -> CommandResult {
     let path = match args.path {
         Some(path) => path,
         None => default_recipe_path()?,
@@ -33,7 +51,10 @@ pub fn run(context: &Context, command: ProjectCommand) -> CommandResult {
     match validate_file(&path) {
         Ok(recipe) => {
             if context.json {
-                println!("{}", serde_json::to_string_pretty(&valid_json(&path, &recipe)).unwrap_or_default());
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&valid_json(&path, &recipe)).unwrap_or_default()
+                );
             } else {
                 print!("{}", summary(&path, &recipe));
             }
@@ -41,7 +62,11 @@ pub fn run(context: &Context, command: ProjectCommand) -> CommandResult {
         }
         Err(problems) => {
             if context.json {
-                println!("{}", serde_json::to_string_pretty(&problems_json(&path, &problems)).unwrap_or_default());
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&problems_json(&path, &problems))
+                        .unwrap_or_default()
+                );
             } else {
                 print!("{}", problem_list(&path, &problems));
             }
@@ -50,28 +75,48 @@ pub fn run(context: &Context, command: ProjectCommand) -> CommandResult {
     }
 }
 
-fn default_recipe_path() -> Result<PathBuf, CliError> {
-    let current = std::env::current_dir().map_err(|error| CliError::Usage(format!("cannot read the current directory: {error}")))?;
+/// The root of the Git checkout containing the current directory.
+pub(super) fn checkout_of_current_directory() -> Result<PathBuf, CliError> {
+    let current = std::env::current_dir()
+        .map_err(|error| CliError::Usage(format!("cannot read the current directory: {error}")))?;
     let git = nagi_engine::workspace::GitRunner::new(&nagi_engine::workspace::GitConfig::default())
         .map_err(|error| CliError::Usage(format!("{error}; pass the recipe's path")))?;
     let root = nagi_engine::workspace::checkout_root(&git, &current).map_err(|error| {
-        CliError::Usage(format!("{} is not inside a Git checkout ({error}); pass the recipe's path", current.display()))
+        CliError::Usage(format!(
+            "{} is not inside a Git checkout ({error}); pass the recipe's path",
+            current.display()
+        ))
     })?;
-    Ok(root.join(RECIPE_RELATIVE_PATH))
+    Ok(root)
+}
+
+fn default_recipe_path() -> Result<PathBuf, CliError> {
+    Ok(checkout_of_current_directory()?.join(RECIPE_RELATIVE_PATH))
 }
 
 fn problem_list(path: &Path, problems: &[RecipeProblem]) -> String {
     let count = problems.len();
-    let mut text = format!("{}: {count} problem{}\n", path.display(), if count == 1 { "" } else { "s" });
+    let mut text = format!(
+        "{}: {count} problem{}\n",
+        path.display(),
+        if count == 1 { "" } else { "s" }
+    );
     for problem in problems {
-        let location = if problem.path.is_empty() { "(file)" } else { problem.path.as_str() };
+        let location = if problem.path.is_empty() {
+            "(file)"
+        } else {
+            problem.path.as_str()
+        };
         text.push_str(&format!("  {location}: {}\n", problem.message));
     }
     text
 }
 
 fn problems_json(path: &Path, problems: &[RecipeProblem]) -> Value {
-    let problems: Vec<Value> = problems.iter().map(|problem| json!({"path": problem.path, "message": problem.message})).collect();
+    let problems: Vec<Value> = problems
+        .iter()
+        .map(|problem| json!({"path": problem.path, "message": problem.message}))
+        .collect();
     json!({"path": path.display().to_string(), "valid": false, "problems": problems})
 }
 
@@ -120,7 +165,11 @@ fn valid_json(path: &Path, recipe: &ProjectRecipe) -> Value {
 fn summary(path: &Path, recipe: &ProjectRecipe) -> String {
     let mut text = format!("{} is valid (schema 1)\n", path.display());
     match &recipe.setup {
-        Some(setup) => text.push_str(&format!("setup:    {}  (timeout {} s)\n", argv(&setup.command), setup.timeout_seconds)),
+        Some(setup) => text.push_str(&format!(
+            "setup:    {}  (timeout {} s)\n",
+            argv(&setup.command),
+            setup.timeout_seconds
+        )),
         None => text.push_str("setup:    none\n"),
     }
     if recipe.services.is_empty() {
@@ -140,14 +189,22 @@ fn summary(path: &Path, recipe: &ProjectRecipe) -> String {
     if recipe.worktree.copy_ignored.is_empty() {
         text.push_str("copied into new worktrees: nothing\n");
     } else {
-        text.push_str(&format!("copied into new worktrees (if Git-ignored): {}\n", recipe.worktree.copy_ignored.join(", ")));
+        text.push_str(&format!(
+            "copied into new worktrees (if Git-ignored): {}\n",
+            recipe.worktree.copy_ignored.join(", ")
+        ));
     }
     if recipe.cleanup.is_empty() {
         text.push_str("cleanup on archive: none\n");
     } else {
         text.push_str("cleanup on archive, in order:\n");
         for (index, cleanup) in recipe.cleanup.iter().enumerate() {
-            text.push_str(&format!("  {}. {}  (timeout {} s)\n", index + 1, argv(&cleanup.command), cleanup.timeout_seconds));
+            text.push_str(&format!(
+                "  {}. {}  (timeout {} s)\n",
+                index + 1,
+                argv(&cleanup.command),
+                cleanup.timeout_seconds
+            ));
         }
     }
     if recipe.checks.is_empty() {
@@ -155,11 +212,23 @@ fn summary(path: &Path, recipe: &ProjectRecipe) -> String {
     } else {
         text.push_str("checks (nagi project check):\n");
         for check in &recipe.checks {
-            let covers = if check.covers.is_empty() { String::new() } else { format!(", covers: {}", check.covers.join("; ")) };
-            text.push_str(&format!("  {}: {}  (timeout {} s{covers})\n", check.id, argv(&check.command), check.timeout_seconds));
+            let covers = if check.covers.is_empty() {
+                String::new()
+            } else {
+                format!(", covers: {}", check.covers.join("; "))
+            };
+            text.push_str(&format!(
+                "  {}: {}  (timeout {} s{covers})\n",
+                check.id,
+                argv(&check.command),
+                check.timeout_seconds
+            ));
         }
     }
-    text.push_str(&format!("worktrees: {}/<mission id>, branch mission/<mission id> from HEAD\n", recipe.worktree.location));
+    text.push_str(&format!(
+        "worktrees: {}/<mission id>, branch mission/<mission id> from HEAD\n",
+        recipe.worktree.location
+    ));
     text.push_str(&format!("consent scope digest: {}\n", scope_digest(recipe)));
     text
 }

@@ -109,7 +109,10 @@ pub async fn decide(
             },
         });
     }
-    let recipe_scope = current.recipe.as_ref().map(|recipe| recipe.scope_digest.as_str());
+    let recipe_scope = current
+        .recipe
+        .as_ref()
+        .map(|recipe| recipe.scope_digest.as_str());
     let summary = perform(engine, &params.action, &consent_id, recipe_scope).await?;
     let mission = mission_id
         .as_deref()

@@ -12,7 +12,7 @@ use nagi_store::ClaimRow;
 
 use super::claims::release_claim;
 use super::launch::resolve_provider;
-use super::start::{LaunchRun, launch_run, random_nonce};
+use super::start::{LaunchRun, as_started, fail_recipe_run, launch_run, random_nonce};
 use super::supervisor::commit;
 use crate::api::missions::{load_checked, load_existing, view};
 use crate::clock::now_millis;
@@ -159,12 +159,8 @@ pub async fn start_with(
             Ok(env) => env,
             Err(error) => {
                 let reason = format!("the project services of the continued run failed: {error}");
-                commit(engine, &mission.mission_id, move |mission| {
-                    status_change(mission, MissionStatus::Failed, reason, Some("project recipe failed".into()), now_millis())
-                })
-                .await?;
-                let _ = release_claim(engine, &mission.mission_id, &run.run_id, &claim_key).await;
-                super::recipe::stop_if_failed(engine, &mission.mission_id, &run.run_id).await;
+                fail_recipe_run(engine, &mission.mission_id, &run.run_id, &claim_key, reason)
+                    .await?;
                 return Err(error);
             }
         }
@@ -207,9 +203,9 @@ pub async fn start_with(
         ))
         .into());
     }
-    let mission = load_existing(engine, &mission.mission_id)?;
+    let current = load_existing(engine, &mission.mission_id)?;
     Ok(ResponseResult::MissionRunStarted {
-        mission: view(engine, &mission),
+        mission: view(engine, &as_started(mission, &current)),
     })
 }
 

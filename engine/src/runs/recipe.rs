@@ -110,10 +110,7 @@ pub async fn provision_for_start(
     let provisioned = provision_run(engine, &target, &recipe, &recipe_config(), &progress)
         .await
         .map_err(EngineError::from)?;
-    progress(&format!(
-        "ready: {}",
-        describe_services(&provisioned)
-    ));
+    progress(&format!("ready: {}", describe_services(&provisioned)));
     Ok(service_env(&provisioned))
 }
 
@@ -127,9 +124,10 @@ pub async fn adopt_for_run(
     let target = RunTarget::of(mission, run);
     let recipe = load_run_recipe(&target.worktree)?;
     let progress = progress_into(run_transcript(engine, &mission.mission_id, &run.run_id));
-    let provisioned = adopt_or_restart_services(engine, &target, &recipe, &recipe_config(), &progress)
-        .await
-        .map_err(EngineError::from)?;
+    let provisioned =
+        adopt_or_restart_services(engine, &target, &recipe, &recipe_config(), &progress)
+            .await
+            .map_err(EngineError::from)?;
     progress(&format!("ready: {}", describe_services(&provisioned)));
     Ok(service_env(&provisioned))
 }
@@ -218,7 +216,9 @@ pub async fn cleanup_on_archive(engine: &Arc<Engine>, mission_id: &str) {
     let recipe = match load_run_recipe(&target.worktree) {
         Ok(recipe) => recipe,
         Err(error) => {
-            say(&format!("archive: {error}; stopping the services without running cleanup"));
+            say(&format!(
+                "archive: {error}; stopping the services without running cleanup"
+            ));
             if let Err(error) = stop_run_services(engine, mission_id, &run.run_id).await {
                 tracing::warn!(%mission_id, %error, "the archived run's services could not be stopped");
             }
@@ -227,15 +227,25 @@ pub async fn cleanup_on_archive(engine: &Arc<Engine>, mission_id: &str) {
     };
     let report = archive_cleanup(engine, &target, &recipe, &recipe_config()).await;
     for service in &report.stopped {
-        say(&format!("archive: service {} stopped (port {} released)", service.service_id, service.port));
+        say(&format!(
+            "archive: service {} stopped (port {} released)",
+            service.service_id, service.port
+        ));
     }
     if let Some(failure) = &report.stop_failure {
-        say(&format!("archive: the services could not all be stopped: {failure}"));
+        say(&format!(
+            "archive: the services could not all be stopped: {failure}"
+        ));
     }
     for command in &report.commands {
         match &command.failure {
-            None => say(&format!("archive: cleanup `{}` finished", command.command.join(" "))),
-            Some(failure) => say(&format!("archive: cleanup failed (the archive stands): {failure}")),
+            None => say(&format!(
+                "archive: cleanup `{}` finished",
+                command.command.join(" ")
+            )),
+            Some(failure) => say(&format!(
+                "archive: cleanup failed (the archive stands): {failure}"
+            )),
         }
     }
 }

@@ -297,7 +297,8 @@ async fn resume(engine: &Arc<Engine>, mission_id: &str, run: crate::mission::mod
             let _ = release_claim(engine, mission_id, &run.run_id, &claim_key).await;
         }
         if run.execute_project_recipe
-            && let Err(error) = super::recipe::stop_run_services(engine, mission_id, &run.run_id).await
+            && let Err(error) =
+                super::recipe::stop_run_services(engine, mission_id, &run.run_id).await
         {
             tracing::warn!(%mission_id, %error, "the blocked run's services could not be stopped");
         }

@@ -145,7 +145,10 @@ pub async fn start(
         match super::recipe::provision_for_start(engine, &mission, &run, recipe_scope).await {
             Ok(env) => env,
             Err(error) => {
-                fail_start(engine, &mission.mission_id, &run.run_id, &claim_key, &error).await?;
+                let reason =
+                    format!("the project recipe failed before the provider started: {error}");
+                fail_recipe_run(engine, &mission.mission_id, &run.run_id, &claim_key, reason)
+                    .await?;
                 return Err(error);
             }
         }
@@ -189,22 +192,39 @@ pub async fn start(
         ))
         .into());
     }
-    let mission = load_existing(engine, &mission.mission_id)?;
+    let current = load_existing(engine, &mission.mission_id)?;
     Ok(ResponseResult::MissionRunStarted {
-        mission: view(engine, &mission),
+        mission: view(engine, &as_started(mission, &current)),
     })
 }
 
-/// The project recipe failed before the provider launched: the mission becomes `failed`
-/// (the recipe stopped what it started) and the claim is released.
-async fn fail_start(
+/// The mission as `mission_run_started` shows it (MISSIONS §2.9 step 17, §2.11 step 13):
+/// as committed with the run (`preparing`, no session id yet) plus the run's pane and
+/// enforcement, which the launch recorded. The provider runs from the moment its
+/// supervisor exists, so by now it may already have bound its session; that is reported
+/// by the events that follow, not by this answer.
+pub(super) fn as_started(mut at_start: Mission, current: &Mission) -> Mission {
+    let launched = current.run.as_ref();
+    if let Some(run) = at_start.run.as_mut()
+        && let Some(launched) = launched.filter(|launched| launched.run_id == run.run_id)
+    {
+        run.pane_id = launched.pane_id.clone();
+        run.enforcement = launched.enforcement.clone();
+        run.workspace_digest_at_start = launched.workspace_digest_at_start.clone();
+    }
+    at_start
+}
+
+/// A run whose project recipe failed (its setup or services, at start or on handoff):
+/// the mission becomes `failed` with `reason`, the claim is released and whatever
+/// services were up are stopped.
+pub(super) async fn fail_recipe_run(
     engine: &Arc<Engine>,
     mission_id: &str,
     run_id: &str,
     claim_key: &str,
-    error: &EngineError,
+    reason: String,
 ) -> Result<(), EngineError> {
-    let reason = format!("the project recipe failed before the provider started: {error}");
     commit(engine, mission_id, move |mission| {
         run::status_change(
             mission,

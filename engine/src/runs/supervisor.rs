@@ -334,7 +334,8 @@ pub async fn finish_run(
                 .nagi(&format!("the checks could not run: {error}"));
         }
     }
-    let released = super::claims::release_claim(engine, &mission_id, &run_id, &context.claim_key).await;
+    let released =
+        super::claims::release_claim(engine, &mission_id, &run_id, &context.claim_key).await;
     // A run released while its mission is `failed` stops its project services (§11).
     super::recipe::stop_if_failed(engine, &mission_id, &run_id).await;
     released

@@ -226,7 +226,14 @@ pub fn log_started() {
         .unwrap_or_default()
         .split(',')
         .filter(|name| !name.is_empty())
-        .map(|name| (name.to_string(), std::env::var(name).map(Value::String).unwrap_or(Value::Null)))
+        .map(|name| {
+            (
+                name.to_string(),
+                std::env::var(name)
+                    .map(Value::String)
+                    .unwrap_or(Value::Null),
+            )
+        })
         .collect();
     log(json!({"event": "started", "args": args, "cwd": cwd, "env": env}));
 }

@@ -11,10 +11,6 @@ use serde_json::{Value, json};
 
 use crate::panes::{PATIENCE, Tmux};
 
-fn toml_string(text: &str) -> String {
-    serde_json::to_string(text).unwrap()
-}
-
 /// Points every provider at its fake program with `script`; returns the fake's log path.
 fn configure_fakes(env: &TestEnv, script: &Value) -> PathBuf {
     std::fs::create_dir_all(&env.config_dir).unwrap();
@@ -38,14 +34,6 @@ fn configure_fakes(env: &TestEnv, script: &Value) -> PathBuf {
     }
     std::fs::write(env.config_dir.join("config.toml"), config).unwrap();
     log
-}
-
-fn log_entries(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .collect()
 }
 
 fn command_check() -> Value {
@@ -594,4 +582,49 @@ fn the_terminal_is_restored_after_quitting_and_after_a_signal() {
         before,
         "a signal restores the terminal"
     );
+}
+
+fn process_alive(pid: i32) -> bool {
+    // A zombie has no /proc/<pid>/cmdline contents; anything else still runs.
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|cmdline| !cmdline.is_empty())
+        .unwrap_or(false)
+}
+
+#[test]
+fn the_cockpit_ends_when_its_terminal_goes_away() {
+    let s = session(json!([{"text": "x"}]), json!([command_check()]));
+    let Some(tmux) = Tmux::start(&s.env.root()) else {
+        return;
+    };
+    let pid_file = s.env.root().join("cockpit.pid");
+    let command = format!(
+        "sh -c 'echo $$ > {}; exec {}'",
+        pid_file.display(),
+        cockpit_invocation(&s.env)
+    );
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "t",
+        "-x",
+        "160",
+        "-y",
+        "48",
+        &command,
+    ]);
+    let cockpit = Cockpit { tmux };
+    cockpit.wait_shows(&["Missions (1)", "server connected"]);
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // Closing the window hangs up the cockpit's terminal. A cockpit that missed it would
+    // spin on a dead terminal forever, and it would ignore SIGTERM as well.
+    cockpit.tmux.run(&["kill-session", "-t", "t"]);
+    eventually("the cockpit exiting after its terminal closed", || {
+        !process_alive(pid)
+    });
 }

@@ -3,14 +3,8 @@
 //! does. The test process is the server's parent, so it is a legitimate peer; forgeries
 //! come from processes the server started.
 
-use std::path::Path;
-
 use nagi_tests::*;
 use serde_json::{Value, json};
-
-fn toml_string(text: &str) -> String {
-    serde_json::to_string(text).unwrap()
-}
 
 fn configure(env: &TestEnv, script: &Value) -> std::path::PathBuf {
     std::fs::create_dir_all(&env.config_dir).unwrap();
@@ -33,14 +27,6 @@ fn configure(env: &TestEnv, script: &Value) -> std::path::PathBuf {
     }
     std::fs::write(env.config_dir.join("config.toml"), config).unwrap();
     log
-}
-
-fn log_entries(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .collect()
 }
 
 fn consent_rows(env: &TestEnv) -> Vec<(String, String)> {

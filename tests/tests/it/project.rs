@@ -15,7 +15,9 @@ fn write_recipe(dir: &Path, text: &str) -> std::path::PathBuf {
 }
 
 fn service(health: &str) -> String {
-    format!("schema = 1\n[services.web]\ncommand = [\"web\"]\nport_env = \"PORT\"\nhealth = {health:?}\n")
+    format!(
+        "schema = 1\n[services.web]\ncommand = [\"web\"]\nport_env = \"PORT\"\nhealth = {health:?}\n"
+    )
 }
 
 fn copy(path: &str) -> String {
@@ -24,7 +26,8 @@ fn copy(path: &str) -> String {
 
 /// (recipe, TOML path of the problem, message fragment): one row per rule of §11.
 fn bad_recipes() -> Vec<(String, &'static str, &'static str)> {
-    let many = |count: usize, make: &dyn Fn(usize) -> String| (0..count).map(make).collect::<String>();
+    let many =
+        |count: usize, make: &dyn Fn(usize) -> String| (0..count).map(make).collect::<String>();
     vec![
         ("[worktree]\nlocation = \"x\"".into(), "schema", "is required"),
         ("schema = 2".into(), "schema", "unsupported schema version 2"),
@@ -101,19 +104,34 @@ fn each_bad_recipe_exits_2_with_its_toml_path_and_message() {
     for (recipe, expected_path, fragment) in bad_recipes() {
         let path = write_recipe(dir.path(), &recipe);
         let json_run = env.nagi(&["project", "validate", path.to_str().unwrap(), "--json"]);
-        assert_eq!(json_run.status, 2, "recipe:\n{recipe}\n{}", json_run.describe());
+        assert_eq!(
+            json_run.status,
+            2,
+            "recipe:\n{recipe}\n{}",
+            json_run.describe()
+        );
         let report = json_run.json();
         assert_eq!(report["valid"], false);
         let problems = report["problems"].as_array().unwrap();
         assert!(
-            problems.iter().any(|problem| problem["path"] == expected_path && problem["message"].as_str().unwrap().contains(fragment)),
+            problems
+                .iter()
+                .any(|problem| problem["path"] == expected_path
+                    && problem["message"].as_str().unwrap().contains(fragment)),
             "recipe:\n{recipe}\nexpected `{expected_path}` with {fragment:?}, got {problems:?}"
         );
         let human = env.nagi(&["project", "validate", path.to_str().unwrap()]);
         assert_eq!(human.status, 2, "{}", human.describe());
-        let location = if expected_path.is_empty() { "(file)" } else { expected_path };
+        let location = if expected_path.is_empty() {
+            "(file)"
+        } else {
+            expected_path
+        };
         assert!(
-            human.stdout.lines().any(|line| line.trim_start().starts_with(&format!("{location}: ")) && line.contains(fragment)),
+            human.stdout.lines().any(|line| line
+                .trim_start()
+                .starts_with(&format!("{location}: "))
+                && line.contains(fragment)),
             "recipe:\n{recipe}\n{}",
             human.describe()
         );
@@ -124,12 +142,19 @@ fn each_bad_recipe_exits_2_with_its_toml_path_and_message() {
 fn every_problem_of_a_recipe_is_printed_at_once() {
     let env = TestEnv::new();
     let dir = tempfile::tempdir().unwrap();
-    let path = write_recipe(dir.path(), "schema = 1\nextra = 1\n[setup]\ncommand = []\n[services.web]\ncommand = [\"x\"]\nport_env = \"P\"\nhealth = \"http://example.com/\"\n");
+    let path = write_recipe(
+        dir.path(),
+        "schema = 1\nextra = 1\n[setup]\ncommand = []\n[services.web]\ncommand = [\"x\"]\nport_env = \"P\"\nhealth = \"http://example.com/\"\n",
+    );
     let run = env.nagi(&["project", "validate", path.to_str().unwrap()]);
     assert_eq!(run.status, 2, "{}", run.describe());
     assert!(run.stdout.contains("3 problems"), "{}", run.describe());
     for location in ["extra: ", "setup.command: ", "services.web.health: "] {
-        assert!(run.stdout.contains(location), "missing {location}\n{}", run.describe());
+        assert!(
+            run.stdout.contains(location),
+            "missing {location}\n{}",
+            run.describe()
+        );
     }
 }
 
@@ -163,7 +188,13 @@ fn a_valid_recipe_in_the_current_checkout_prints_its_summary() {
     let repo = TestRepo::new();
     write_recipe(&repo.path, GOOD_RECIPE);
     std::fs::create_dir_all(repo.path.join("src/deep")).unwrap();
-    let run: CliRun = env.command().args(["project", "validate"]).current_dir(repo.path.join("src/deep")).output().unwrap().into();
+    let run: CliRun = env
+        .command()
+        .args(["project", "validate"])
+        .current_dir(repo.path.join("src/deep"))
+        .output()
+        .unwrap()
+        .into();
     assert_eq!(run.status, 0, "{}", run.describe());
     let expected_path = repo.path.join(".nagi/project.toml");
     for fragment in [
@@ -184,17 +215,31 @@ fn json_summary_of_a_valid_recipe() {
     let env = TestEnv::new();
     let dir = tempfile::tempdir().unwrap();
     let path = write_recipe(dir.path(), GOOD_RECIPE);
-    let report = env.nagi_ok(&["project", "validate", path.to_str().unwrap(), "--json"]).json();
+    let report = env
+        .nagi_ok(&["project", "validate", path.to_str().unwrap(), "--json"])
+        .json();
     assert_eq!(report["valid"], true);
     let summary = &report["summary"];
-    assert_eq!(summary["setup"]["command"], serde_json::json!(["npm", "ci"]));
+    assert_eq!(
+        summary["setup"]["command"],
+        serde_json::json!(["npm", "ci"])
+    );
     assert_eq!(summary["services"][0]["id"], "web");
     assert_eq!(summary["services"][0]["port_env"], "PORT");
-    assert_eq!(summary["services"][0]["health"], "http://127.0.0.1:{port}/health");
+    assert_eq!(
+        summary["services"][0]["health"],
+        "http://127.0.0.1:{port}/health"
+    );
     assert_eq!(summary["services"][0]["timeout_seconds"], 300);
-    assert_eq!(summary["copy_ignored"], serde_json::json!(["config/local.toml"]));
+    assert_eq!(
+        summary["copy_ignored"],
+        serde_json::json!(["config/local.toml"])
+    );
     assert_eq!(summary["cleanup"][0]["timeout_seconds"], 60);
-    assert_eq!(summary["checks"][0]["covers"], serde_json::json!(["login works"]));
+    assert_eq!(
+        summary["checks"][0]["covers"],
+        serde_json::json!(["login works"])
+    );
     assert_eq!(summary["worktree"]["location"], ".worktrees");
     assert_eq!(summary["scope_digest"].as_str().map(str::len), Some(64));
 }
@@ -203,19 +248,154 @@ fn json_summary_of_a_valid_recipe() {
 fn a_missing_or_symlinked_recipe_is_a_problem_and_outside_a_checkout_a_usage_error() {
     let env = TestEnv::new();
     let repo = TestRepo::new();
-    let run: CliRun = env.command().args(["project", "validate", "--json"]).current_dir(&repo.path).output().unwrap().into();
+    let run: CliRun = env
+        .command()
+        .args(["project", "validate", "--json"])
+        .current_dir(&repo.path)
+        .output()
+        .unwrap()
+        .into();
     assert_eq!(run.status, 2, "{}", run.describe());
     let problems: Value = run.json()["problems"].clone();
-    assert!(problems[0]["message"].as_str().unwrap().contains("cannot read"), "{problems}");
+    assert!(
+        problems[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot read"),
+        "{problems}"
+    );
     let real = repo.path.join("real.toml");
     std::fs::write(&real, "schema = 1\n").unwrap();
     std::fs::create_dir_all(repo.path.join(".nagi")).unwrap();
     std::os::unix::fs::symlink(&real, repo.path.join(".nagi/project.toml")).unwrap();
-    let run: CliRun = env.command().args(["project", "validate"]).current_dir(&repo.path).output().unwrap().into();
+    let run: CliRun = env
+        .command()
+        .args(["project", "validate"])
+        .current_dir(&repo.path)
+        .output()
+        .unwrap()
+        .into();
     assert_eq!(run.status, 2, "{}", run.describe());
     assert!(run.stdout.contains("symlink"), "{}", run.describe());
     let outside = tempfile::tempdir().unwrap();
-    let run: CliRun = env.command().args(["project", "validate"]).current_dir(outside.path()).output().unwrap().into();
+    let run: CliRun = env
+        .command()
+        .args(["project", "validate"])
+        .current_dir(outside.path())
+        .output()
+        .unwrap()
+        .into();
     assert_eq!(run.status, 2, "{}", run.describe());
-    assert!(run.stderr.contains("not inside a Git checkout"), "{}", run.describe());
+    assert!(
+        run.stderr.contains("not inside a Git checkout"),
+        "{}",
+        run.describe()
+    );
+}
+
+const CHECKED_RECIPE: &str = r#"schema = 1
+
+[[checks]]
+id = "clean-env"
+command = ["sh", "-c", "echo checking; test -z \"$PLANTED_SECRET\""]
+covers = ["checks run without the caller's secrets"]
+
+[[checks]]
+id = "broken"
+command = ["sh", "-c", "echo 'assertion failed' >&2; exit 3"]
+
+[[checks]]
+id = "slow"
+command = ["sleep", "30"]
+timeout_seconds = 1
+"#;
+
+fn project_check(env: &TestEnv, repo: &TestRepo, args: &[&str]) -> CliRun {
+    env.command()
+        .args(["project", "check"])
+        .args(args)
+        .env("PLANTED_SECRET", "hunter2")
+        .current_dir(&repo.path)
+        .output()
+        .unwrap()
+        .into()
+}
+
+#[test]
+fn project_check_runs_every_check_and_fails_when_one_fails() {
+    let env = TestEnv::new();
+    let repo = TestRepo::new();
+    write_recipe(&repo.path, CHECKED_RECIPE);
+    let run = project_check(&env, &repo, &[]);
+    assert_eq!(run.status, 1, "{}", run.describe());
+    for fragment in [
+        "checking",
+        "check clean-env: passed in",
+        "check broken: failed: exit code 3",
+        "check slow: failed: the command timed out after 1000 ms",
+        "1 of 3 checks passed",
+    ] {
+        assert!(
+            run.stdout.contains(fragment),
+            "missing {fragment:?}\n{}",
+            run.describe()
+        );
+    }
+    assert!(
+        run.stderr.contains("assertion failed"),
+        "{}",
+        run.describe()
+    );
+}
+
+#[test]
+fn project_check_runs_only_the_chosen_checks_and_refuses_unknown_ones() {
+    let env = TestEnv::new();
+    let repo = TestRepo::new();
+    write_recipe(&repo.path, CHECKED_RECIPE);
+    let run = project_check(&env, &repo, &["--check", "clean-env", "--json"]);
+    assert_eq!(run.status, 0, "{}", run.describe());
+    let report = run.json();
+    assert_eq!(report["passed"], 1, "{report}");
+    assert_eq!(report["checks"][0]["id"], "clean-env", "{report}");
+    assert_eq!(report["checks"][0]["stdout_tail"], "checking\n", "{report}");
+
+    let unknown = project_check(&env, &repo, &["--check", "nope"]);
+    assert_eq!(unknown.status, 2, "{}", unknown.describe());
+    assert!(
+        unknown
+            .stderr
+            .contains("no check `nope` (it has: clean-env, broken, slow)"),
+        "{}",
+        unknown.describe()
+    );
+    assert!(
+        !unknown.stdout.contains("check clean-env"),
+        "nothing ran: {}",
+        unknown.describe()
+    );
+}
+
+#[test]
+fn project_check_refuses_an_invalid_or_missing_recipe() {
+    let env = TestEnv::new();
+    let repo = TestRepo::new();
+    let missing = project_check(&env, &repo, &[]);
+    assert_eq!(missing.status, 2, "{}", missing.describe());
+    assert!(
+        missing.stderr.contains("has no project recipe"),
+        "{}",
+        missing.describe()
+    );
+    write_recipe(
+        &repo.path,
+        "schema = 1\n[[checks]]\nid = \"x\"\ncommand = \"make\"\n",
+    );
+    let invalid = project_check(&env, &repo, &[]);
+    assert_eq!(invalid.status, 2, "{}", invalid.describe());
+    assert!(
+        invalid.stderr.contains("checks[0].command"),
+        "{}",
+        invalid.describe()
+    );
 }

@@ -6,10 +6,6 @@ use std::path::Path;
 use nagi_tests::*;
 use serde_json::{Value, json};
 
-fn toml_string(text: &str) -> String {
-    serde_json::to_string(text).unwrap()
-}
-
 /// Points codex and claude at their fakes; returns the fake log.
 fn configure_fakes(env: &TestEnv, script: &Value) -> std::path::PathBuf {
     std::fs::create_dir_all(&env.config_dir).unwrap();

@@ -8,10 +8,6 @@ use std::path::Path;
 use nagi_tests::*;
 use serde_json::{Value, json};
 
-fn toml_string(text: &str) -> String {
-    serde_json::to_string(text).unwrap()
-}
-
 /// Points every provider at its fake with `script`; the fake logs `WEB_PORT` it was given.
 fn configure_fakes(env: &TestEnv, script: &Value) -> std::path::PathBuf {
     std::fs::create_dir_all(&env.config_dir).unwrap();
@@ -27,14 +23,6 @@ fn configure_fakes(env: &TestEnv, script: &Value) -> std::path::PathBuf {
     );
     std::fs::write(env.config_dir.join("config.toml"), config).unwrap();
     log
-}
-
-fn log_entries(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .collect()
 }
 
 /// `(service_id, port, pid)` of every port lease in the store.
@@ -165,14 +153,20 @@ fn a_failing_setup_refuses_the_start_and_leaves_nothing_running() {
     let s = session(json!([{"text": "done"}]), &recipe);
     let _services = StopServicesOnDrop(&s.env);
     let decided = approve_start(&s.env);
-    assert_eq!(decided["error"]["code"], "project_recipe_failed", "{decided}");
+    assert_eq!(
+        decided["error"]["code"], "project_recipe_failed",
+        "{decided}"
+    );
     let message = decided["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("exited with code 7"), "{message}");
     assert!(message.contains("missing dependency libfoo"), "{message}");
     let mission = s.env.ok("mission.get", json!({"mission_id": "m1"}))["mission"].clone();
     assert_eq!(mission["status"], "failed", "{mission}");
     assert!(lease_rows(&s.env).is_empty(), "no port stays leased");
-    assert!(service_processes_in(&s.repo.path).is_empty(), "no service started");
+    assert!(
+        service_processes_in(&s.repo.path).is_empty(),
+        "no service started"
+    );
     assert!(log_entries(&s.log).is_empty(), "the provider never started");
 }
 
@@ -186,12 +180,21 @@ fn a_service_that_exits_early_fails_the_start_and_stops_the_healthy_one() {
     let s = session(json!([{"text": "done"}]), &recipe);
     let _services = StopServicesOnDrop(&s.env);
     let decided = approve_start(&s.env);
-    assert_eq!(decided["error"]["code"], "project_recipe_failed", "{decided}");
+    assert_eq!(
+        decided["error"]["code"], "project_recipe_failed",
+        "{decided}"
+    );
     let message = decided["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("b_broken"), "{message}");
-    assert!(message.contains("no config"), "the service's log is quoted: {message}");
+    assert!(
+        message.contains("no config"),
+        "the service's log is quoted: {message}"
+    );
     assert!(lease_rows(&s.env).is_empty(), "{:?}", lease_rows(&s.env));
-    assert!(service_processes_in(&s.repo.path).is_empty(), "the healthy service was stopped too");
+    assert!(
+        service_processes_in(&s.repo.path).is_empty(),
+        "the healthy service was stopped too"
+    );
     assert!(log_entries(&s.log).is_empty(), "the provider never started");
 }
 
@@ -207,7 +210,10 @@ fn an_archived_mission_stops_its_services_and_runs_cleanup() {
     let _services = StopServicesOnDrop(&s.env);
     let decided = approve_start(&s.env);
     assert_eq!(decided["result"]["type"], "cockpit_decided", "{decided}");
-    assert!(s.repo.path.join(".setup-ran").exists(), "setup ran in the worktree");
+    assert!(
+        s.repo.path.join(".setup-ran").exists(),
+        "setup ran in the worktree"
+    );
     let leases = lease_rows(&s.env);
     assert_eq!(leases.len(), 1, "{leases:?}");
     let (_, port, pid) = leases[0].clone();
@@ -217,18 +223,32 @@ fn an_archived_mission_stops_its_services_and_runs_cleanup() {
         .into_iter()
         .find(|entry| entry["event"] == "started")
         .expect("the provider started");
-    assert_eq!(started["env"]["WEB_PORT"], port.to_string(), "the provider got the port");
+    assert_eq!(
+        started["env"]["WEB_PORT"],
+        port.to_string(),
+        "the provider got the port"
+    );
     wait_for_mission(&s.env, "m1", "ready_to_close", |mission| {
         mission["status"] == "ready_to_close"
     });
-    assert!(process_is_running(pid), "a finished run's services keep running until archive");
+    assert!(
+        process_is_running(pid),
+        "a finished run's services keep running until archive"
+    );
     s.env.ok("mission.close", json!({"mission_id": "m1"}));
-    wait_for_mission(&s.env, "m1", "archived", |mission| mission["status"] == "archived");
+    wait_for_mission(&s.env, "m1", "archived", |mission| {
+        mission["status"] == "archived"
+    });
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !(marker_path.exists() && lease_rows(&s.env).is_empty()) && std::time::Instant::now() < deadline {
+    while !(marker_path.exists() && lease_rows(&s.env).is_empty())
+        && std::time::Instant::now() < deadline
+    {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    assert_eq!(std::fs::read_to_string(&marker_path).unwrap_or_default(), "cleaned\n");
+    assert_eq!(
+        std::fs::read_to_string(&marker_path).unwrap_or_default(),
+        "cleaned\n"
+    );
     assert!(lease_rows(&s.env).is_empty(), "the lease was released");
     assert!(!process_is_running(pid), "the service was stopped");
 }
@@ -247,15 +267,24 @@ fn a_sigkilled_server_adopts_the_healthy_service_after_its_restart() {
     let pid = before[0].2.expect("a pid");
     let _service = KillGroupOnDrop(pid);
     s.env.kill_server();
-    assert!(process_is_running(pid), "the service outlives the killed server");
+    assert!(
+        process_is_running(pid),
+        "the service outlives the killed server"
+    );
     configure_fakes(&s.env, &json!([{"text": "continuing after the restart"}]));
     s.env.start_server();
     let mission = wait_for_mission(&s.env, "m1", "review after the resumed turn", |mission| {
-        matches!(mission["status"].as_str(), Some("review_required" | "ready_to_close" | "blocked"))
+        matches!(
+            mission["status"].as_str(),
+            Some("review_required" | "ready_to_close" | "blocked")
+        )
     });
     assert_ne!(mission["status"], "blocked", "{mission}");
     let after = lease_rows(&s.env);
-    assert_eq!(after, before, "same lease, same port, same pid: adopted, not restarted");
+    assert_eq!(
+        after, before,
+        "same lease, same port, same pid: adopted, not restarted"
+    );
     assert!(process_is_running(pid));
     let resumed = log_entries(&s.log)
         .into_iter()

@@ -7,10 +7,6 @@ use std::path::Path;
 use nagi_tests::*;
 use serde_json::{Value, json};
 
-fn toml_string(text: &str) -> String {
-    serde_json::to_string(text).unwrap()
-}
-
 fn configure_fakes(env: &TestEnv, script: &Value, startup: Option<&str>) -> std::path::PathBuf {
     std::fs::create_dir_all(&env.config_dir).unwrap();
     let log = env.home().join("fake.log");
@@ -28,14 +24,6 @@ fn configure_fakes(env: &TestEnv, script: &Value, startup: Option<&str>) -> std:
     );
     std::fs::write(env.config_dir.join("config.toml"), config).unwrap();
     log
-}
-
-fn log_entries(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .collect()
 }
 
 fn processes_with_marker(session_dir: &Path) -> Vec<i32> {

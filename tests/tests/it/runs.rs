@@ -14,10 +14,6 @@ struct Runs {
     log: std::path::PathBuf,
 }
 
-fn toml_string(text: &str) -> String {
-    serde_json::to_string(text).unwrap()
-}
-
 fn write_config(env: &TestEnv, script: &Value, extra_env: &[(&str, &str)]) -> std::path::PathBuf {
     std::fs::create_dir_all(&env.config_dir).unwrap();
     // Under the session's HOME: a confined read-only provider may write there.
@@ -521,7 +517,14 @@ fn a_second_mission_on_a_claimed_checkout_is_refused_with_its_own_code() {
 fn a_live_retry_is_idempotent_and_other_parameters_conflict() {
     let runs = runs_with(json!([{"approve_command": "wait here"}]), &[]);
     let first = runs.env.ok("mission.start", start_params("codex", "r1"));
-    wait_for_mission(&runs.env, "m1", "active", status_is("active"));
+    // Settled: the provider is working and its approval request is recorded, so nothing
+    // but the retry could write from here on.
+    wait_for_mission(
+        &runs.env,
+        "m1",
+        "active with its approval request",
+        |mission| mission["status"] == "active" && mission["unresolved_attention_count"] == 1,
+    );
     let before = runs.env.store_fingerprint();
     let again = runs.env.ok("mission.start", start_params("codex", "r1"));
     assert_eq!(

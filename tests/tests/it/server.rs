@@ -90,33 +90,77 @@ fn server_stop_sigterm_and_sigint_stop_cleanly_and_keep_every_commit() {
     }
 }
 
-#[test]
-fn a_peer_with_another_uid_is_refused() {
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: switching to another uid needs root");
-        return;
+/// A user made for the test (`useradd`, removed again on drop), or `nobody` where the
+/// system has no `useradd`.
+struct TestUser {
+    name: Option<String>,
+    uid: u32,
+    gid: u32,
+}
+
+impl TestUser {
+    fn create() -> TestUser {
+        let name = format!("nagit{}", std::process::id());
+        let made = std::process::Command::new("useradd")
+            .args([
+                "--system",
+                "--no-create-home",
+                "--shell",
+                "/bin/false",
+                &name,
+            ])
+            .status()
+            .map(|status| status.success())
+            .unwrap_or(false);
+        if !made {
+            eprintln!("useradd is not available; using nobody (65534)");
+            return TestUser {
+                name: None,
+                uid: 65534,
+                gid: 65534,
+            };
+        }
+        let id = |flag: &str| -> u32 {
+            let out = std::process::Command::new("id")
+                .args([flag, &name])
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+        };
+        TestUser {
+            uid: id("-u"),
+            gid: id("-g"),
+            name: Some(name),
+        }
     }
-    let mut env = TestEnv::new();
-    env.start_server();
-    // Let uid 65534 reach the socket through the directory, so only the peer check stops it.
-    std::fs::set_permissions(&env.config_dir, std::fs::Permissions::from_mode(0o711)).unwrap();
-    std::fs::set_permissions(&env.socket, std::fs::Permissions::from_mode(0o666)).unwrap();
-    let socket = env.socket.clone();
+}
+
+impl Drop for TestUser {
+    fn drop(&mut self) {
+        if let Some(name) = &self.name {
+            let _ = std::process::Command::new("userdel").arg(name).status();
+        }
+    }
+}
+
+/// Connects as `user` in a forked child, sends `line` and returns what the child saw:
+/// 0 the answer was `permission_denied`, 1 any other answer, 2 no connection.
+fn request_as(user: &TestUser, socket: &std::path::Path, line: &[u8]) -> i32 {
     let child = unsafe { libc::fork() };
     if child == 0 {
         unsafe {
-            libc::setgid(65534);
-            libc::setuid(65534);
+            libc::setgroups(0, std::ptr::null());
+            libc::setgid(user.gid);
+            libc::setuid(user.uid);
         }
-        let code = match std::os::unix::net::UnixStream::connect(&socket) {
+        let code = match std::os::unix::net::UnixStream::connect(socket) {
             Ok(stream) => {
                 use std::io::{BufRead, Write};
                 let mut writer = stream.try_clone().unwrap();
-                let _ =
-                    writer.write_all(b"{\"id\":\"x\",\"method\":\"mission.list\",\"params\":{}}\n");
-                let mut line = String::new();
-                let _ = std::io::BufReader::new(stream).read_line(&mut line);
-                if line.contains("permission_denied") {
+                let _ = writer.write_all(line);
+                let mut answer = String::new();
+                let _ = std::io::BufReader::new(stream).read_line(&mut answer);
+                if answer.contains("permission_denied") {
                     0
                 } else {
                     1
@@ -128,12 +172,42 @@ fn a_peer_with_another_uid_is_refused() {
     }
     let mut status = 0;
     unsafe { libc::waitpid(child, &mut status, 0) };
-    std::fs::set_permissions(&env.config_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
     assert!(libc::WIFEXITED(status), "child crashed");
+    libc::WEXITSTATUS(status)
+}
+
+#[test]
+fn a_peer_with_another_uid_is_refused() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: switching to another uid needs root");
+        return;
+    }
+    let user = TestUser::create();
+    let mut env = TestEnv::new();
+    env.start_server();
+    // Let the other user reach the socket through the directory, so only the peer check
+    // stops it.
+    std::fs::set_permissions(&env.config_dir, std::fs::Permissions::from_mode(0o711)).unwrap();
+    std::fs::set_permissions(&env.socket, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let list = request_as(
+        &user,
+        &env.socket,
+        b"{\"id\":\"x\",\"method\":\"mission.list\",\"params\":{}}\n",
+    );
+    let hello = request_as(
+        &user,
+        &env.socket,
+        b"{\"id\":\"y\",\"method\":\"cockpit.hello\",\"params\":{}}\n",
+    );
+    std::fs::set_permissions(&env.config_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let meaning = "1: answered without permission_denied, 2: could not connect";
+    assert_eq!(list, 0, "mission.list as uid {}: {meaning}", user.uid);
+    assert_eq!(hello, 0, "cockpit.hello as uid {}: {meaning}", user.uid);
+    let missions = env.ok("mission.list", serde_json::json!({}));
     assert_eq!(
-        libc::WEXITSTATUS(status),
-        0,
-        "1: answered without permission_denied, 2: could not connect"
+        missions["missions"].as_array().map(Vec::len),
+        Some(0),
+        "{missions}"
     );
 }
 

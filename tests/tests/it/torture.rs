@@ -34,10 +34,6 @@ impl Rng {
     }
 }
 
-fn toml_string(text: &str) -> String {
-    serde_json::to_string(text).unwrap()
-}
-
 fn configure_fakes(env: &TestEnv) {
     std::fs::create_dir_all(&env.config_dir).unwrap();
     let script = json!([{"text": "working"}, {"tool": "cat README.md", "output": "# demo"}, {"text": "done"}]).to_string();

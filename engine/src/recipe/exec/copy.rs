@@ -48,7 +48,10 @@ enum Reached {
 }
 
 fn refused(path: &str, reason: impl Into<String>) -> RecipeExecError {
-    RecipeExecError::CopyRefused { path: path.to_owned(), reason: reason.into() }
+    RecipeExecError::CopyRefused {
+        path: path.to_owned(),
+        reason: reason.into(),
+    }
 }
 
 fn components(relative: &str) -> Vec<&str> {
@@ -65,20 +68,34 @@ fn reach(root: &Path, relative: &str, side: &str) -> Result<Reached, RecipeExecE
         let shown = parts[..=index].join("/");
         let metadata = match std::fs::symlink_metadata(&current) {
             Ok(metadata) => metadata,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Reached::Missing),
-            Err(error) if error.raw_os_error() == Some(libc::ENOTDIR) => return Ok(Reached::Missing),
-            Err(error) => return Err(refused(relative, format!("cannot inspect `{shown}` in the {side}: {error}"))),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Reached::Missing);
+            }
+            Err(error) if error.raw_os_error() == Some(libc::ENOTDIR) => {
+                return Ok(Reached::Missing);
+            }
+            Err(error) => {
+                return Err(refused(
+                    relative,
+                    format!("cannot inspect `{shown}` in the {side}: {error}"),
+                ));
+            }
         };
         if metadata.file_type().is_symlink() {
             return Err(refused(
                 relative,
-                format!("`{shown}` in the {side} is a symbolic link; copied files must be reached without symlinks"),
+                format!(
+                    "`{shown}` in the {side} is a symbolic link; copied files must be reached without symlinks"
+                ),
             ));
         }
         let last = index + 1 == parts.len();
         if last {
             if !metadata.is_file() {
-                return Err(refused(relative, format!("is not a regular file in the {side}")));
+                return Err(refused(
+                    relative,
+                    format!("is not a regular file in the {side}"),
+                ));
             }
             return Ok(Reached::File(metadata));
         }
@@ -92,11 +109,16 @@ fn reach(root: &Path, relative: &str, side: &str) -> Result<Reached, RecipeExecE
 
 /// Reads a whole file (at most `MAX_COPY_FILE_BYTES`) without following a final symlink.
 fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
-    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path)?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
     let mut bytes = Vec::new();
     file.take(MAX_COPY_FILE_BYTES + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_COPY_FILE_BYTES {
-        return Err(std::io::Error::other(format!("grew beyond {MAX_COPY_FILE_BYTES} bytes while it was read")));
+        return Err(std::io::Error::other(format!(
+            "grew beyond {MAX_COPY_FILE_BYTES} bytes while it was read"
+        )));
     }
     Ok(bytes)
 }
@@ -112,15 +134,27 @@ struct IgnoreChecker {
 impl IgnoreChecker {
     fn is_ignored(&mut self, relative: &str) -> Result<bool, RecipeExecError> {
         if self.repository.is_none() {
-            let repository = git2::Repository::open(&self.source_checkout)
-                .map_err(|error| refused(relative, format!("cannot open the source repository to check its ignore rules: {}", error.message())))?;
+            let repository = git2::Repository::open(&self.source_checkout).map_err(|error| {
+                refused(
+                    relative,
+                    format!(
+                        "cannot open the source repository to check its ignore rules: {}",
+                        error.message()
+                    ),
+                )
+            })?;
             self.repository = Some(repository);
         }
         let repository = self.repository.as_ref().expect("set above");
         let git_path = components(relative).join("/");
         repository
             .is_path_ignored(Path::new(&git_path))
-            .map_err(|error| refused(relative, format!("cannot check whether Git ignores it: {}", error.message())))
+            .map_err(|error| {
+                refused(
+                    relative,
+                    format!("cannot check whether Git ignores it: {}", error.message()),
+                )
+            })
     }
 }
 
@@ -139,12 +173,29 @@ fn create_parent_directories(root: &Path, relative: &str) -> Result<(), RecipeEx
         current.push(part);
         match std::fs::symlink_metadata(&current) {
             Ok(metadata) if metadata.is_dir() && !metadata.file_type().is_symlink() => continue,
-            Ok(_) => return Err(refused(relative, format!("{} in the new worktree is not a directory", current.display()))),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                std::fs::create_dir(&current)
-                    .map_err(|error| refused(relative, format!("cannot create {}: {error}", current.display())))?;
+            Ok(_) => {
+                return Err(refused(
+                    relative,
+                    format!(
+                        "{} in the new worktree is not a directory",
+                        current.display()
+                    ),
+                ));
             }
-            Err(error) => return Err(refused(relative, format!("cannot inspect {}: {error}", current.display()))),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir(&current).map_err(|error| {
+                    refused(
+                        relative,
+                        format!("cannot create {}: {error}", current.display()),
+                    )
+                })?;
+            }
+            Err(error) => {
+                return Err(refused(
+                    relative,
+                    format!("cannot inspect {}: {error}", current.display()),
+                ));
+            }
         }
     }
     Ok(())
@@ -152,18 +203,37 @@ fn create_parent_directories(root: &Path, relative: &str) -> Result<(), RecipeEx
 
 fn copy_one(planned: &PlannedCopy) -> Result<(), RecipeExecError> {
     let relative = planned.relative.as_str();
-    let bytes = read_bounded(&planned.source).map_err(|error| refused(relative, format!("cannot read the source: {error}")))?;
+    let bytes = read_bounded(&planned.source)
+        .map_err(|error| refused(relative, format!("cannot read the source: {error}")))?;
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .custom_flags(libc::O_NOFOLLOW)
         .mode(0o600)
         .open(&planned.destination)
-        .map_err(|error| refused(relative, format!("cannot create it in the new worktree: {error}")))?;
-    file.write_all(&bytes).map_err(|error| refused(relative, format!("cannot write it in the new worktree: {error}")))?;
-    file.sync_all().map_err(|error| refused(relative, format!("cannot write it in the new worktree: {error}")))?;
-    std::fs::set_permissions(&planned.destination, std::fs::Permissions::from_mode(planned.mode))
-        .map_err(|error| refused(relative, format!("cannot set its permissions: {error}")))?;
+        .map_err(|error| {
+            refused(
+                relative,
+                format!("cannot create it in the new worktree: {error}"),
+            )
+        })?;
+    file.write_all(&bytes).map_err(|error| {
+        refused(
+            relative,
+            format!("cannot write it in the new worktree: {error}"),
+        )
+    })?;
+    file.sync_all().map_err(|error| {
+        refused(
+            relative,
+            format!("cannot write it in the new worktree: {error}"),
+        )
+    })?;
+    std::fs::set_permissions(
+        &planned.destination,
+        std::fs::Permissions::from_mode(planned.mode),
+    )
+    .map_err(|error| refused(relative, format!("cannot set its permissions: {error}")))?;
     Ok(())
 }
 
@@ -175,29 +245,51 @@ pub fn copy_ignored(
     destination_worktree: &Path,
     recipe: &ProjectRecipe,
 ) -> Result<Vec<CopiedFile>, RecipeExecError> {
-    let mut checker = IgnoreChecker { source_checkout: source_checkout.to_path_buf(), repository: None };
+    let mut checker = IgnoreChecker {
+        source_checkout: source_checkout.to_path_buf(),
+        repository: None,
+    };
     let mut report = Vec::new();
     let mut planned = Vec::new();
     let mut total_bytes: u64 = 0;
     for relative in &recipe.worktree.copy_ignored {
         let shown = components(relative).join("/");
         let Reached::File(metadata) = reach(source_checkout, relative, "source checkout")? else {
-            report.push(CopiedFile { path: shown, bytes: 0, outcome: CopyOutcome::MissingSource });
+            report.push(CopiedFile {
+                path: shown,
+                bytes: 0,
+                outcome: CopyOutcome::MissingSource,
+            });
             continue;
         };
         let size = metadata.len();
         if size > MAX_COPY_FILE_BYTES {
-            return Err(refused(relative, format!("is {size} bytes; a copied file may be at most {MAX_COPY_FILE_BYTES} bytes (16 MiB)")));
+            return Err(refused(
+                relative,
+                format!(
+                    "is {size} bytes; a copied file may be at most {MAX_COPY_FILE_BYTES} bytes (16 MiB)"
+                ),
+            ));
         }
         let source = source_checkout.join(relative);
         let destination = destination_worktree.join(relative);
         if let Reached::File(existing) = reach(destination_worktree, relative, "new worktree")? {
             let identical = existing.len() == size
-                && read_bounded(&source).ok().zip(read_bounded(&destination).ok()).is_some_and(|(ours, theirs)| ours == theirs);
+                && read_bounded(&source)
+                    .ok()
+                    .zip(read_bounded(&destination).ok())
+                    .is_some_and(|(ours, theirs)| ours == theirs);
             if !identical {
-                return Err(refused(relative, "the new worktree already has this file with different content; it is not overwritten"));
+                return Err(refused(
+                    relative,
+                    "the new worktree already has this file with different content; it is not overwritten",
+                ));
             }
-            report.push(CopiedFile { path: shown, bytes: size, outcome: CopyOutcome::AlreadyPresent });
+            report.push(CopiedFile {
+                path: shown,
+                bytes: size,
+                outcome: CopyOutcome::AlreadyPresent,
+            });
             continue;
         }
         if !checker.is_ignored(relative)? {
@@ -210,11 +302,22 @@ pub fn copy_ignored(
         if total_bytes > MAX_COPY_TOTAL_BYTES {
             return Err(refused(
                 relative,
-                format!("copying it would bring the total to {total_bytes} bytes; at most {MAX_COPY_TOTAL_BYTES} bytes (64 MiB) are copied"),
+                format!(
+                    "copying it would bring the total to {total_bytes} bytes; at most {MAX_COPY_TOTAL_BYTES} bytes (64 MiB) are copied"
+                ),
             ));
         }
-        planned.push(PlannedCopy { relative: relative.clone(), source, destination, mode: metadata.permissions().mode() & 0o777 });
-        report.push(CopiedFile { path: shown, bytes: size, outcome: CopyOutcome::Copied });
+        planned.push(PlannedCopy {
+            relative: relative.clone(),
+            source,
+            destination,
+            mode: metadata.permissions().mode() & 0o777,
+        });
+        report.push(CopiedFile {
+            path: shown,
+            bytes: size,
+            outcome: CopyOutcome::Copied,
+        });
     }
     for copy in &planned {
         create_parent_directories(destination_worktree, &copy.relative)?;

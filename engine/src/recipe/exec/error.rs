@@ -20,8 +20,14 @@ pub enum RecipeExecError {
     #[error("service `{service_id}` failed: {message}")]
     ServiceFailed { service_id: String, message: String },
     /// `project_recipe_failed`: every port of the range is leased or in use.
-    #[error("no free port for service `{service_id}` in {first}..={last}: every port is leased or in use")]
-    PortsExhausted { service_id: String, first: u16, last: u16 },
+    #[error(
+        "no free port for service `{service_id}` in {first}..={last}: every port is leased or in use"
+    )]
+    PortsExhausted {
+        service_id: String,
+        first: u16,
+        last: u16,
+    },
     /// `project_recipe_failed`: a service's processes could not be ended.
     #[error("cannot stop service `{service_id}`: {detail}")]
     StopFailed { service_id: String, detail: String },

@@ -17,7 +17,9 @@ const POLL_INTERVAL: Duration = Duration::from_millis(150);
 /// Replaces `{port}` and verifies the result names `port` on the loopback host.
 pub fn render_health_url(template: &str, port: u16) -> Result<String, String> {
     let url = template.replacen("{port}", &port.to_string(), 1);
-    let uri: ureq::http::Uri = url.parse().map_err(|error| format!("health URL {url} is not a valid URL: {error}"))?;
+    let uri: ureq::http::Uri = url
+        .parse()
+        .map_err(|error| format!("health URL {url} is not a valid URL: {error}"))?;
     if uri.scheme_str() != Some("http") {
         return Err(format!("health URL {url} must use http"));
     }
@@ -59,12 +61,19 @@ pub enum HealthFailure {
     /// The process ended first (how, in words).
     Exited(String),
     /// The deadline passed; the last answer or error.
-    TimedOut { timeout: Duration, last_problem: String },
+    TimedOut {
+        timeout: Duration,
+        last_problem: String,
+    },
 }
 
 /// Polls `url` until it answers `2xx` (returns how long that took), the process ends
 /// (`exited` returns how), or `timeout` passes.
-pub fn wait_until_healthy(url: &str, timeout: Duration, exited: &dyn Fn() -> Option<String>) -> Result<Duration, HealthFailure> {
+pub fn wait_until_healthy(
+    url: &str,
+    timeout: Duration,
+    exited: &dyn Fn() -> Option<String>,
+) -> Result<Duration, HealthFailure> {
     let agent = agent();
     let started = Instant::now();
     let deadline = started + timeout;
@@ -82,7 +91,10 @@ pub fn wait_until_healthy(url: &str, timeout: Duration, exited: &dyn Fn() -> Opt
             if let Some(how) = exited() {
                 return Err(HealthFailure::Exited(how));
             }
-            return Err(HealthFailure::TimedOut { timeout, last_problem });
+            return Err(HealthFailure::TimedOut {
+                timeout,
+                last_problem,
+            });
         }
         std::thread::sleep(POLL_INTERVAL.min(deadline - now));
     }
@@ -92,8 +104,15 @@ impl std::fmt::Display for HealthFailure {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             HealthFailure::Exited(how) => write!(formatter, "the process {how}"),
-            HealthFailure::TimedOut { timeout, last_problem } => {
-                write!(formatter, "no 2xx answer within {} s (last: {last_problem})", timeout.as_secs())
+            HealthFailure::TimedOut {
+                timeout,
+                last_problem,
+            } => {
+                write!(
+                    formatter,
+                    "no 2xx answer within {} s (last: {last_problem})",
+                    timeout.as_secs()
+                )
             }
         }
     }

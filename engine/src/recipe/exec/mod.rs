@@ -47,12 +47,18 @@ pub use error::RecipeExecError;
 pub use ports::{PortRange, port_is_free};
 pub use process::SERVICE_LEASE_MARKER;
 pub use provision::{
-    ArchiveCleanupReport, CleanupCommandReport, StoppedService, adopt_or_restart_services, archive_cleanup, provision_run,
-    stop_services,
+    ArchiveCleanupReport, CleanupCommandReport, StoppedService, adopt_or_restart_services,
+    archive_cleanup, provision_run, stop_services,
 };
 pub use services::{ProvisionedServices, RunningService};
-pub use setup::{FAILURE_EXCERPT_CHARS, describe_command, describe_command_briefly, excerpt, failure_message, run_recipe_command, run_setup};
-pub use worktree::{MissionWorktree, PreparedWorktree, create_mission_worktree, mission_branch_name, prepare_mission_worktree};
+pub use setup::{
+    FAILURE_EXCERPT_CHARS, describe_command, describe_command_briefly, excerpt, failure_message,
+    run_recipe_command, run_setup,
+};
+pub use worktree::{
+    MissionWorktree, PreparedWorktree, create_mission_worktree, mission_branch_name,
+    prepare_mission_worktree,
+};
 
 use crate::engine::Engine;
 use crate::mission::model::{Mission, Run};
@@ -68,7 +74,11 @@ pub struct RunTarget {
 
 impl RunTarget {
     pub fn of(mission: &Mission, run: &Run) -> RunTarget {
-        RunTarget { mission_id: mission.mission_id.clone(), run_id: run.run_id.clone(), worktree: PathBuf::from(&run.worktree_path) }
+        RunTarget {
+            mission_id: mission.mission_id.clone(),
+            run_id: run.run_id.clone(),
+            worktree: PathBuf::from(&run.worktree_path),
+        }
     }
 }
 
@@ -85,7 +95,11 @@ pub struct RecipeExecConfig {
 
 impl Default for RecipeExecConfig {
     fn default() -> RecipeExecConfig {
-        RecipeExecConfig { port_range: PortRange::default(), stop_grace: Duration::from_secs(3), open_panes: true }
+        RecipeExecConfig {
+            port_range: PortRange::default(),
+            stop_grace: Duration::from_secs(3),
+            open_panes: true,
+        }
     }
 }
 
@@ -100,11 +114,21 @@ fn path_segment(id: &str) -> String {
 
 /// The run's recipe transcript, followed by the project pane.
 pub fn recipe_transcript_path(engine: &Engine, mission_id: &str, run_id: &str) -> PathBuf {
-    engine.config.paths.transcript_dir().join(path_segment(mission_id)).join(format!("{}.project.log", path_segment(run_id)))
+    engine
+        .config
+        .paths
+        .transcript_dir()
+        .join(path_segment(mission_id))
+        .join(format!("{}.project.log", path_segment(run_id)))
 }
 
 /// Where a service of a run writes its output.
-pub fn service_log_path(engine: &Engine, mission_id: &str, run_id: &str, service_id: &str) -> PathBuf {
+pub fn service_log_path(
+    engine: &Engine,
+    mission_id: &str,
+    run_id: &str,
+    service_id: &str,
+) -> PathBuf {
     engine
         .config
         .paths

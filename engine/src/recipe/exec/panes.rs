@@ -26,15 +26,30 @@ pub struct ProjectPane {
 }
 
 fn follow(path: &Path) -> Vec<String> {
-    vec!["tail".into(), "-n".into(), "+1".into(), "-F".into(), path.display().to_string()]
+    vec![
+        "tail".into(),
+        "-n".into(),
+        "+1".into(),
+        "-F".into(),
+        path.display().to_string(),
+    ]
 }
 
 fn marker_environment(engine: &Engine) -> BTreeMap<String, String> {
-    [(SESSION_MARKER.to_string(), engine.config.paths.data_dir.display().to_string())].into_iter().collect()
+    [(
+        SESSION_MARKER.to_string(),
+        engine.config.paths.data_dir.display().to_string(),
+    )]
+    .into_iter()
+    .collect()
 }
 
 /// Opens the run's project workspace following `transcript_path`.
-pub fn open_project_pane(engine: &Engine, target: &RunTarget, transcript_path: &Path) -> Result<ProjectPane, String> {
+pub fn open_project_pane(
+    engine: &Engine,
+    target: &RunTarget,
+    transcript_path: &Path,
+) -> Result<ProjectPane, String> {
     let (workspace, _tab, pane) = engine
         .panes
         .create_workspace(WorkspaceCreate {
@@ -45,11 +60,20 @@ pub fn open_project_pane(engine: &Engine, target: &RunTarget, transcript_path: &
             focus: false,
         })
         .map_err(|error| error.to_string())?;
-    Ok(ProjectPane { workspace_id: workspace.workspace_id, pane_id: pane.pane_id })
+    Ok(ProjectPane {
+        workspace_id: workspace.workspace_id,
+        pane_id: pane.pane_id,
+    })
 }
 
 /// Adds a tab following a service's log; returns its pane id.
-pub fn open_service_tab(engine: &Engine, project: &ProjectPane, target: &RunTarget, service_id: &str, log_path: &Path) -> Result<String, String> {
+pub fn open_service_tab(
+    engine: &Engine,
+    project: &ProjectPane,
+    target: &RunTarget,
+    service_id: &str,
+    log_path: &Path,
+) -> Result<String, String> {
     let (_tab, pane) = engine
         .panes
         .create_tab(TabCreate {

@@ -25,7 +25,10 @@ pub struct PortRange {
 
 impl Default for PortRange {
     fn default() -> PortRange {
-        PortRange { first: 41000, last: 49000 }
+        PortRange {
+            first: 41000,
+            last: 49000,
+        }
     }
 }
 
@@ -56,7 +59,10 @@ fn new_lease_id() -> String {
 }
 
 /// The lease of (mission, run, service): the existing one, or a new one on `preferred` if
-/// that port is free, else on the lowest free port of `range`.
+/// that port is free, else on a free port of `range`. The search starts at a random port
+/// of the range and wraps around: leases are per session, so two nagi sessions (or two
+/// servers of a test suite) starting services at the same moment would otherwise both
+/// probe the lowest port, find it free, and collide on it.
 pub async fn lease_port(
     engine: &Engine,
     target: &RunTarget,
@@ -64,16 +70,34 @@ pub async fn lease_port(
     range: PortRange,
     preferred: Option<u16>,
 ) -> Result<PortLeaseRow, RecipeExecError> {
-    let (mission_id, run_id, service_id) = (target.mission_id.clone(), target.run_id.clone(), service_id.to_owned());
+    let (mission_id, run_id, service_id) = (
+        target.mission_id.clone(),
+        target.run_id.clone(),
+        service_id.to_owned(),
+    );
     store_job(engine, move |writer| {
         let reader = writer.reader();
         if let Some(existing) = reader.port_lease(&mission_id, &run_id, &service_id)? {
             return Ok(existing);
         }
-        let leased: BTreeSet<u16> = reader.port_leases()?.iter().map(|lease| lease.port).collect();
-        let candidates = preferred.into_iter().chain(range.first..=range.last);
-        let Some(port) = candidates.filter(|port| !leased.contains(port)).find(|port| port_is_free(*port)) else {
-            return Err(RecipeExecError::PortsExhausted { service_id, first: range.first, last: range.last });
+        let leased: BTreeSet<u16> = reader
+            .port_leases()?
+            .iter()
+            .map(|lease| lease.port)
+            .collect();
+        let span = u32::from(range.last.saturating_sub(range.first)) + 1;
+        let start = rand::random::<u32>() % span;
+        let in_range = (0..span).map(|step| range.first + ((start + step) % span) as u16);
+        let candidates = preferred.into_iter().chain(in_range);
+        let Some(port) = candidates
+            .filter(|port| !leased.contains(port))
+            .find(|port| port_is_free(*port))
+        else {
+            return Err(RecipeExecError::PortsExhausted {
+                service_id,
+                first: range.first,
+                last: range.last,
+            });
         };
         let lease = PortLeaseRow {
             lease_id: new_lease_id(),
@@ -92,18 +116,38 @@ pub async fn lease_port(
 }
 
 /// Records the process that serves a lease (durable before the service counts as healthy).
-pub async fn record_service_process(engine: &Engine, lease_id: &str, pid: Option<u32>, start_time: Option<u64>) -> Result<(), RecipeExecError> {
+pub async fn record_service_process(
+    engine: &Engine,
+    lease_id: &str,
+    pid: Option<u32>,
+    start_time: Option<u64>,
+) -> Result<(), RecipeExecError> {
     let lease_id = lease_id.to_owned();
-    store_job(engine, move |writer| Ok(writer.set_port_lease_process(&lease_id, pid, start_time).map(|_| ())?)).await
+    store_job(engine, move |writer| {
+        Ok(writer
+            .set_port_lease_process(&lease_id, pid, start_time)
+            .map(|_| ())?)
+    })
+    .await
 }
 
 /// Releases a lease; releasing one that is already gone is not an error.
 pub async fn release_port_lease(engine: &Engine, lease_id: &str) -> Result<(), RecipeExecError> {
     let lease_id = lease_id.to_owned();
-    store_job(engine, move |writer| Ok(writer.release_port_lease(&lease_id).map(|_| ())?)).await
+    store_job(engine, move |writer| {
+        Ok(writer.release_port_lease(&lease_id).map(|_| ())?)
+    })
+    .await
 }
 
 /// The leases of one run, by service id.
-pub fn leases_of_run(engine: &Engine, mission_id: &str, run_id: &str) -> Result<Vec<PortLeaseRow>, RecipeExecError> {
-    Ok(engine.missions.store().read(|reader| reader.port_leases_of_run(mission_id, run_id))?)
+pub fn leases_of_run(
+    engine: &Engine,
+    mission_id: &str,
+    run_id: &str,
+) -> Result<Vec<PortLeaseRow>, RecipeExecError> {
+    Ok(engine
+        .missions
+        .store()
+        .read(|reader| reader.port_leases_of_run(mission_id, run_id))?)
 }

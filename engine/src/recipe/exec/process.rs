@@ -39,7 +39,14 @@ pub const SERVICE_LEASE_MARKER: &str = "NAGI_SERVICE_LEASE";
 /// Variables of the server's environment a service does not inherit: the leftover markers
 /// (a restarted server would end the service before adopting it) and the identity of a
 /// pane the server itself may run in (closing that pane must not end the service).
-const NOT_INHERITED: &[&str] = &[SESSION_MARKER, RUN_MARKER, "NAGI_TERMINAL_ID", "NAGI_PANE_ID", "NAGI_TAB_ID", "NAGI_WORKSPACE_ID"];
+const NOT_INHERITED: &[&str] = &[
+    SESSION_MARKER,
+    RUN_MARKER,
+    "NAGI_TERMINAL_ID",
+    "NAGI_PANE_ID",
+    "NAGI_TAB_ID",
+    "NAGI_WORKSPACE_ID",
+];
 
 /// How a started service ended, once it has (filled in by its waiting thread).
 #[derive(Debug, Clone, Default)]
@@ -74,7 +81,12 @@ fn open_log(path: &Path) -> std::io::Result<std::fs::File> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    std::fs::OpenOptions::new().create(true).append(true).mode(0o600).custom_flags(libc::O_NOFOLLOW).open(path)
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
 }
 
 /// Starts a service: cwd = worktree, the server's environment minus [`NOT_INHERITED`] plus
@@ -82,9 +94,13 @@ fn open_log(path: &Path) -> std::io::Result<std::fs::File> {
 /// process group. Blocking (briefly).
 pub fn spawn_service(launch: &ServiceLaunch<'_>) -> Result<StartedService, String> {
     let search_path = std::env::var_os("PATH");
-    let program = resolve_program(&launch.argv[0], launch.worktree, search_path.as_deref()).map_err(|error| error.to_string())?;
-    let log = open_log(launch.log_path).map_err(|error| format!("cannot open the log {}: {error}", launch.log_path.display()))?;
-    let log_for_stderr = log.try_clone().map_err(|error| format!("cannot open the log {}: {error}", launch.log_path.display()))?;
+    let program = resolve_program(&launch.argv[0], launch.worktree, search_path.as_deref())
+        .map_err(|error| error.to_string())?;
+    let log = open_log(launch.log_path)
+        .map_err(|error| format!("cannot open the log {}: {error}", launch.log_path.display()))?;
+    let log_for_stderr = log
+        .try_clone()
+        .map_err(|error| format!("cannot open the log {}: {error}", launch.log_path.display()))?;
     let mut command = Command::new(&program);
     command.args(&launch.argv[1..]).current_dir(launch.worktree);
     for name in NOT_INHERITED {
@@ -106,7 +122,9 @@ pub fn spawn_service(launch: &ServiceLaunch<'_>) -> Result<StartedService, Strin
     .map_err(|error| format!("cannot start {}: {error}", program.display()))?;
     let pid = child.id();
     // The leader is our unreaped child here, so its /proc entry exists.
-    let start_time = read_stat(pid as i32).map(|stat| stat.start_time).unwrap_or(0);
+    let start_time = read_stat(pid as i32)
+        .map(|stat| stat.start_time)
+        .unwrap_or(0);
     let exit = ExitWatch::default();
     let slot = exit.0.clone();
     std::thread::Builder::new()
@@ -126,11 +144,16 @@ pub fn spawn_service(launch: &ServiceLaunch<'_>) -> Result<StartedService, Strin
             }
         })
         .map_err(|error| format!("cannot watch the service: {error}"))?;
-    Ok(StartedService { pid, start_time, exit })
+    Ok(StartedService {
+        pid,
+        start_time,
+        exit,
+    })
 }
 
 fn environment_contains(pid: i32, entry: &[u8]) -> bool {
-    std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| environ.split(|byte| *byte == 0).any(|item| item == entry))
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|environ| environ.split(|byte| *byte == 0).any(|item| item == entry))
 }
 
 fn marker_entry(lease_id: &str) -> Vec<u8> {
@@ -152,12 +175,15 @@ fn service_processes(group: Option<i32>, lease_id: &str) -> Vec<ProcStat> {
     all_processes()
         .into_iter()
         .filter(|stat| stat.pid != me && !stat.is_zombie())
-        .filter(|stat| group.is_some_and(|group| stat.pgrp == group) || environment_contains(stat.pid, &marker))
+        .filter(|stat| {
+            group.is_some_and(|group| stat.pgrp == group) || environment_contains(stat.pid, &marker)
+        })
         .collect()
 }
 
 fn signal_if_same(stat: &ProcStat, signal: libc::c_int) {
-    if read_stat(stat.pid).is_some_and(|now| now.start_time == stat.start_time && !now.is_zombie()) {
+    if read_stat(stat.pid).is_some_and(|now| now.start_time == stat.start_time && !now.is_zombie())
+    {
         // SAFETY: kill has no memory preconditions; the pid was just checked to be the
         // process seen in the scan.
         unsafe {
@@ -169,9 +195,16 @@ fn signal_if_same(stat: &ProcStat, signal: libc::c_int) {
 /// Ends a service: SIGTERM to its group and marked processes, up to `grace` for them to
 /// go, then SIGKILL. Returns how many processes were signalled; `Err` names survivors.
 /// Blocking for at most `grace` plus two seconds.
-pub fn stop_service_processes(pid: Option<u32>, start_time: Option<u64>, lease_id: &str, grace: Duration) -> Result<usize, String> {
+pub fn stop_service_processes(
+    pid: Option<u32>,
+    start_time: Option<u64>,
+    lease_id: &str,
+    grace: Duration,
+) -> Result<usize, String> {
     let group = match (pid, start_time) {
-        (Some(pid), Some(start_time)) if service_process_is_alive(pid, start_time, lease_id) => Some(pid as i32),
+        (Some(pid), Some(start_time)) if service_process_is_alive(pid, start_time, lease_id) => {
+            Some(pid as i32)
+        }
         _ => None,
     };
     let first = service_processes(group, lease_id);
@@ -216,11 +249,12 @@ pub fn stop_service_processes(pid: Option<u32>, start_time: Option<u64>, lease_i
 /// The last `max_bytes` of a service log, for failure messages.
 pub fn log_tail(path: &Path, max_bytes: u64) -> String {
     use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut file) = std::fs::File::open(path) else { return String::new() };
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return String::new();
+    };
     let length = file.metadata().map(|metadata| metadata.len()).unwrap_or(0);
     let _ = file.seek(SeekFrom::Start(length.saturating_sub(max_bytes)));
     let mut bytes = Vec::new();
     let _ = file.take(max_bytes).read_to_end(&mut bytes);
     String::from_utf8_lossy(&bytes).into_owned()
 }
-

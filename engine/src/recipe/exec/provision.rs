@@ -45,26 +45,46 @@ pub struct ArchiveCleanupReport {
 /// The markers of setup and cleanup commands: a restarted server ends them as leftovers.
 fn command_markers(engine: &Engine, target: &RunTarget) -> Vec<(OsString, OsString)> {
     vec![
-        (SESSION_MARKER.into(), engine.config.paths.data_dir.clone().into_os_string()),
+        (
+            SESSION_MARKER.into(),
+            engine.config.paths.data_dir.clone().into_os_string(),
+        ),
         (RUN_MARKER.into(), target.run_id.clone().into()),
     ]
 }
 
-fn open_transcript(engine: &Engine, target: &RunTarget) -> Result<Arc<Transcript>, RecipeExecError> {
+fn open_transcript(
+    engine: &Engine,
+    target: &RunTarget,
+) -> Result<Arc<Transcript>, RecipeExecError> {
     let path = recipe_transcript_path(engine, &target.mission_id, &target.run_id);
     Transcript::open(&path)
         .map(Arc::new)
-        .map_err(|error| RecipeExecError::Io { detail: format!("cannot open the recipe transcript {}: {error}", path.display()) })
+        .map_err(|error| RecipeExecError::Io {
+            detail: format!(
+                "cannot open the recipe transcript {}: {error}",
+                path.display()
+            ),
+        })
 }
 
-fn open_pane(engine: &Engine, target: &RunTarget, transcript: &Transcript, config: &RecipeExecConfig, say: Say<'_>) -> Option<ProjectPane> {
+fn open_pane(
+    engine: &Engine,
+    target: &RunTarget,
+    transcript: &Transcript,
+    config: &RecipeExecConfig,
+    say: Say<'_>,
+) -> Option<ProjectPane> {
     if !config.open_panes {
         return None;
     }
     match open_project_pane(engine, target, transcript.path()) {
         Ok(pane) => Some(pane),
         Err(error) => {
-            say(&format!("the project pane could not be opened ({error}); the transcript is {}", transcript.path().display()));
+            say(&format!(
+                "the project pane could not be opened ({error}); the transcript is {}",
+                transcript.path().display()
+            ));
             None
         }
     }
@@ -82,11 +102,25 @@ async fn bring_up_services(
 ) -> Result<Vec<super::RunningService>, RecipeExecError> {
     let mut running = Vec::new();
     for (service_id, service) in &recipe.services {
-        match ensure_service(engine, target, service_id, service, config, project_pane, say).await {
+        match ensure_service(
+            engine,
+            target,
+            service_id,
+            service,
+            config,
+            project_pane,
+            say,
+        )
+        .await
+        {
             Ok(service) => running.push(service),
             Err(failure) => {
-                if let Err(error) = stop_services(engine, &target.mission_id, &target.run_id, config).await {
-                    say(&format!("the other services could not all be stopped: {error}"));
+                if let Err(error) =
+                    stop_services(engine, &target.mission_id, &target.run_id, config).await
+                {
+                    say(&format!(
+                        "the other services could not all be stopped: {error}"
+                    ));
                 }
                 return Err(failure);
             }
@@ -113,18 +147,47 @@ pub async fn provision_run(
         progress(line);
     };
     let has_work = recipe.setup.is_some() || !recipe.services.is_empty();
-    let project_pane = if has_work { open_pane(engine, target, &transcript, config, &say) } else { None };
-    say(&format!("project recipe of mission {} run {} in {}", target.mission_id, target.run_id, target.worktree.display()));
+    let project_pane = if has_work {
+        open_pane(engine, target, &transcript, config, &say)
+    } else {
+        None
+    };
+    say(&format!(
+        "project recipe of mission {} run {} in {}",
+        target.mission_id,
+        target.run_id,
+        target.worktree.display()
+    ));
     let mut setup_ran = false;
     if let Some(setup) = &recipe.setup {
-        say(&format!("setup: `{}` (timeout {} s)", describe_command(&setup.command), setup.timeout_seconds));
-        let (worktree, setup_command, markers, transcript_for_setup) =
-            (target.worktree.clone(), setup.clone(), command_markers(engine, target), transcript.clone());
-        let outcome = tokio::task::spawn_blocking(move || run_setup(&worktree, &setup_command, &markers, Some(&transcript_for_setup)))
-            .await
-            .map_err(|error| RecipeExecError::Io { detail: format!("the setup task failed: {error}") })?;
+        say(&format!(
+            "setup: `{}` (timeout {} s)",
+            describe_command(&setup.command),
+            setup.timeout_seconds
+        ));
+        let (worktree, setup_command, markers, transcript_for_setup) = (
+            target.worktree.clone(),
+            setup.clone(),
+            command_markers(engine, target),
+            transcript.clone(),
+        );
+        let outcome = tokio::task::spawn_blocking(move || {
+            run_setup(
+                &worktree,
+                &setup_command,
+                &markers,
+                Some(&transcript_for_setup),
+            )
+        })
+        .await
+        .map_err(|error| RecipeExecError::Io {
+            detail: format!("the setup task failed: {error}"),
+        })?;
         match outcome {
-            Ok(outcome) => say(&format!("setup finished in {:.1} s", outcome.duration_millis as f64 / 1000.0)),
+            Ok(outcome) => say(&format!(
+                "setup finished in {:.1} s",
+                outcome.duration_millis as f64 / 1000.0
+            )),
             Err(error) => {
                 say(&error.to_string());
                 return Err(error);
@@ -132,11 +195,17 @@ pub async fn provision_run(
         }
         setup_ran = true;
     }
-    let services = bring_up_services(engine, target, recipe, config, project_pane.as_ref(), &say).await?;
+    let services =
+        bring_up_services(engine, target, recipe, config, project_pane.as_ref(), &say).await?;
     if !services.is_empty() {
         say(&format!("{} service(s) healthy", services.len()));
     }
-    Ok(ProvisionedServices { transcript_path: transcript.path().to_path_buf(), project_pane, setup_ran, services })
+    Ok(ProvisionedServices {
+        transcript_path: transcript.path().to_path_buf(),
+        project_pane,
+        setup_ran,
+        services,
+    })
 }
 
 /// Recovery after a restart, and handoff provisioning: never runs setup. For each service
@@ -158,15 +227,31 @@ pub async fn adopt_or_restart_services(
     };
     for lease in leases_of_run(engine, &target.mission_id, &target.run_id)? {
         if !recipe.services.contains_key(&lease.service_id) {
-            say(&format!("service {}: no longer in the recipe; stopping it", lease.service_id));
+            say(&format!(
+                "service {}: no longer in the recipe; stopping it",
+                lease.service_id
+            ));
             stop_lease_processes(&lease, config.stop_grace).await?;
             release_port_lease(engine, &lease.lease_id).await?;
         }
     }
-    let project_pane = if recipe.services.is_empty() { None } else { open_pane(engine, target, &transcript, config, &say) };
-    say(&format!("project services of mission {} run {}: adopting or restarting (setup is not run again)", target.mission_id, target.run_id));
-    let services = bring_up_services(engine, target, recipe, config, project_pane.as_ref(), &say).await?;
-    Ok(ProvisionedServices { transcript_path: transcript.path().to_path_buf(), project_pane, setup_ran: false, services })
+    let project_pane = if recipe.services.is_empty() {
+        None
+    } else {
+        open_pane(engine, target, &transcript, config, &say)
+    };
+    say(&format!(
+        "project services of mission {} run {}: adopting or restarting (setup is not run again)",
+        target.mission_id, target.run_id
+    ));
+    let services =
+        bring_up_services(engine, target, recipe, config, project_pane.as_ref(), &say).await?;
+    Ok(ProvisionedServices {
+        transcript_path: transcript.path().to_path_buf(),
+        project_pane,
+        setup_ran: false,
+        services,
+    })
 }
 
 /// Stops every service of a run (its process group and every process with its lease
@@ -185,7 +270,11 @@ pub async fn stop_services(
         match stop_lease_processes(&lease, config.stop_grace).await {
             Ok(signalled) => {
                 release_port_lease(engine, &lease.lease_id).await?;
-                stopped.push(StoppedService { service_id: lease.service_id.clone(), port: lease.port, signalled });
+                stopped.push(StoppedService {
+                    service_id: lease.service_id.clone(),
+                    port: lease.port,
+                    signalled,
+                });
             }
             Err(error) => {
                 tracing::warn!(%mission_id, %run_id, service = %lease.service_id, %error, "a service could not be stopped");
@@ -202,26 +291,50 @@ pub async fn stop_services(
 /// On archive: stops the run's services, then runs `[[cleanup]]` in order in the worktree
 /// through the trusted runner. Failures (of stopping or of a command) are logged, written to
 /// the recipe transcript and reported, never returned: the archive stands.
-pub async fn archive_cleanup(engine: &Arc<Engine>, target: &RunTarget, recipe: &ProjectRecipe, config: &RecipeExecConfig) -> ArchiveCleanupReport {
+pub async fn archive_cleanup(
+    engine: &Arc<Engine>,
+    target: &RunTarget,
+    recipe: &ProjectRecipe,
+    config: &RecipeExecConfig,
+) -> ArchiveCleanupReport {
     let transcript = open_transcript(engine, target).ok();
     let say = |line: &str| {
         if let Some(transcript) = &transcript {
             transcript.nagi(line);
         }
     };
-    let (stopped, stop_failure) = match stop_services(engine, &target.mission_id, &target.run_id, config).await {
-        Ok(stopped) => (stopped, None),
-        Err(error) => {
-            say(&format!("archive: the services could not all be stopped: {error}"));
-            (Vec::new(), Some(error.to_string()))
-        }
-    };
+    let (stopped, stop_failure) =
+        match stop_services(engine, &target.mission_id, &target.run_id, config).await {
+            Ok(stopped) => (stopped, None),
+            Err(error) => {
+                say(&format!(
+                    "archive: the services could not all be stopped: {error}"
+                ));
+                (Vec::new(), Some(error.to_string()))
+            }
+        };
     let mut commands = Vec::new();
     for cleanup in &recipe.cleanup {
-        say(&format!("cleanup: `{}` (timeout {} s)", describe_command(&cleanup.command), cleanup.timeout_seconds));
-        let (worktree, command, markers, transcript_for_command) =
-            (target.worktree.clone(), cleanup.clone(), command_markers(engine, target), transcript.clone());
-        let ran = tokio::task::spawn_blocking(move || run_recipe_command(&worktree, &command, &markers, transcript_for_command.as_deref())).await;
+        say(&format!(
+            "cleanup: `{}` (timeout {} s)",
+            describe_command(&cleanup.command),
+            cleanup.timeout_seconds
+        ));
+        let (worktree, command, markers, transcript_for_command) = (
+            target.worktree.clone(),
+            cleanup.clone(),
+            command_markers(engine, target),
+            transcript.clone(),
+        );
+        let ran = tokio::task::spawn_blocking(move || {
+            run_recipe_command(
+                &worktree,
+                &command,
+                &markers,
+                transcript_for_command.as_deref(),
+            )
+        })
+        .await;
         let failure = match ran {
             Ok(Ok(outcome)) => failure_message(&cleanup.command, &outcome),
             Ok(Err(message)) => Some(message),
@@ -234,7 +347,14 @@ pub async fn archive_cleanup(engine: &Arc<Engine>, target: &RunTarget, recipe: &
             }
             None => say("cleanup finished"),
         }
-        commands.push(CleanupCommandReport { command: cleanup.command.clone(), failure });
+        commands.push(CleanupCommandReport {
+            command: cleanup.command.clone(),
+            failure,
+        });
     }
-    ArchiveCleanupReport { stopped, stop_failure, commands }
+    ArchiveCleanupReport {
+        stopped,
+        stop_failure,
+        commands,
+    }
 }

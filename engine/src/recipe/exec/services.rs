@@ -13,7 +13,9 @@ use super::error::RecipeExecError;
 use super::health::{HealthFailure, render_health_url, wait_until_healthy};
 use super::panes::{ProjectPane, open_service_tab};
 use super::ports::{lease_port, port_is_free, record_service_process, release_port_lease};
-use super::process::{ServiceLaunch, log_tail, service_process_is_alive, spawn_service, stop_service_processes};
+use super::process::{
+    ServiceLaunch, log_tail, service_process_is_alive, spawn_service, stop_service_processes,
+};
 use super::setup::{FAILURE_EXCERPT_CHARS, describe_command, excerpt};
 use super::{RecipeExecConfig, RunTarget, service_log_path};
 use crate::engine::Engine;
@@ -55,16 +57,33 @@ pub struct ProvisionedServices {
 pub(super) type Say<'a> = &'a (dyn Fn(&str) + Send + Sync);
 
 fn service_failed(service_id: &str, message: impl Into<String>) -> RecipeExecError {
-    RecipeExecError::ServiceFailed { service_id: service_id.to_owned(), message: message.into() }
+    RecipeExecError::ServiceFailed {
+        service_id: service_id.to_owned(),
+        message: message.into(),
+    }
 }
 
-async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, RecipeExecError> {
-    tokio::task::spawn_blocking(work).await.map_err(|error| RecipeExecError::Io { detail: format!("a recipe task failed: {error}") })
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, RecipeExecError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|error| RecipeExecError::Io {
+            detail: format!("a recipe task failed: {error}"),
+        })
 }
 
 /// Ends whatever a lease's service left running (its recorded group and its marker).
-pub(super) async fn stop_lease_processes(lease: &PortLeaseRow, grace: Duration) -> Result<usize, RecipeExecError> {
-    let (pid, start_time, lease_id, service_id) = (lease.pid, lease.process_start_time, lease.lease_id.clone(), lease.service_id.clone());
+pub(super) async fn stop_lease_processes(
+    lease: &PortLeaseRow,
+    grace: Duration,
+) -> Result<usize, RecipeExecError> {
+    let (pid, start_time, lease_id, service_id) = (
+        lease.pid,
+        lease.process_start_time,
+        lease.lease_id.clone(),
+        lease.service_id.clone(),
+    );
     blocking(move || stop_service_processes(pid, start_time, &lease_id, grace))
         .await?
         .map_err(|detail| RecipeExecError::StopFailed { service_id, detail })
@@ -84,9 +103,18 @@ async fn abandon(engine: &Engine, lease: &PortLeaseRow, grace: Duration) {
 
 fn health_message(service: &ServiceRecipe, url: &str, failure: HealthFailure, log: &str) -> String {
     let mut message = match failure {
-        HealthFailure::Exited(how) => format!("`{}` {how} before {url} answered", describe_command(&service.command)),
-        HealthFailure::TimedOut { timeout, last_problem } => {
-            format!("{url} did not answer with a 2xx status within {} s (last: {last_problem}); the service was stopped", timeout.as_secs())
+        HealthFailure::Exited(how) => format!(
+            "`{}` {how} before {url} answered",
+            describe_command(&service.command)
+        ),
+        HealthFailure::TimedOut {
+            timeout,
+            last_problem,
+        } => {
+            format!(
+                "{url} did not answer with a 2xx status within {} s (last: {last_problem}); the service was stopped",
+                timeout.as_secs()
+            )
         }
     };
     let log = excerpt(log, FAILURE_EXCERPT_CHARS);
@@ -98,23 +126,40 @@ fn health_message(service: &ServiceRecipe, url: &str, failure: HealthFailure, lo
 
 /// Tries to keep the process a lease recorded: alive, ours, and healthy within the
 /// service's timeout. `None` when it must be (re)started.
-async fn try_adopt(lease: &PortLeaseRow, service: &ServiceRecipe, url: &str, say: Say<'_>) -> Result<Option<u32>, RecipeExecError> {
-    let (Some(pid), Some(start_time)) = (lease.pid, lease.process_start_time) else { return Ok(None) };
+async fn try_adopt(
+    lease: &PortLeaseRow,
+    service: &ServiceRecipe,
+    url: &str,
+    say: Say<'_>,
+) -> Result<Option<u32>, RecipeExecError> {
+    let (Some(pid), Some(start_time)) = (lease.pid, lease.process_start_time) else {
+        return Ok(None);
+    };
     let lease_id = lease.lease_id.clone();
     if !service_process_is_alive(pid, start_time, &lease_id) {
         return Ok(None);
     }
-    say(&format!("service {}: process {pid} is still running on port {}; checking {url}", lease.service_id, lease.port));
-    let (url, timeout) = (url.to_owned(), Duration::from_secs(u64::from(service.timeout_seconds)));
+    say(&format!(
+        "service {}: process {pid} is still running on port {}; checking {url}",
+        lease.service_id, lease.port
+    ));
+    let (url, timeout) = (
+        url.to_owned(),
+        Duration::from_secs(u64::from(service.timeout_seconds)),
+    );
     let health = blocking(move || {
-        let exited = || (!service_process_is_alive(pid, start_time, &lease_id)).then(|| "ended".to_owned());
+        let exited =
+            || (!service_process_is_alive(pid, start_time, &lease_id)).then(|| "ended".to_owned());
         wait_until_healthy(&url, timeout, &exited)
     })
     .await?;
     match health {
         Ok(_) => Ok(Some(pid)),
         Err(failure) => {
-            say(&format!("service {}: the running process is not healthy ({failure}); restarting it", lease.service_id));
+            say(&format!(
+                "service {}: the running process is not healthy ({failure}); restarting it",
+                lease.service_id
+            ));
             Ok(None)
         }
     }
@@ -142,9 +187,12 @@ pub(super) async fn ensure_service(
             }
         })
     };
-    let url = render_health_url(&service.health, lease.port).map_err(|message| service_failed(service_id, message))?;
+    let url = render_health_url(&service.health, lease.port)
+        .map_err(|message| service_failed(service_id, message))?;
     if let Some(pid) = try_adopt(&lease, service, &url, say).await? {
-        say(&format!("service {service_id}: adopted process {pid}, healthy at {url}"));
+        say(&format!(
+            "service {service_id}: adopted process {pid}, healthy at {url}"
+        ));
         let pane_id = open_tab(&log_path);
         return Ok(RunningService {
             service_id: service_id.to_owned(),
@@ -164,43 +212,83 @@ pub(super) async fn ensure_service(
         record_service_process(engine, &lease.lease_id, None, None).await?;
     }
     if !port_is_free(lease.port) {
-        say(&format!("service {service_id}: port {} is in use by another program; leasing another port", lease.port));
+        say(&format!(
+            "service {service_id}: port {} is in use by another program; leasing another port",
+            lease.port
+        ));
         release_port_lease(engine, &lease.lease_id).await?;
         lease = lease_port(engine, target, service_id, config.port_range, None).await?;
     }
-    let url = render_health_url(&service.health, lease.port).map_err(|message| service_failed(service_id, message))?;
+    let url = render_health_url(&service.health, lease.port)
+        .map_err(|message| service_failed(service_id, message))?;
     say(&format!(
         "service {service_id}: starting `{}` with {}={}",
         describe_command(&service.command),
         service.port_env,
         lease.port
     ));
-    let (worktree, argv, port_env, port, lease_id, log) =
-        (target.worktree.clone(), service.command.clone(), service.port_env.clone(), lease.port, lease.lease_id.clone(), log_path.clone());
+    let (worktree, argv, port_env, port, lease_id, log) = (
+        target.worktree.clone(),
+        service.command.clone(),
+        service.port_env.clone(),
+        lease.port,
+        lease.lease_id.clone(),
+        log_path.clone(),
+    );
     let started = blocking(move || {
-        spawn_service(&ServiceLaunch { worktree: &worktree, argv: &argv, port_env: &port_env, port, lease_id: &lease_id, log_path: &log })
+        spawn_service(&ServiceLaunch {
+            worktree: &worktree,
+            argv: &argv,
+            port_env: &port_env,
+            port,
+            lease_id: &lease_id,
+            log_path: &log,
+        })
     })
     .await?;
     let started = match started {
         Ok(started) => started,
         Err(message) => {
             abandon(engine, &lease, config.stop_grace).await;
-            return Err(service_failed(service_id, format!("it could not start: {message}")));
+            return Err(service_failed(
+                service_id,
+                format!("it could not start: {message}"),
+            ));
         }
     };
     lease.pid = Some(started.pid);
     lease.process_start_time = Some(started.start_time);
-    if let Err(error) = record_service_process(engine, &lease.lease_id, Some(started.pid), Some(started.start_time)).await {
+    if let Err(error) = record_service_process(
+        engine,
+        &lease.lease_id,
+        Some(started.pid),
+        Some(started.start_time),
+    )
+    .await
+    {
         abandon(engine, &lease, config.stop_grace).await;
         return Err(error);
     }
-    say(&format!("service {service_id}: started pid {}; waiting up to {} s for {url}", started.pid, service.timeout_seconds));
+    say(&format!(
+        "service {service_id}: started pid {}; waiting up to {} s for {url}",
+        started.pid, service.timeout_seconds
+    ));
     let pane_id = open_tab(&log_path);
-    let (health_url, timeout, exit) = (url.clone(), Duration::from_secs(u64::from(service.timeout_seconds)), started.exit.clone());
-    let health = blocking(move || wait_until_healthy(&health_url, timeout, &|| exit.exit_description())).await?;
+    let (health_url, timeout, exit) = (
+        url.clone(),
+        Duration::from_secs(u64::from(service.timeout_seconds)),
+        started.exit.clone(),
+    );
+    let health =
+        blocking(move || wait_until_healthy(&health_url, timeout, &|| exit.exit_description()))
+            .await?;
     match health {
         Ok(elapsed) => {
-            say(&format!("service {service_id}: healthy at {url} after {:.1} s (pid {})", elapsed.as_secs_f64(), started.pid));
+            say(&format!(
+                "service {service_id}: healthy at {url} after {:.1} s (pid {})",
+                elapsed.as_secs_f64(),
+                started.pid
+            ));
             Ok(RunningService {
                 service_id: service_id.to_owned(),
                 port: lease.port,

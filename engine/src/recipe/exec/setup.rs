@@ -13,7 +13,9 @@ use std::time::Duration;
 
 use super::error::RecipeExecError;
 use crate::recipe::RecipeCommand;
-use crate::runner::{CommandCheckRequest, CommandOutcome, OutputStream, RunnerConfig, run_command_check};
+use crate::runner::{
+    CommandCheckRequest, CommandOutcome, OutputStream, RunnerConfig, run_command_check,
+};
 use crate::runs::transcript::Transcript;
 
 /// Most characters of output quoted in a failure message.
@@ -34,7 +36,13 @@ pub fn excerpt(text: &str, max_chars: usize) -> String {
 /// `npm run build` for messages (arguments with spaces quoted).
 pub fn describe_command(argv: &[String]) -> String {
     argv.iter()
-        .map(|argument| if argument.contains(char::is_whitespace) || argument.is_empty() { format!("{argument:?}") } else { argument.clone() })
+        .map(|argument| {
+            if argument.contains(char::is_whitespace) || argument.is_empty() {
+                format!("{argument:?}")
+            } else {
+                argument.clone()
+            }
+        })
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -65,7 +73,14 @@ pub fn failure_message(argv: &[String], outcome: &CommandOutcome) -> Option<Stri
         (None, None) => format!("`{command}` exited with code {}", outcome.exit_code),
     };
     let stderr = excerpt(&outcome.stderr.tail, FAILURE_EXCERPT_CHARS);
-    let (label, quoted) = if stderr.is_empty() { ("stdout", excerpt(&outcome.stdout.tail, FAILURE_EXCERPT_CHARS)) } else { ("stderr", stderr) };
+    let (label, quoted) = if stderr.is_empty() {
+        (
+            "stdout",
+            excerpt(&outcome.stdout.tail, FAILURE_EXCERPT_CHARS),
+        )
+    } else {
+        ("stderr", stderr)
+    };
     if !quoted.is_empty() {
         message.push_str(&format!("; {label}:\n{quoted}"));
     }
@@ -96,8 +111,12 @@ pub fn run_recipe_command(
             transcript.check_output(bytes);
         }
     };
-    run_command_check(&request, &config, &mut sink)
-        .map_err(|rejected| format!("`{}` could not start: {rejected}", describe_command_briefly(&command.command, COMMAND_CHARS_IN_MESSAGES)))
+    run_command_check(&request, &config, &mut sink).map_err(|rejected| {
+        format!(
+            "`{}` could not start: {rejected}",
+            describe_command_briefly(&command.command, COMMAND_CHARS_IN_MESSAGES)
+        )
+    })
 }
 
 /// Runs `[setup]`: any failure to start, non-zero exit, timeout or output limit is a
@@ -108,7 +127,8 @@ pub fn run_setup(
     markers: &[(OsString, OsString)],
     transcript: Option<&Transcript>,
 ) -> Result<CommandOutcome, RecipeExecError> {
-    let outcome = run_recipe_command(worktree, setup, markers, transcript).map_err(|message| RecipeExecError::SetupFailed { message })?;
+    let outcome = run_recipe_command(worktree, setup, markers, transcript)
+        .map_err(|message| RecipeExecError::SetupFailed { message })?;
     match failure_message(&setup.command, &outcome) {
         Some(message) => Err(RecipeExecError::SetupFailed { message }),
         None => Ok(outcome),
