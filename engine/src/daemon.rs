@@ -10,6 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use nagi_store::{Store, StoreConfig};
 
@@ -80,6 +81,51 @@ pub fn take_server_lock(path: &Path) -> Result<Option<ServerLock>, DaemonError> 
     Ok(locked.then_some(ServerLock { _file: file }))
 }
 
+/// How long a held lock may stay held by a server that does not answer before a new
+/// server gives up. A SIGKILLed server's lock and listening socket can outlive it for a
+/// moment in a child that was between fork and exec when it died.
+const DYING_SERVER_GRACE: Duration = Duration::from_secs(3);
+
+/// The server lock, waiting out a server that holds it but no longer answers; `None` when
+/// a server answers on `socket` (or keeps the lock without answering past the grace).
+fn take_lock_unless_answering(
+    lock_path: &Path,
+    socket: &Path,
+) -> Result<Option<ServerLock>, DaemonError> {
+    let deadline = Instant::now() + DYING_SERVER_GRACE;
+    loop {
+        if let Some(lock) = take_server_lock(lock_path)? {
+            return Ok(Some(lock));
+        }
+        if server_answers(socket) || Instant::now() >= deadline {
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Whether a server answers `ping` on `socket`. Connecting is not enough: a listening
+/// socket accepts connections into its backlog as long as any process holds it open.
+pub fn server_answers(socket: &Path) -> bool {
+    use std::io::{BufRead, Write};
+    let Ok(stream) = std::os::unix::net::UnixStream::connect(socket) else {
+        return false;
+    };
+    let timeout = Some(Duration::from_secs(2));
+    if stream.set_read_timeout(timeout).is_err() || stream.set_write_timeout(timeout).is_err() {
+        return false;
+    }
+    let mut writer = &stream;
+    if writer
+        .write_all(b"{\"id\":\"answers\",\"method\":\"ping\",\"params\":{}}\n")
+        .is_err()
+    {
+        return false;
+    }
+    let mut line = String::new();
+    matches!(std::io::BufReader::new(&stream).read_line(&mut line), Ok(count) if count > 0)
+}
+
 /// Names the fix for the common causes, so a read-only disk does not read as a bug.
 fn describe_unwritable(path: &Path, error: &std::io::Error) -> String {
     let directory = path.parent().unwrap_or(path).display();
@@ -126,7 +172,8 @@ pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
     let paths = config.paths.clone();
     ensure_private_dir(&paths.data_dir)?;
     let socket_text = paths.socket_path.display().to_string();
-    let Some(lock) = take_server_lock(&paths.server_lock_path())? else {
+    let lock = take_lock_unless_answering(&paths.server_lock_path(), &paths.socket_path)?;
+    let Some(lock) = lock else {
         return Err(DaemonError::AlreadyRunning {
             socket: socket_text,
         });
@@ -134,7 +181,7 @@ pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
     if paths.socket_path.exists() {
         // We hold the lock, so nobody serves this socket: it is stale. A live server of an
         // older nagi without the lock would still answer; refuse to steal from it.
-        if std::os::unix::net::UnixStream::connect(&paths.socket_path).is_ok() {
+        if server_answers(&paths.socket_path) {
             return Err(DaemonError::AlreadyRunning {
                 socket: socket_text,
             });

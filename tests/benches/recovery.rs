@@ -37,6 +37,9 @@ fn configure_fake_codex(env: &TestEnv) {
 
 /// Spawns `nagi server` and returns it with the time until it answered `mission.list`.
 fn start_and_time(env: &TestEnv) -> (Child, Duration) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(&env.config_dir).unwrap();
+    std::fs::set_permissions(&env.config_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -124,7 +127,8 @@ fn main() {
             client
                 .request(
                     "mission.start",
-                    json!({"mission_id": mission_id, "run_id": "r1", "provider": "codex", "mode": "managed"}),
+                    // Live run ids are unique across missions (MISSIONS §2: `run_conflict`).
+                    json!({"mission_id": mission_id, "run_id": format!("r{index}"), "provider": "codex", "mode": "managed"}),
                 )
                 .unwrap();
         }
@@ -162,6 +166,14 @@ fn main() {
     }
     let recovery = median(recovery_times);
     stop(server);
+    // The server's own breakdown of each recovery (leftover scan, settling, resuming).
+    for line in env
+        .server_log()
+        .lines()
+        .filter(|line| line.contains("recovery finished"))
+    {
+        println!("  server: {}", line.trim());
+    }
 
     println!(
         "empty-store start-up: {:.1} ms (median of {rounds})",

@@ -129,10 +129,12 @@ pub fn recovery_plan(database: &std::path::Path) -> Result<Vec<RecoveryAction>, 
 
 /// Reconciles every run the store says was live. Called before the socket is bound.
 pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, EngineError> {
+    let started = std::time::Instant::now();
     let session_dir = engine.config.paths.data_dir.clone();
     tokio::task::spawn_blocking(move || super::leftovers::end_leftovers(&session_dir))
         .await
         .map_err(|error| crate::mission::MissionError::Runtime(error.to_string()))?;
+    let leftovers_done = started.elapsed();
     let missions = engine.missions.missions_with_live_runs()?;
     let mut actions = Vec::new();
     let mut launches = Vec::new();
@@ -194,6 +196,7 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
         }
         actions.push(plan);
     }
+    let settled = started.elapsed();
     release_stale_claims(
         engine,
         &launches
@@ -202,9 +205,20 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
             .collect::<Vec<_>>(),
     )
     .await?;
+    // The resumed runs are independent (each holds its own checkout's claim), so they start
+    // side by side: each launch spends most of its time waiting on its provider, its
+    // workspace fingerprint and its commit, and the writer group-commits what they write.
+    let mut resuming = tokio::task::JoinSet::new();
     for (mission_id, run) in launches {
-        resume(engine, &mission_id, run).await;
+        let engine = engine.clone();
+        resuming.spawn(async move { resume(&engine, &mission_id, run).await });
     }
+    while let Some(joined) = resuming.join_next().await {
+        if let Err(error) = joined {
+            tracing::warn!(%error, "resuming a run panicked");
+        }
+    }
+    let resumed = started.elapsed();
     for (mission_id, purpose) in reruns {
         if let Err(error) = super::checks::rerun_after_restart(engine, &mission_id, &purpose).await
         {
@@ -217,6 +231,14 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
             .await;
         }
     }
+    tracing::info!(
+        runs = actions.len(),
+        leftovers_ms = leftovers_done.as_millis() as u64,
+        settled_ms = settled.as_millis() as u64,
+        resumed_ms = resumed.as_millis() as u64,
+        total_ms = started.elapsed().as_millis() as u64,
+        "recovery finished"
+    );
     Ok(actions)
 }
 

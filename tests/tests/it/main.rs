@@ -5,6 +5,7 @@ mod attach;
 mod cockpit;
 mod consent;
 mod corpus;
+mod demo;
 mod durability;
 mod events;
 mod faults;

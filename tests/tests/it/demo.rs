@@ -1,0 +1,79 @@
+//! `nagi demo`, the README's first command: a real mission end to end, offline, in a temp
+//! dir of its own, ending with the proof and the commands to look around.
+
+use nagi_tests::*;
+
+#[test]
+fn the_demo_runs_a_mission_to_archived_and_prints_its_proof() {
+    let env = TestEnv::new();
+    let scratch = env.root().join("scratch");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let run: CliRun = env
+        .command()
+        .arg("demo")
+        .env("TMPDIR", &scratch)
+        .output()
+        .expect("nagi demo runs")
+        .into();
+    assert_eq!(run.status, 0, "{}", run.describe());
+    for fragment in [
+        "mission_proof_sealed demo → ready_to_close",
+        "proof of mission demo (ready_to_close)",
+        "readme-names-project grep -q demo-project README.md → exit 0",
+        "mission_proof_sealed demo → archived",
+        "proof of mission demo (archived)",
+        "nagi pane attach w1:p1 --observe",
+    ] {
+        assert!(
+            run.stdout.contains(fragment),
+            "missing {fragment:?}\n{}",
+            run.describe()
+        );
+    }
+    // The commands it prints work: the mission is there, archived, and the server stops.
+    let config_dir = run
+        .stdout
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("NAGI_CONFIG_DIR="))
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("the demo prints its NAGI_CONFIG_DIR")
+        .to_owned();
+    assert!(
+        config_dir.starts_with(scratch.to_str().unwrap()),
+        "the demo stays in its temp dir: {config_dir}"
+    );
+    let server = DemoServer { config_dir };
+    let mission = server.nagi(&["mission", "get", "demo", "--json"]);
+    assert_eq!(mission.status, 0, "{}", mission.describe());
+    assert!(
+        mission.stdout.contains("\"archived\""),
+        "{}",
+        mission.describe()
+    );
+    let stopped = server.nagi(&["server", "stop"]);
+    assert_eq!(stopped.status, 0, "{}", stopped.describe());
+}
+
+/// The server the demo left running; stopped on drop, also when an assertion failed.
+struct DemoServer {
+    config_dir: String,
+}
+
+impl DemoServer {
+    fn nagi(&self, args: &[&str]) -> CliRun {
+        std::process::Command::new(nagi_binary())
+            .args(args)
+            .env("NAGI_CONFIG_DIR", &self.config_dir)
+            .env_remove("NAGI_SOCKET_PATH")
+            .env_remove("NAGI_SESSION")
+            .output()
+            .unwrap()
+            .into()
+    }
+}
+
+impl Drop for DemoServer {
+    fn drop(&mut self) {
+        let _ = self.nagi(&["server", "stop"]);
+    }
+}
