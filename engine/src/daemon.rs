@@ -106,7 +106,7 @@ fn take_lock_unless_answering(
 
 /// Whether a server answers `ping` on `socket`. Connecting is not enough: a listening
 /// socket accepts connections into its backlog as long as any process holds it open.
-pub fn server_answers(socket: &Path) -> bool {
+fn server_answers(socket: &Path) -> bool {
     use std::io::{BufRead, Write};
     let Ok(stream) = std::os::unix::net::UnixStream::connect(socket) else {
         return false;

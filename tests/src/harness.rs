@@ -449,6 +449,18 @@ pub fn wait_for_mission(
     );
 }
 
+/// Whether process `pid` has ended: it no longer exists, or it is a zombie whose exit
+/// status only waits for its reaper.
+pub fn process_is_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
 /// `text` as a TOML basic string (JSON string escapes are valid TOML).
 pub fn toml_string(text: &str) -> String {
     serde_json::to_string(text).unwrap()

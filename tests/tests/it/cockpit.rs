@@ -94,6 +94,11 @@ struct Cockpit {
 impl Cockpit {
     /// `None` (with the reason printed) when tmux is missing.
     fn open(env: &TestEnv) -> Option<Cockpit> {
+        Cockpit::open_with(env, &cockpit_command(env))
+    }
+
+    /// The cockpit started by `command` (which must run it) in the tmux window.
+    fn open_with(env: &TestEnv, command: &str) -> Option<Cockpit> {
         let tmux = Tmux::start(&env.root())?;
         tmux.run(&[
             "new-session",
@@ -104,7 +109,7 @@ impl Cockpit {
             "160",
             "-y",
             "48",
-            &cockpit_command(env),
+            command,
         ]);
         let cockpit = Cockpit { tmux };
         cockpit.wait_for("the cockpit's first snapshot", |screen| {
@@ -584,38 +589,19 @@ fn the_terminal_is_restored_after_quitting_and_after_a_signal() {
     );
 }
 
-fn process_alive(pid: i32) -> bool {
-    // A zombie has no /proc/<pid>/cmdline contents; anything else still runs.
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|cmdline| !cmdline.is_empty())
-        .unwrap_or(false)
-}
-
 #[test]
 fn the_cockpit_ends_when_its_terminal_goes_away() {
     let s = session(json!([{"text": "x"}]), json!([command_check()]));
-    let Some(tmux) = Tmux::start(&s.env.root()) else {
-        return;
-    };
     let pid_file = s.env.root().join("cockpit.pid");
     let command = format!(
         "sh -c 'echo $$ > {}; exec {}'",
         pid_file.display(),
         cockpit_invocation(&s.env)
     );
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "t",
-        "-x",
-        "160",
-        "-y",
-        "48",
-        &command,
-    ]);
-    let cockpit = Cockpit { tmux };
-    cockpit.wait_shows(&["Missions (1)", "server connected"]);
+    let Some(cockpit) = Cockpit::open_with(&s.env, &command) else {
+        return;
+    };
+    cockpit.wait_shows(&["Missions (1)"]);
     let pid: i32 = std::fs::read_to_string(&pid_file)
         .unwrap()
         .trim()
@@ -625,6 +611,6 @@ fn the_cockpit_ends_when_its_terminal_goes_away() {
     // spin on a dead terminal forever, and it would ignore SIGTERM as well.
     cockpit.tmux.run(&["kill-session", "-t", "t"]);
     eventually("the cockpit exiting after its terminal closed", || {
-        !process_alive(pid)
+        process_is_gone(pid)
     });
 }

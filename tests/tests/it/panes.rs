@@ -660,17 +660,6 @@ fn a_full_screen_program_draws_on_the_alternate_screen_and_the_shell_screen_retu
     });
 }
 
-fn process_is_gone(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        // A zombie has ended; only its exit status is left for its reaper.
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-    }
-}
-
 #[test]
 fn closing_a_pane_ends_a_process_that_double_forked_away_from_it() {
     let mut env = TestEnv::new();

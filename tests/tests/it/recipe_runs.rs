@@ -43,10 +43,7 @@ fn lease_rows(env: &TestEnv) -> Vec<(String, i64, Option<i64>)> {
 }
 
 fn process_is_running(pid: i64) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat.contains(") Z "),
-        Err(_) => false,
-    }
+    !process_is_gone(pid as i32)
 }
 
 /// Pids of service processes (they carry `NAGI_SERVICE_LEASE`) whose cwd is `root`.

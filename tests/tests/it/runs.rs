@@ -2,8 +2,6 @@
 //! §4.3, §8): every state transition and attention path, the read-only guard, claims,
 //! declared checks, and every bad-input code.
 
-use std::path::Path;
-
 use nagi_tests::*;
 use serde_json::{Value, json};
 
@@ -61,14 +59,6 @@ fn start_params(provider: &str, run_id: &str) -> Value {
 
 fn status_is(status: &'static str) -> impl Fn(&Value) -> bool {
     move |mission| mission["status"] == status
-}
-
-fn fake_log(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .collect()
 }
 
 #[test]
@@ -231,7 +221,7 @@ fn approvals_and_questions_become_durable_attention_items() {
     assert_eq!(code, "interactive_consent_required");
     assert_eq!(runs.env.store_fingerprint(), before);
     assert!(
-        fake_log(&runs.log)
+        log_entries(&runs.log)
             .iter()
             .all(|entry| entry["event"] != "decision"),
         "nothing reached the provider"
@@ -317,7 +307,7 @@ fn a_read_only_run_cannot_change_the_workspace() {
     let enforcement = mission["run"]["enforcement"].as_str().unwrap();
     if enforcement.contains("landlock") {
         assert_eq!(after, before, "Landlock must stop the write");
-        let writes: Vec<Value> = fake_log(&runs.log)
+        let writes: Vec<Value> = log_entries(&runs.log)
             .into_iter()
             .filter(|entry| entry["event"] == "write")
             .collect();
@@ -361,7 +351,7 @@ fn without_kernel_confinement_the_digest_guard_catches_a_write() {
         "provider_sandbox+workspace_digest"
     );
     assert!(
-        fake_log(&log)
+        log_entries(&log)
             .iter()
             .any(|entry| entry["event"] == "write" && entry["ok"] == true),
         "the fake wrote"
