@@ -12,6 +12,7 @@ pub mod rows;
 mod writer;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 
@@ -21,7 +22,7 @@ pub use access::{Reader, Writer};
 pub use error::{StoreError, StoreErrorKind};
 pub use rows::*;
 pub use writer::CommitListener;
-use writer::{Job, JobDone, WriterLoop};
+use writer::{Job, JobDone, WriteSide, WriterLoop};
 
 #[derive(Debug, Clone)]
 pub struct StoreConfig {
@@ -47,10 +48,10 @@ impl StoreConfig {
 
 pub struct Store {
     path: PathBuf,
+    side: Arc<WriteSide>,
     jobs: Mutex<Option<SyncSender<Job>>>,
     writer_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
     readers: Mutex<Vec<Connection>>,
-    listeners: Arc<Mutex<Vec<CommitListener>>>,
 }
 
 fn configure_writer(connection: &Connection, config: &StoreConfig) -> Result<(), StoreError> {
@@ -103,12 +104,15 @@ impl Store {
         // A file that is not SQLite fails here with a clear "not a database" error.
         migrations::apply_migrations(&mut connection)?;
         let (sender, receiver) = sync_channel::<Job>(config.queue_capacity);
-        let listeners: Arc<Mutex<Vec<CommitListener>>> = Arc::default();
+        let side = Arc::new(WriteSide {
+            connection: Mutex::new(connection),
+            queued: AtomicUsize::new(0),
+            listeners: Arc::default(),
+        });
         let writer = WriterLoop {
-            connection,
+            side: side.clone(),
             jobs: receiver,
             max_batch: config.max_batch.max(1),
-            listeners: listeners.clone(),
         };
         let writer_thread = std::thread::Builder::new()
             .name("nagi-store-writer".into())
@@ -121,10 +125,10 @@ impl Store {
             })?;
         Ok(Store {
             path: config.path,
+            side,
             jobs: Mutex::new(Some(sender)),
             writer_thread: Mutex::new(Some(writer_thread)),
             readers: Mutex::new(Vec::new()),
-            listeners,
         })
     }
 
@@ -134,7 +138,7 @@ impl Store {
 
     /// Registers a callback run after every commit with the last event sequence.
     pub fn add_commit_listener(&self, listener: CommitListener) {
-        if let Ok(mut listeners) = self.listeners.lock() {
+        if let Ok(mut listeners) = self.side.listeners.lock() {
             listeners.push(listener);
         }
     }
@@ -149,32 +153,46 @@ impl Store {
         F: FnOnce(&Writer<'_>) -> Result<T, E> + Send + 'static,
         R: FnOnce(Result<Result<T, E>, StoreError>) + Send + 'static,
     {
-        let reply_slot = Arc::new(Mutex::new(Some(reply)));
-        let abort_slot = reply_slot.clone();
-        let job = Job {
-            run: Box::new(move |writer| {
-                let outcome = job(writer);
-                let keep = outcome.is_ok();
-                JobDone {
-                    keep,
-                    finish: Box::new(move |commit| {
-                        if let Some(reply) = reply_slot.lock().ok().and_then(|mut slot| slot.take())
-                        {
-                            reply(commit.map(|()| outcome));
-                        }
-                    }),
-                }
-            }),
-            abort: Box::new(move |error| {
-                if let Some(reply) = abort_slot.lock().ok().and_then(|mut slot| slot.take()) {
-                    reply(Err(error));
-                }
-            }),
-        };
+        self.enqueue(make_job(job, reply));
+    }
+
+    /// Whether a job submitted now would find the writer idle with nothing queued (a hint
+    /// for [`Store::run_or_submit`]; the answer may change at once).
+    pub fn writer_is_idle(&self) -> bool {
+        self.side.idle_connection().is_some()
+    }
+
+    /// Like [`Store::submit`], but when the writer is idle and nothing is queued the job is
+    /// committed on the calling thread, alone, before this returns; `reply` has then been
+    /// called. Otherwise the job is queued and this returns at once. Blocks the caller for
+    /// a commit (async callers wrap it in `block_in_place`).
+    pub fn run_or_submit<T, E, F, R>(&self, job: F, reply: R)
+    where
+        T: Send + 'static,
+        E: Send + 'static,
+        F: FnOnce(&Writer<'_>) -> Result<T, E> + Send + 'static,
+        R: FnOnce(Result<Result<T, E>, StoreError>) + Send + 'static,
+    {
+        let job = make_job(job, reply);
+        let open = self.jobs.lock().map(|jobs| jobs.is_some()).unwrap_or(false);
+        if !open {
+            (job.abort)(StoreError::closed());
+            return;
+        }
+        match self.side.idle_connection() {
+            Some(connection) => self.side.commit_batch(connection, vec![job]),
+            None => self.enqueue(job),
+        }
+    }
+
+    fn enqueue(&self, job: Job) {
         let sender = self.jobs.lock().ok().and_then(|guard| guard.clone());
         match sender {
             Some(sender) => {
+                // Counted before it is sent: see `WriteSide::queued`.
+                self.side.queued.fetch_add(1, Ordering::SeqCst);
                 if let Err(failed) = sender.send(job) {
+                    self.side.queued.fetch_sub(1, Ordering::SeqCst);
                     (failed.0.abort)(StoreError::closed());
                 }
             }
@@ -191,7 +209,7 @@ impl Store {
         F: FnOnce(&Writer<'_>) -> Result<T, E> + Send + 'static,
     {
         let (sender, receiver) = std::sync::mpsc::channel();
-        self.submit(job, move |outcome| {
+        self.run_or_submit(job, move |outcome| {
             let _ = sender.send(outcome);
         });
         receiver
@@ -244,6 +262,37 @@ impl Store {
         {
             let _ = thread.join();
         }
+    }
+}
+
+/// Wraps a typed job and its reply into the writer's untyped job.
+fn make_job<T, E, F, R>(job: F, reply: R) -> Job
+where
+    T: Send + 'static,
+    E: Send + 'static,
+    F: FnOnce(&Writer<'_>) -> Result<T, E> + Send + 'static,
+    R: FnOnce(Result<Result<T, E>, StoreError>) + Send + 'static,
+{
+    let reply_slot = Arc::new(Mutex::new(Some(reply)));
+    let abort_slot = reply_slot.clone();
+    Job {
+        run: Box::new(move |writer| {
+            let outcome = job(writer);
+            let keep = outcome.is_ok();
+            JobDone {
+                keep,
+                finish: Box::new(move |commit| {
+                    if let Some(reply) = reply_slot.lock().ok().and_then(|mut slot| slot.take()) {
+                        reply(commit.map(|()| outcome));
+                    }
+                }),
+            }
+        }),
+        abort: Box::new(move |error| {
+            if let Some(reply) = abort_slot.lock().ok().and_then(|mut slot| slot.take()) {
+                reply(Err(error));
+            }
+        }),
     }
 }
 

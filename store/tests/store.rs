@@ -156,3 +156,64 @@ fn commit_listeners_see_the_last_sequence() {
     }
     assert_eq!(seen.load(Ordering::SeqCst), 3);
 }
+
+#[test]
+fn an_idle_writer_commits_a_lone_job_on_the_calling_thread_before_returning() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir);
+    assert!(store.writer_is_idle());
+    let caller = std::thread::current().id();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    store.run_or_submit(
+        move |writer: &Writer<'_>| -> Result<std::thread::ThreadId, String> {
+            writer
+                .put_mission(&mission("inline"))
+                .map_err(|e| e.to_string())?;
+            Ok(std::thread::current().id())
+        },
+        move |outcome| sender.send(outcome).unwrap(),
+    );
+    // The reply came before run_or_submit returned, from this very thread, and the
+    // write is committed: a separate reader connection sees it.
+    let ran_on = receiver
+        .try_recv()
+        .expect("answered before returning")
+        .unwrap()
+        .unwrap();
+    assert_eq!(ran_on, caller);
+    let doc = store.read(|reader| reader.mission_doc("inline")).unwrap();
+    assert!(doc.is_some());
+}
+
+#[test]
+fn jobs_keep_their_submission_order_whichever_path_commits_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(open(&dir));
+    // Each job appends an event naming its index; submitted from one thread alternating
+    // the queued and the inline path, the event log must list them in submission order.
+    let mut receivers = Vec::new();
+    for index in 0..200u64 {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let job = move |writer: &Writer<'_>| -> Result<u64, String> {
+            writer
+                .append_event(&format!("e{index}"), "ordered", "k", &index.to_string(), 1)
+                .map_err(|e| e.to_string())
+        };
+        let reply = move |outcome| sender.send(outcome).unwrap();
+        if index % 3 == 0 {
+            store.run_or_submit(job, reply);
+        } else {
+            store.submit(job, reply);
+        }
+        receivers.push(receiver);
+    }
+    for receiver in receivers {
+        receiver.recv().unwrap().unwrap().unwrap();
+    }
+    let events = store.read(|reader| reader.events_after(0, 1000)).unwrap();
+    let payloads: Vec<u64> = events
+        .iter()
+        .map(|event| event.payload.parse().unwrap())
+        .collect();
+    assert_eq!(payloads, (0..200).collect::<Vec<u64>>());
+}

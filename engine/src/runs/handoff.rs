@@ -178,6 +178,7 @@ pub async fn start_with(
             initial_input: Some(handoff_prompt(&artifact)),
             recovered: false,
             service_env,
+            early_provider: None,
         },
     )
     .await;

@@ -297,6 +297,7 @@ async fn resume(engine: &Arc<Engine>, mission_id: &str, run: crate::mission::mod
                 initial_input: None,
                 recovered: true,
                 service_env,
+                early_provider: None,
             },
         )
         .await

@@ -117,11 +117,33 @@ pub async fn start(
             }
             ClaimLockError::Io { .. } => MissionError::Runtime(error.to_string()),
         })?;
+    // Step 13 reads HEAD on a blocking thread while the provider's process starts.
+    let root = worktree.root.clone();
+    let base_revision = tokio::task::spawn_blocking(move || head_commit(&root));
+    // The provider's process starts while `RunStarted` commits, so that its start-up (the
+    // larger part of the time to a bound session) overlaps the commit. It is given nothing
+    // to do, and its reports are not read, until the commit has returned; a failed commit
+    // ends it. A run that executes the project recipe starts its provider only once the
+    // services are up, as before.
+    let early_provider = (!params.execute_project_recipe).then(|| {
+        spawn_provider(
+            engine,
+            ProviderSpawn {
+                run_id: &params.run_id,
+                provider: params.provider,
+                worktree: &worktree.root,
+                sandbox: granted_sandbox(&authority).0,
+                resolved: resolved.clone(),
+                resume_session_id: None,
+                service_env: Vec::new(),
+            },
+        )
+    });
     let prepared = prepare_and_commit(
         engine,
         &params,
         &authority,
-        &worktree,
+        base_revision,
         &worktree_text,
         &claim_key,
     )
@@ -129,6 +151,9 @@ pub async fn start(
     let mission = match prepared {
         Ok(mission) => mission,
         Err(error) => {
+            if let Some(Ok(early)) = early_provider {
+                let _ = early.handle.commands.send(ProviderCommand::Shutdown).await;
+            }
             engine.claim_locks.release(&claim_key);
             return Err(error);
         }
@@ -166,6 +191,7 @@ pub async fn start(
             initial_input: Some(mission_prompt(&mission)),
             recovered: false,
             service_env,
+            early_provider,
         },
     )
     .await;
@@ -245,23 +271,15 @@ async fn prepare_and_commit(
     engine: &Arc<Engine>,
     params: &MissionStartParams,
     authority: &StartAuthority,
-    worktree: &Checkout,
+    base_revision: tokio::task::JoinHandle<Result<String, String>>,
     worktree_text: &str,
     claim_key: &str,
 ) -> Result<Mission, EngineError> {
-    let root = worktree.root.clone();
-    let base_revision = tokio::task::spawn_blocking(move || head_commit(&root))
+    let base_revision = base_revision
         .await
         .map_err(|error| MissionError::Runtime(error.to_string()))?
         .map_err(MissionError::Runtime)?;
-    let (sandbox, consent_id) = match authority {
-        StartAuthority::PublicSocket => (SandboxGrant::ReadOnly, None),
-        StartAuthority::Cockpit {
-            consent_id,
-            sandbox,
-            ..
-        } => (*sandbox, Some(consent_id.clone())),
-    };
+    let (sandbox, consent_id) = granted_sandbox(authority);
     let request = StartRequest {
         run_id: params.run_id.clone(),
         provider: params.provider,
@@ -310,6 +328,18 @@ async fn prepare_and_commit(
         .await
 }
 
+/// The sandbox a start grants, and the consent that granted more than read-only.
+fn granted_sandbox(authority: &StartAuthority) -> (SandboxGrant, Option<String>) {
+    match authority {
+        StartAuthority::PublicSocket => (SandboxGrant::ReadOnly, None),
+        StartAuthority::Cockpit {
+            consent_id,
+            sandbox,
+            ..
+        } => (*sandbox, Some(consent_id.clone())),
+    }
+}
+
 pub fn random_nonce() -> String {
     use rand::RngCore;
     let mut bytes = [0u8; 16];
@@ -329,6 +359,68 @@ pub struct LaunchRun {
     pub recovered: bool,
     /// `<port_env>=<port>` of the run's project services, given to the provider.
     pub service_env: super::recipe::ServiceEnv,
+    /// The provider, when `mission.start` started it alongside its `RunStarted` commit.
+    pub early_provider: Option<Result<SpawnedProvider, EngineError>>,
+}
+
+/// A provider's process and adapter, started but not yet supervised.
+pub struct SpawnedProvider {
+    pub handle: nagi_providers::ProviderHandle,
+    /// Which read-only enforcement applies, for the run view.
+    pub enforcement: String,
+}
+
+/// What starting a provider needs.
+pub struct ProviderSpawn<'a> {
+    pub run_id: &'a str,
+    pub provider: MissionProvider,
+    pub worktree: &'a std::path::Path,
+    pub sandbox: SandboxGrant,
+    pub resolved: super::launch::ResolvedProvider,
+    pub resume_session_id: Option<String>,
+    pub service_env: super::recipe::ServiceEnv,
+}
+
+/// Plans the provider's launch (sandbox, confinement, markers for leftover cleanup) and
+/// starts its process and adapter.
+pub fn spawn_provider(
+    engine: &Engine,
+    spawn: ProviderSpawn<'_>,
+) -> Result<SpawnedProvider, EngineError> {
+    let private_tmp = engine
+        .config
+        .paths
+        .data_dir
+        .join("runs")
+        .join(spawn.run_id)
+        .join("tmp");
+    let mut plan = plan_launch(LaunchInputs {
+        config: &engine.config,
+        provider: spawn.provider,
+        resolved: spawn.resolved,
+        worktree: spawn.worktree,
+        sandbox: spawn.sandbox,
+        resume_session_id: spawn.resume_session_id,
+        initial_input: None,
+        private_tmp,
+    });
+    plan.spec.env.insert(
+        super::leftovers::SESSION_MARKER.into(),
+        engine.config.paths.data_dir.display().to_string(),
+    );
+    plan.spec.env.insert(
+        super::leftovers::RUN_MARKER.into(),
+        spawn.run_id.to_string(),
+    );
+    for (name, value) in spawn.service_env {
+        plan.spec.env.insert(name, value);
+    }
+    let handle = nagi_providers::launch(plan.spec)
+        .map_err(|error| MissionError::ProviderStartFailed(error.to_string()))?;
+    Ok(SpawnedProvider {
+        handle,
+        enforcement: plan.enforcement,
+    })
 }
 
 pub fn transcript_path(engine: &Engine, mission_id: &str, run_id: &str) -> PathBuf {
@@ -361,13 +453,10 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         initial_input,
         recovered,
         service_env,
+        early_provider,
     } = launch;
-    let resolved = match resolved {
-        Some(resolved) => resolved,
-        None => resolve_provider(&engine.config, run.provider)
-            .map_err(MissionError::ProviderUnavailable)?,
-    };
     let worktree = PathBuf::from(&run.worktree_path);
+    let worktree_for_scan = worktree.clone();
     let transcript_file = transcript_path(engine, &mission_id, &run.run_id);
     let transcript = Arc::new(Transcript::open(&transcript_file).map_err(|error| {
         MissionError::ProviderStartFailed(format!("cannot open the transcript: {error}"))
@@ -383,74 +472,32 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
             "fresh session"
         }
     ));
-    let pane = engine
-        .panes
-        .create_workspace(WorkspaceCreate {
-            label: Some(format!("{mission_id} {}", run.run_id)),
-            cwd: Some(run.worktree_path.clone()),
-            command: Some(vec![
-                "tail".into(),
-                "-n".into(),
-                "+1".into(),
-                "-F".into(),
-                transcript_file.display().to_string(),
-            ]),
-            env: [(
-                super::leftovers::SESSION_MARKER.to_string(),
-                engine.config.paths.data_dir.display().to_string(),
-            )]
-            .into_iter()
-            .collect(),
-            focus: false,
-        })
-        .map_err(|error| {
-            MissionError::ProviderStartFailed(format!("cannot open the run's pane: {error}"))
-        })?;
-    let pane_id = pane.2.pane_id.clone();
-    // The read-only guard's fingerprint of the workspace runs while the provider starts (it
-    // runs `git`, ~10–20 ms, longer than a fast provider's whole start-up), so it does not delay
-    // the bound session. It begins before the provider is spawned, and the first turn is held
-    // back until it is recorded: the provider is given nothing to act on before the "before"
-    // picture is complete.
-    let digest_scan = match run.sandbox {
-        SandboxGrant::ReadOnly => {
-            let root = worktree.clone();
-            Some(tokio::task::spawn_blocking(move || {
-                crate::workspace::scan_workspace(&root, &Default::default())
-            }))
+    let spawned = match early_provider {
+        Some(spawned) => spawned,
+        None => {
+            let resolved = match resolved {
+                Some(resolved) => resolved,
+                None => resolve_provider(&engine.config, run.provider)
+                    .map_err(MissionError::ProviderUnavailable)?,
+            };
+            spawn_provider(
+                engine,
+                ProviderSpawn {
+                    run_id: &run.run_id,
+                    provider: run.provider,
+                    worktree: &worktree,
+                    sandbox: run.sandbox,
+                    resolved,
+                    resume_session_id,
+                    service_env,
+                },
+            )
         }
-        SandboxGrant::WorkspaceWrite => None,
-    };
-    let private_tmp = engine
-        .config
-        .paths
-        .data_dir
-        .join("runs")
-        .join(&run.run_id)
-        .join("tmp");
-    let plan = plan_launch(LaunchInputs {
-        config: &engine.config,
-        provider: run.provider,
-        resolved,
-        worktree: &worktree,
-        sandbox: run.sandbox,
-        resume_session_id,
-        initial_input: None,
-        private_tmp,
-    });
-    let mut plan = plan;
-    plan.spec.env.insert(
-        super::leftovers::SESSION_MARKER.into(),
-        engine.config.paths.data_dir.display().to_string(),
-    );
-    plan.spec
-        .env
-        .insert(super::leftovers::RUN_MARKER.into(), run.run_id.clone());
-    for (name, value) in service_env {
-        plan.spec.env.insert(name, value);
-    }
-    let handle = nagi_providers::launch(plan.spec)
-        .map_err(|error| MissionError::ProviderStartFailed(error.to_string()))?;
+    }?;
+    let SpawnedProvider {
+        handle,
+        enforcement: planned_enforcement,
+    } = spawned;
     let commands = handle.commands.clone();
     engine.runs.insert(
         &run.run_id,
@@ -474,10 +521,59 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         digest_at_start: digest_at_start.clone(),
     };
     spawn_supervisor(engine.clone(), context, handle);
+    // The pane only shows the transcript, so it opens while the provider starts up, on a
+    // blocking thread: opening a PTY and starting its follower takes ~2 ms, and the
+    // supervisor, just spawned on this worker, must not wait behind it.
+    let panes = engine.panes.clone();
+    let pane_request = WorkspaceCreate {
+        label: Some(format!("{mission_id} {}", run.run_id)),
+        cwd: Some(run.worktree_path.clone()),
+        command: Some(vec![
+            "tail".into(),
+            "-n".into(),
+            "+1".into(),
+            "-F".into(),
+            transcript_file.display().to_string(),
+        ]),
+        env: [(
+            super::leftovers::SESSION_MARKER.to_string(),
+            engine.config.paths.data_dir.display().to_string(),
+        )]
+        .into_iter()
+        .collect(),
+        focus: false,
+    };
+    let pane = tokio::task::spawn_blocking(move || panes.create_workspace(pane_request))
+        .await
+        .map_err(|error| error.to_string())
+        .and_then(|created| created.map_err(|error| error.to_string()))
+        .map_err(|error| {
+            MissionError::ProviderStartFailed(format!("cannot open the run's pane: {error}"))
+        });
+    let pane = match pane {
+        Ok(pane) => pane,
+        Err(error) => {
+            let _ = commands.send(ProviderCommand::Shutdown).await;
+            return Err(error.into());
+        }
+    };
+    let pane_id = pane.2.pane_id.clone();
+    // The read-only guard's fingerprint of the workspace runs while the provider starts (it
+    // runs `git`, ~10–20 ms, longer than a fast provider's whole start-up), at a lower CPU
+    // priority so that it does not slow that start-up down on a small machine. The first
+    // turn is held back until it is recorded: the provider is given nothing to act on
+    // before the "before" picture is complete.
+    let digest_scan = match run.sandbox {
+        SandboxGrant::ReadOnly => Some(fingerprint_in_background(worktree_for_scan)),
+        SandboxGrant::WorkspaceWrite => None,
+    };
     let digest = match digest_scan {
         None => None,
         Some(scan) => {
-            match scan.await {
+            match scan
+                .await
+                .map_err(|_| "the fingerprint thread ended without an answer")
+            {
                 Ok(Ok(snapshot)) => Some(snapshot.digest),
                 Ok(Err(error)) => {
                     transcript.nagi(&format!("the workspace cannot be fingerprinted, so changes cannot be detected: {error}"));
@@ -493,7 +589,7 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         }
     };
     let _ = digest_at_start.set(digest.clone());
-    let mut enforcement = plan.enforcement.clone();
+    let mut enforcement = planned_enforcement;
     if run.sandbox == SandboxGrant::ReadOnly && digest.is_none() {
         enforcement = enforcement.replace("+workspace_digest", "");
     }
@@ -519,4 +615,29 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         let _ = commands.send(ProviderCommand::SendTurn(text)).await;
     }
     Ok(())
+}
+
+/// Fingerprints the workspace on a thread of its own at a lower CPU priority (nice 10; the
+/// `git` it runs inherits it). A dedicated thread, because a raised nice value cannot be
+/// lowered again without privileges and pooled threads are reused.
+fn fingerprint_in_background(
+    root: PathBuf,
+) -> tokio::sync::oneshot::Receiver<
+    Result<crate::workspace::WorkspaceSnapshot, crate::workspace::WorkspaceError>,
+> {
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    let spawned = std::thread::Builder::new()
+        .name("nagi-fingerprint".into())
+        .spawn(move || {
+            // SAFETY: setpriority on the calling thread (Linux: a thread id is a process id
+            // for PRIO_PROCESS) has no memory effects; a failure leaves the priority as is.
+            unsafe {
+                libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 10);
+            }
+            let _ = sender.send(crate::workspace::scan_workspace(&root, &Default::default()));
+        });
+    if let Err(error) = spawned {
+        tracing::warn!(%error, "cannot start the fingerprint thread");
+    }
+    receiver
 }
