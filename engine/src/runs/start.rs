@@ -121,10 +121,10 @@ pub async fn start(
     let root = worktree.root.clone();
     let base_revision = tokio::task::spawn_blocking(move || head_commit(&root));
     // The provider's process starts while `RunStarted` commits, so that its start-up (the
-    // larger part of the time to a bound session) overlaps the commit. It is given nothing
-    // to do, and its reports are not read, until the commit has returned; a failed commit
-    // ends it. A run that executes the project recipe starts its provider only once the
-    // services are up, as before.
+    // larger part of the time to a bound session) overlaps the commit. Its adapter runs the
+    // protocol handshake, but it gets no turn and the supervisor that acts on its reports
+    // exists only once the commit has returned; a failed commit ends it. A run that
+    // executes the project recipe starts its provider only once the services are up.
     let early_provider = (!params.execute_project_recipe).then(|| {
         spawn_provider(
             engine,
@@ -347,6 +347,9 @@ pub fn random_nonce() -> String {
     hex::encode(bytes)
 }
 
+/// Longest wait for a session binding before the run's pane opens anyway.
+const PANE_AFTER_BIND_WAIT: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// A run to launch (fresh, continued after a handoff, or resumed by recovery).
 pub struct LaunchRun {
     pub mission_id: String,
@@ -509,6 +512,7 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         },
     );
     let digest_at_start: StartDigest = Default::default();
+    let session_settled = Arc::new(tokio::sync::Notify::new());
     let context = RunContext {
         mission_id: mission_id.clone(),
         run_id: run.run_id.clone(),
@@ -519,11 +523,22 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         claim_key,
         transcript: transcript.clone(),
         digest_at_start: digest_at_start.clone(),
+        session_settled: session_settled.clone(),
     };
     spawn_supervisor(engine.clone(), context, handle);
-    // The pane only shows the transcript, so it opens while the provider starts up, on a
-    // blocking thread: opening a PTY and starting its follower takes ~2 ms, and the
-    // supervisor, just spawned on this worker, must not wait behind it.
+    // The read-only guard's fingerprint of the workspace runs while the provider starts (it
+    // runs `git`, ~10–20 ms, longer than a fast provider's whole start-up), at a lower CPU
+    // priority so that it does not slow that start-up down on a small machine. The first
+    // turn is held back until it is recorded: the provider is given nothing to act on
+    // before the "before" picture is complete.
+    let digest_scan = match run.sandbox {
+        SandboxGrant::ReadOnly => Some(fingerprint_in_background(worktree_for_scan)),
+        SandboxGrant::WorkspaceWrite => None,
+    };
+    // The pane only shows the transcript. It opens once the session is bound (or after
+    // PANE_AFTER_BIND_WAIT at most), on a blocking thread: opening a PTY forks this
+    // process, ~2 ms that would otherwise stall the threads binding the session.
+    let _ = tokio::time::timeout(PANE_AFTER_BIND_WAIT, session_settled.notified()).await;
     let panes = engine.panes.clone();
     let pane_request = WorkspaceCreate {
         label: Some(format!("{mission_id} {}", run.run_id)),
@@ -558,15 +573,6 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         }
     };
     let pane_id = pane.2.pane_id.clone();
-    // The read-only guard's fingerprint of the workspace runs while the provider starts (it
-    // runs `git`, ~10–20 ms, longer than a fast provider's whole start-up), at a lower CPU
-    // priority so that it does not slow that start-up down on a small machine. The first
-    // turn is held back until it is recorded: the provider is given nothing to act on
-    // before the "before" picture is complete.
-    let digest_scan = match run.sandbox {
-        SandboxGrant::ReadOnly => Some(fingerprint_in_background(worktree_for_scan)),
-        SandboxGrant::WorkspaceWrite => None,
-    };
     let digest = match digest_scan {
         None => None,
         Some(scan) => {
@@ -617,9 +623,14 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
     Ok(())
 }
 
-/// Fingerprints the workspace on a thread of its own at a lower CPU priority (nice 10; the
-/// `git` it runs inherits it). A dedicated thread, because a raised nice value cannot be
-/// lowered again without privileges and pooled threads are reused.
+/// The fingerprint's nice value: enough to let a provider's start-up go first on a small
+/// machine, not so much that a busy machine starves it (the first turn waits for it).
+const FINGERPRINT_NICE: libc::c_int = 5;
+
+/// Fingerprints the workspace on a thread of its own at a lower CPU priority
+/// ([`FINGERPRINT_NICE`]; the `git` it runs inherits it). A dedicated thread, because a
+/// raised nice value cannot be lowered again without privileges and pooled threads are
+/// reused.
 fn fingerprint_in_background(
     root: PathBuf,
 ) -> tokio::sync::oneshot::Receiver<
@@ -632,7 +643,11 @@ fn fingerprint_in_background(
             // SAFETY: setpriority on the calling thread (Linux: a thread id is a process id
             // for PRIO_PROCESS) has no memory effects; a failure leaves the priority as is.
             unsafe {
-                libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 10);
+                libc::setpriority(
+                    libc::PRIO_PROCESS,
+                    libc::gettid() as libc::id_t,
+                    FINGERPRINT_NICE,
+                );
             }
             let _ = sender.send(crate::workspace::scan_workspace(&root, &Default::default()));
         });

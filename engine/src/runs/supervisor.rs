@@ -40,6 +40,9 @@ pub struct RunContext {
     /// Workspace digest when the provider started, for the read-only guard. Filled once the
     /// scan that runs alongside the provider's start-up is done, before the first turn is sent.
     pub digest_at_start: StartDigest,
+    /// Notified once the session's binding is committed, or when supervision ends without
+    /// one (the launch opens the run's pane after it, off the path to a bound session).
+    pub session_settled: Arc<tokio::sync::Notify>,
 }
 
 /// The read-only guard's "before" digest: unset while the scan runs, then `Some(digest)`, or
@@ -139,7 +142,9 @@ fn turn_end(outcome: &TurnOutcome) -> TurnEnd {
 
 pub fn spawn_supervisor(engine: Arc<Engine>, context: RunContext, handle: ProviderHandle) {
     tokio::spawn(async move {
-        if let Err(error) = supervise(&engine, &context, handle).await {
+        let supervised = supervise(&engine, &context, handle).await;
+        context.session_settled.notify_one();
+        if let Err(error) = supervised {
             tracing::error!(mission = %context.mission_id, run = %context.run_id, %error, "run supervision failed");
         }
     });
@@ -171,10 +176,12 @@ async fn supervise(
                         .await;
                 }
                 let run_id = run_id.clone();
-                commit(engine, &mission_id, move |mission| {
+                let bound = commit(engine, &mission_id, move |mission| {
                     run::on_session_bound(mission, &run_id, &session_id, now_millis())
                 })
-                .await?;
+                .await;
+                context.session_settled.notify_one();
+                bound?;
             }
             ProviderEvent::Working => {}
             ProviderEvent::Transcript(line) => context.transcript.line(&line),

@@ -148,6 +148,15 @@ fn trimmed_lines(text: &str) -> Vec<String> {
     lines
 }
 
+/// Whether `text` shows the line `marker` and, after it, the shell's prompt as its last line.
+fn prompt_after(text: &str, marker: &str) -> bool {
+    let lines = trimmed_lines(text);
+    let Some(at) = lines.iter().position(|line| line == marker) else {
+        return false;
+    };
+    lines.len() > at + 1 && lines.last().is_some_and(|line| line == "sh$")
+}
+
 fn terminal_id(pane: &Value) -> String {
     pane["terminal_id"].as_str().unwrap().to_string()
 }
@@ -296,11 +305,13 @@ fn one_controller_at_a_time_and_observers_can_neither_type_nor_resize() {
     let mut mirror = Mirror::new(30, 100);
     mirror.apply(&keyframe);
     alice.send(json!({"type": "session_input", "session_id": session, "data": "stty size; echo controller-$((1+1))\n"}));
+    // Both sides wait for the shell's next prompt after the output, so that neither is
+    // compared in the middle of the shell's reply.
     let mirrored = mirror_until(&mut alice, &mut mirror, |screen| {
-        has_line(screen, "controller-2")
+        prompt_after(screen, "controller-2")
     });
     let screen = wait_for_read(&env, &id, "visible", None, |text| {
-        has_line(text, "controller-2")
+        prompt_after(text, "controller-2")
     });
     assert_eq!(
         trimmed_lines(&mirrored),
