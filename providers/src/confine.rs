@@ -94,7 +94,7 @@ impl PreparedConfinement {
         Ok(PreparedConfinement { ruleset })
     }
 
-    /// The raw ruleset descriptor, for [`restrict_current_process`] in the child.
+    /// The raw ruleset descriptor, for [`restrict_current_thread`].
     pub fn raw_fd(&self) -> RawFd {
         self.ruleset.as_raw_fd()
     }
@@ -107,14 +107,16 @@ fn open_path(path: &Path) -> Result<PathFd, ConfinementError> {
     })
 }
 
-/// Applies a prepared ruleset to the calling process.
+/// Applies a prepared ruleset to the calling thread (and every process it starts from then
+/// on); it cannot be undone.
 ///
 /// # Safety
 ///
-/// Meant for a `pre_exec` hook: it only performs two system calls and touches no memory
-/// that another thread could hold, so it is async-signal-safe. `ruleset_fd` must be the
-/// descriptor of a live [`PreparedConfinement`].
-pub unsafe fn restrict_current_process(ruleset_fd: RawFd) -> std::io::Result<()> {
+/// It only performs two system calls and touches no memory that another thread could hold,
+/// so it is async-signal-safe and may also run in a `pre_exec` hook. `ruleset_fd` must be
+/// the descriptor of a live [`PreparedConfinement`], and the calling thread must not be
+/// one that is reused for other work (a pooled thread would stay confined).
+pub unsafe fn restrict_current_thread(ruleset_fd: RawFd) -> std::io::Result<()> {
     // SAFETY: plain system calls with integer arguments.
     unsafe {
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0) != 0 {

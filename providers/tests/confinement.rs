@@ -48,6 +48,10 @@ async fn a_confined_child_writes_only_beneath_its_write_paths() {
         std::fs::read_to_string(writable.path().join("read-check")).expect("read check"),
         "read-ok\n"
     );
+    // The confinement went to the child only: the thread that spawned it (and so the
+    // server) can still write where the child could not.
+    std::fs::write(read_only.path().join("spawner-writes"), "ok")
+        .expect("the spawning thread is not confined");
 }
 
 #[tokio::test]

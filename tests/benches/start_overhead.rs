@@ -1,6 +1,9 @@
 //! Start-up overhead of a run (issue 4): the time from `mission.start` to the bound session
-//! with the fake Codex provider, divided by the fake provider's own start-up measured alone in
-//! the same run. Target: at most 1.2.
+//! with the fake Codex provider, against the fake provider's own start-up measured alone in
+//! the same run. Target: at most 1.2. Two ratios are printed, because "the engine's overhead
+//! divided by the provider's start-up" reads two ways: the whole time to the bound session
+//! over the provider's start-up (1.0 would be an engine that costs nothing), and what the
+//! engine adds to that start-up over the start-up (0.0 would be an engine that costs nothing).
 //!
 //! Run:
 //! `cargo build --release -p nagi -p nagi-tests --bins && NAGI_BIN=$PWD/target/release/nagi cargo bench -p nagi-tests --bench start_overhead`
@@ -252,6 +255,7 @@ fn main() {
 
     let (mut fake_times, mut adapter_times, mut reply_times, mut active_times, mut ratios) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut added_ratios = Vec::new();
     for index in 0..rounds {
         let alone = fake_alone(&fake, &worktree);
         let adapter = adapter_alone(&runtime, &fake, &worktree);
@@ -259,12 +263,16 @@ fn main() {
         let start = mission_start(&env, &mut request_stream, &mission_id);
         wait_until_run_over(&env, &mission_id);
         ratios.push(start.active.as_secs_f64() / alone.as_secs_f64());
+        added_ratios.push(
+            (start.active.as_secs_f64() - alone.as_secs_f64()) / alone.as_secs_f64(),
+        );
         fake_times.push(alone);
         adapter_times.push(adapter);
         reply_times.push(start.reply);
         active_times.push(start.active);
     }
     ratios.sort_by(f64::total_cmp);
+    added_ratios.sort_by(f64::total_cmp);
     let fake_median = median(&mut fake_times);
     let adapter_median = median(&mut adapter_times);
     let reply_median = median(&mut reply_times);
@@ -290,6 +298,11 @@ fn main() {
         "  ratio mission.start→active / fake alone: {:.2} (median of per-round ratios {:.2}; target ≤ 1.2)",
         active_median.as_secs_f64() / fake_median.as_secs_f64(),
         ratios[ratios.len() / 2]
+    );
+    println!(
+        "  ratio (mission.start→active − fake alone) / fake alone: {:.2} (median of per-round ratios {:.2}; target ≤ 1.2)",
+        (active_median.as_secs_f64() - fake_median.as_secs_f64()) / fake_median.as_secs_f64(),
+        added_ratios[added_ratios.len() / 2]
     );
     println!(
         "  ratio mission.start→active / adapter alone: {:.2}",
