@@ -263,9 +263,7 @@ fn main() {
         let start = mission_start(&env, &mut request_stream, &mission_id);
         wait_until_run_over(&env, &mission_id);
         ratios.push(start.active.as_secs_f64() / alone.as_secs_f64());
-        added_ratios.push(
-            (start.active.as_secs_f64() - alone.as_secs_f64()) / alone.as_secs_f64(),
-        );
+        added_ratios.push((start.active.as_secs_f64() - alone.as_secs_f64()) / alone.as_secs_f64());
         fake_times.push(alone);
         adapter_times.push(adapter);
         reply_times.push(start.reply);
