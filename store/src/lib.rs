@@ -107,7 +107,7 @@ impl Store {
         let side = Arc::new(WriteSide {
             connection: Mutex::new(connection),
             queued: AtomicUsize::new(0),
-            listeners: Arc::default(),
+            listeners: Mutex::default(),
         });
         let writer = WriterLoop {
             side: side.clone(),

@@ -459,7 +459,6 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         early_provider,
     } = launch;
     let worktree = PathBuf::from(&run.worktree_path);
-    let worktree_for_scan = worktree.clone();
     let transcript_file = transcript_path(engine, &mission_id, &run.run_id);
     let transcript = Arc::new(Transcript::open(&transcript_file).map_err(|error| {
         MissionError::ProviderStartFailed(format!("cannot open the transcript: {error}"))
@@ -532,7 +531,9 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
     // turn is held back until it is recorded: the provider is given nothing to act on
     // before the "before" picture is complete.
     let digest_scan = match run.sandbox {
-        SandboxGrant::ReadOnly => Some(fingerprint_in_background(worktree_for_scan)),
+        SandboxGrant::ReadOnly => {
+            Some(fingerprint_in_background(PathBuf::from(&run.worktree_path)))
+        }
         SandboxGrant::WorkspaceWrite => None,
     };
     // The pane only shows the transcript. It opens once the session is bound (or after
