@@ -204,6 +204,8 @@ pub struct Writer<'a> {
     /// The last error a statement of this job produced, so that the writer can tell
     /// other jobs of the batch why SQLite rolled their transaction back.
     pub(crate) last_error: std::cell::RefCell<Option<StoreError>>,
+    /// The sequence of the last event this job appended, for the commit listeners.
+    pub(crate) last_event_seq: std::cell::Cell<Option<u64>>,
 }
 
 impl<'a> Writer<'a> {
@@ -211,6 +213,7 @@ impl<'a> Writer<'a> {
         Writer {
             connection,
             last_error: std::cell::RefCell::new(None),
+            last_event_seq: std::cell::Cell::new(None),
         }
     }
 
@@ -378,7 +381,10 @@ impl<'a> Writer<'a> {
         payload: &str,
         at_millis: u64,
     ) -> Result<u64, StoreError> {
-        self.noted(self.append_event_sql(event_id, mission_id, kind, payload, at_millis))
+        let seq =
+            self.noted(self.append_event_sql(event_id, mission_id, kind, payload, at_millis))?;
+        self.last_event_seq.set(Some(seq));
+        Ok(seq)
     }
 
     pub fn put_attention_index(

@@ -165,7 +165,8 @@ impl Store {
     /// Like [`Store::submit`], but when the writer is idle and nothing is queued the job is
     /// committed on the calling thread, alone, before this returns; `reply` has then been
     /// called. Otherwise the job is queued and this returns at once. Blocks the caller for
-    /// a commit (async callers wrap it in `block_in_place`).
+    /// a commit (an async caller that may do so holds its worker for that long: see
+    /// `Missions::transact` in the engine).
     pub fn run_or_submit<T, E, F, R>(&self, job: F, reply: R)
     where
         T: Send + 'static,

@@ -124,9 +124,14 @@ impl WriterLoop {
 
 type Replies = Vec<(Finish, Result<(), StoreError>)>;
 
-/// Runs one group commit. Returns the last event sequence when the commit succeeded, and
-/// the replies still to deliver (after the commit listeners ran).
+/// Runs one group commit. Returns the last event sequence it committed (none when it
+/// appended no event or did not commit), and the replies still to deliver (after the
+/// commit listeners ran).
 fn run_batch(connection: &Connection, batch: Vec<Job>) -> (Option<u64>, Replies) {
+    if batch.len() == 1 {
+        let job = batch.into_iter().next().expect("one job");
+        return run_lone_job(connection, job);
+    }
     if let Err(error) = cached(connection, "BEGIN IMMEDIATE") {
         let error = StoreError::from(error);
         for job in batch {
@@ -135,6 +140,7 @@ fn run_batch(connection: &Connection, batch: Vec<Job>) -> (Option<u64>, Replies)
         return (None, Vec::new());
     }
     let mut finishes: Vec<Finish> = Vec::with_capacity(batch.len());
+    let mut last_seq: Option<u64> = None;
     let mut jobs = batch.into_iter();
     while let Some(job) = jobs.next() {
         if connection.is_autocommit()
@@ -147,26 +153,23 @@ fn run_batch(connection: &Connection, batch: Vec<Job>) -> (Option<u64>, Replies)
             }
             break;
         }
-        let (finish, job_error) = run_job_in_savepoint(connection, job);
+        let ran = run_job_in_savepoint(connection, job);
         if connection.is_autocommit() {
             // SQLite rolled the whole transaction back (it does so on a full disk and on
             // some I/O errors). The writes of the earlier jobs are gone: they are told so
             // and were never acknowledged. Later jobs run in a fresh transaction.
-            let error = job_error.unwrap_or_else(|| {
-                StoreError::new(
-                    StoreErrorKind::Other,
-                    "the transaction was rolled back by SQLite; nothing was written",
-                )
-            });
+            let error = ran.error.unwrap_or_else(rolled_back);
             for earlier in finishes.drain(..) {
                 earlier(Err(error.clone()));
             }
-            if let Some(finish) = finish {
+            last_seq = None;
+            if let Some(finish) = ran.finish {
                 finish(Ok(()));
             }
             continue;
         }
-        if let Some(finish) = finish {
+        last_seq = last_seq.max(ran.kept_seq);
+        if let Some(finish) = ran.finish {
             finishes.push(finish);
         }
     }
@@ -183,19 +186,66 @@ fn run_batch(connection: &Connection, batch: Vec<Job>) -> (Option<u64>, Replies)
     if commit.is_err() {
         let _ = connection.execute_batch("ROLLBACK");
     }
-    let last_seq = match &commit {
-        Ok(()) => connection
-            .prepare_cached("SELECT coalesce(max(seq), 0) FROM events")
-            .and_then(|mut statement| statement.query_row([], |row| row.get::<_, i64>(0)))
-            .ok()
-            .map(|seq| seq as u64),
-        Err(_) => None,
-    };
     let replies = finishes
         .into_iter()
         .map(|finish| (finish, commit.clone()))
         .collect();
-    (last_seq, replies)
+    (commit.is_ok().then_some(last_seq).flatten(), replies)
+}
+
+fn rolled_back() -> StoreError {
+    StoreError::new(
+        StoreErrorKind::Other,
+        "the transaction was rolled back by SQLite; nothing was written",
+    )
+}
+
+/// A batch of one job: its transaction is its own, so it needs no savepoint (two
+/// statements fewer per lone write); a failing job rolls the transaction back.
+fn run_lone_job(connection: &Connection, job: Job) -> (Option<u64>, Replies) {
+    let Job { run, abort } = job;
+    if let Err(error) = cached(connection, "BEGIN IMMEDIATE") {
+        abort(StoreError::from(error));
+        return (None, Vec::new());
+    }
+    let writer = Writer::new(connection);
+    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| run(&writer)));
+    let job_error = writer.last_error.borrow_mut().take();
+    let appended = writer.last_event_seq.get();
+    match outcome {
+        Err(_) => {
+            if !connection.is_autocommit() {
+                let _ = cached(connection, "ROLLBACK");
+            }
+            tracing::error!("a store job panicked; its writes were rolled back");
+            abort(StoreError::new(
+                StoreErrorKind::Other,
+                "internal error: a store job panicked; nothing was written",
+            ));
+            (None, Vec::new())
+        }
+        Ok(done) if connection.is_autocommit() => {
+            // SQLite rolled the transaction back by itself (a full disk, some I/O errors).
+            let outcome = if done.keep {
+                Err(job_error.unwrap_or_else(rolled_back))
+            } else {
+                Ok(())
+            };
+            (None, vec![(done.finish, outcome)])
+        }
+        Ok(done) if !done.keep => {
+            let _ = cached(connection, "ROLLBACK");
+            (None, vec![(done.finish, Ok(()))])
+        }
+        Ok(done) => {
+            let commit = cached(connection, "COMMIT").map_err(StoreError::from);
+            if commit.is_err() {
+                let _ = connection.execute_batch("ROLLBACK");
+            }
+            let committed_seq = commit.is_ok().then_some(appended).flatten();
+            (committed_seq, vec![(done.finish, commit)])
+        }
+    }
 }
 
 /// Runs a transaction or savepoint statement through the statement cache (they run for
@@ -204,32 +254,44 @@ fn cached(connection: &Connection, sql: &str) -> rusqlite::Result<()> {
     connection.prepare_cached(sql)?.execute([]).map(|_| ())
 }
 
-/// Runs one job in its own savepoint. Returns its finish callback (or `None` when the job
-/// was already told it failed) and the last store error its statements produced.
-fn run_job_in_savepoint(connection: &Connection, job: Job) -> (Option<Finish>, Option<StoreError>) {
+/// What running one job of a batch left: its finish callback (or `None` when the job was
+/// already told it failed), the last store error its statements produced, and the last
+/// event sequence it appended if its writes are kept.
+struct RanJob {
+    finish: Option<Finish>,
+    error: Option<StoreError>,
+    kept_seq: Option<u64>,
+}
+
+/// Runs one job of a batch in its own savepoint.
+fn run_job_in_savepoint(connection: &Connection, job: Job) -> RanJob {
     let Job { run, abort } = job;
     if let Err(error) = cached(connection, "SAVEPOINT job") {
         let error = StoreError::from(error);
         abort(error.clone());
-        return (None, Some(error));
+        return RanJob {
+            finish: None,
+            error: Some(error),
+            kept_seq: None,
+        };
     }
     let writer = Writer::new(connection);
     let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| run(&writer)));
     let job_error = writer.last_error.borrow_mut().take();
+    let appended = writer.last_event_seq.get();
+    let ran = |finish, kept_seq| RanJob {
+        finish,
+        error: job_error.clone(),
+        kept_seq,
+    };
     match outcome {
         Ok(done) if connection.is_autocommit() => {
             if done.keep {
                 // The job thinks it succeeded, but its writes went with the rollback.
-                let error = job_error.clone().unwrap_or_else(|| {
-                    StoreError::new(
-                        StoreErrorKind::Other,
-                        "the transaction was rolled back by SQLite; nothing was written",
-                    )
-                });
-                (done.finish)(Err(error));
-                (None, job_error)
+                (done.finish)(Err(job_error.clone().unwrap_or_else(rolled_back)));
+                ran(None, None)
             } else {
-                (Some(done.finish), job_error)
+                ran(Some(done.finish), None)
             }
         }
         Ok(done) => {
@@ -239,12 +301,16 @@ fn run_job_in_savepoint(connection: &Connection, job: Job) -> (Option<Finish>, O
                 connection.execute_batch("ROLLBACK TO job; RELEASE job")
             };
             match release {
-                Ok(()) => (Some(done.finish), job_error),
+                Ok(()) => ran(Some(done.finish), appended.filter(|_| done.keep)),
                 Err(error) => {
                     let error = StoreError::from(error);
                     let _ = connection.execute_batch("ROLLBACK TO job; RELEASE job");
                     (done.finish)(Err(error.clone()));
-                    (None, Some(error))
+                    RanJob {
+                        finish: None,
+                        error: Some(error),
+                        kept_seq: None,
+                    }
                 }
             }
         }
@@ -257,7 +323,7 @@ fn run_job_in_savepoint(connection: &Connection, job: Job) -> (Option<Finish>, O
                 StoreErrorKind::Other,
                 "internal error: a store job panicked; nothing was written",
             ));
-            (None, job_error)
+            ran(None, None)
         }
     }
 }

@@ -217,3 +217,76 @@ fn jobs_keep_their_submission_order_whichever_path_commits_them() {
         .collect();
     assert_eq!(payloads, (0..200).collect::<Vec<u64>>());
 }
+
+#[test]
+fn a_lone_job_that_fails_or_panics_leaves_no_trace_and_the_next_one_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir);
+    let seen = Arc::new(AtomicU64::new(0));
+    let seen_by_listener = seen.clone();
+    store.add_commit_listener(Arc::new(move |seq| {
+        seen_by_listener.store(seq, Ordering::SeqCst)
+    }));
+    // Each runs alone on an idle writer: the path without a savepoint.
+    let refused = store
+        .write_blocking(|writer| -> Result<(), String> {
+            writer.put_mission(&mission("refused")).unwrap();
+            writer.append_event("e-refused", "refused", "k", "{}", 1).unwrap();
+            Err("the job refuses".into())
+        })
+        .unwrap();
+    assert_eq!(refused, Err("the job refuses".to_string()));
+    let panicked = store.write_blocking(|writer| -> Result<(), String> {
+        writer.put_mission(&mission("panicked")).unwrap();
+        writer.append_event("e-panicked", "panicked", "k", "{}", 1).unwrap();
+        panic!("a job panics")
+    });
+    assert!(panicked.unwrap_err().message.contains("panicked"));
+    assert_eq!(seen.load(Ordering::SeqCst), 0, "nothing was committed");
+    let kept = store
+        .write_blocking(|writer| {
+            writer.put_mission(&mission("kept"))?;
+            writer.append_event("e-kept", "kept", "k", "{}", 1)
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(kept, 1, "the failed jobs consumed no sequence number");
+    assert_eq!(seen.load(Ordering::SeqCst), 1);
+    let missions = store.read(|reader| reader.mission_summaries()).unwrap();
+    let ids: Vec<&str> = missions.iter().map(|row| row.mission_id.as_str()).collect();
+    assert_eq!(ids, ["kept"]);
+}
+
+#[test]
+fn a_version_2_event_log_keeps_its_sequences_through_migration_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nagi.db");
+    {
+        // A database as nagi left it before migration 3 (AUTOINCREMENT event log).
+        let connection = rusqlite::Connection::open(&path).unwrap();
+        for sql in &migrations::MIGRATIONS[..2] {
+            connection.execute_batch(sql).unwrap();
+        }
+        connection.pragma_update(None, "user_version", 2).unwrap();
+        for index in 1..=5 {
+            connection
+                .execute(
+                    "INSERT INTO events (event_id, mission_id, kind, payload, at_millis) VALUES (?1, 'm', 'k', '{}', 1)",
+                    [format!("e{index}")],
+                )
+                .unwrap();
+        }
+    }
+    let store = Store::open(StoreConfig::new(&path)).unwrap();
+    let events = store.read(|reader| reader.events_after(0, 100)).unwrap();
+    let kept: Vec<(u64, &str)> = events
+        .iter()
+        .map(|event| (event.seq, event.event_id.as_str()))
+        .collect();
+    assert_eq!(kept, [(1, "e1"), (2, "e2"), (3, "e3"), (4, "e4"), (5, "e5")]);
+    let next = store
+        .write_blocking(|writer| writer.append_event("e-next", "m", "k", "{}", 2))
+        .unwrap()
+        .unwrap();
+    assert_eq!(next, 6, "the log continues after its largest sequence");
+}

@@ -37,7 +37,7 @@ pub async fn create(
     let mission_id = params.mission_id.clone();
     let committed = engine
         .missions
-        .mutate(&mission_id, move |existing| {
+        .mutate_concurrently(&mission_id, move |existing| {
             match decide_create(existing, &params, &canonical, now)? {
                 CreateDecision::Unchanged => Ok((Vec::new(), false)),
                 CreateDecision::Create(event) => Ok((vec![event], true)),
@@ -114,7 +114,7 @@ pub async fn configure(
     let mission_id = params.mission_id.clone();
     let committed = engine
         .missions
-        .mutate(&mission_id, move |existing| {
+        .mutate_concurrently(&mission_id, move |existing| {
             let mission = existing.ok_or_else(|| {
                 MissionError::NotFound(format!("no mission {:?}", params.mission_id))
             })?;

@@ -294,7 +294,11 @@ async fn resume(engine: &Arc<Engine>, mission_id: &str, run: crate::mission::mod
                 claim_key: checkout.claim_key(),
                 resolved: None,
                 resume_session_id: run.provider_session_id.clone(),
-                initial_input: None,
+                // The provider process that was working died with the old server, and with
+                // it any turn in flight: the resumed session is asked to carry on (once
+                // the workspace's "before" picture is taken, like any first turn). The
+                // mission prompt is not sent again.
+                initial_input: Some(super::supervisor::CONTINUE_AFTER_RESTART.into()),
                 recovered: true,
                 service_env,
                 early_provider: None,

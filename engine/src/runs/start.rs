@@ -120,24 +120,24 @@ pub async fn start(
     // Step 13 reads HEAD on a blocking thread while the provider's process starts.
     let root = worktree.root.clone();
     let base_revision = tokio::task::spawn_blocking(move || head_commit(&root));
-    // The provider's process starts while `RunStarted` commits, so that its start-up (the
-    // larger part of the time to a bound session) overlaps the commit. Its adapter runs the
-    // protocol handshake, but it gets no turn and the supervisor that acts on its reports
-    // exists only once the commit has returned; a failed commit ends it. A run that
-    // executes the project recipe starts its provider only once the services are up.
-    let early_provider = (!params.execute_project_recipe).then(|| {
-        spawn_provider(
-            engine,
-            ProviderSpawn {
-                run_id: &params.run_id,
-                provider: params.provider,
-                worktree: &worktree.root,
-                sandbox: granted_sandbox(&authority).0,
-                resolved: resolved.clone(),
-                resume_session_id: None,
-                service_env: Vec::new(),
-            },
-        )
+    // The provider's process starts, on a blocking thread, while `RunStarted` commits, so
+    // that its start-up (the larger part of the time to a bound session) overlaps the
+    // commit. Its adapter runs the protocol handshake, but it gets no turn and the
+    // supervisor that acts on its reports exists only once the commit has returned; a
+    // failed commit ends it. A run that executes the project recipe starts its provider
+    // only once the services are up.
+    let early_spawn = (!params.execute_project_recipe).then(|| {
+        let engine = engine.clone();
+        let spawn = ProviderSpawn {
+            run_id: params.run_id.clone(),
+            provider: params.provider,
+            worktree: worktree.root.clone(),
+            sandbox: granted_sandbox(&authority).0,
+            resolved: resolved.clone(),
+            resume_session_id: None,
+            service_env: Vec::new(),
+        };
+        tokio::task::spawn_blocking(move || spawn_provider(&engine, spawn))
     });
     let prepared = prepare_and_commit(
         engine,
@@ -148,6 +148,15 @@ pub async fn start(
         &claim_key,
     )
     .await;
+    let early_provider = match early_spawn {
+        Some(spawning) => Some(spawning.await.unwrap_or_else(|error| {
+            Err(MissionError::ProviderStartFailed(format!(
+                "the provider's spawn thread failed: {error}"
+            ))
+            .into())
+        })),
+        None => None,
+    };
     let mission = match prepared {
         Ok(mission) => mission,
         Err(error) => {
@@ -350,6 +359,9 @@ pub fn random_nonce() -> String {
 /// Longest wait for a session binding before the run's pane opens anyway.
 const PANE_AFTER_BIND_WAIT: std::time::Duration = std::time::Duration::from_millis(250);
 
+/// Longest wait for a session binding before the workspace fingerprint starts anyway.
+const FINGERPRINT_START_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// A run to launch (fresh, continued after a handoff, or resumed by recovery).
 pub struct LaunchRun {
     pub mission_id: String,
@@ -374,10 +386,10 @@ pub struct SpawnedProvider {
 }
 
 /// What starting a provider needs.
-pub struct ProviderSpawn<'a> {
-    pub run_id: &'a str,
+pub struct ProviderSpawn {
+    pub run_id: String,
     pub provider: MissionProvider,
-    pub worktree: &'a std::path::Path,
+    pub worktree: PathBuf,
     pub sandbox: SandboxGrant,
     pub resolved: super::launch::ResolvedProvider,
     pub resume_session_id: Option<String>,
@@ -388,20 +400,20 @@ pub struct ProviderSpawn<'a> {
 /// starts its process and adapter.
 pub fn spawn_provider(
     engine: &Engine,
-    spawn: ProviderSpawn<'_>,
+    spawn: ProviderSpawn,
 ) -> Result<SpawnedProvider, EngineError> {
     let private_tmp = engine
         .config
         .paths
         .data_dir
         .join("runs")
-        .join(spawn.run_id)
+        .join(&spawn.run_id)
         .join("tmp");
     let mut plan = plan_launch(LaunchInputs {
         config: &engine.config,
         provider: spawn.provider,
         resolved: spawn.resolved,
-        worktree: spawn.worktree,
+        worktree: &spawn.worktree,
         sandbox: spawn.sandbox,
         resume_session_id: spawn.resume_session_id,
         initial_input: None,
@@ -413,7 +425,7 @@ pub fn spawn_provider(
     );
     plan.spec.env.insert(
         super::leftovers::RUN_MARKER.into(),
-        spawn.run_id.to_string(),
+        spawn.run_id,
     );
     for (name, value) in spawn.service_env {
         plan.spec.env.insert(name, value);
@@ -460,9 +472,9 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
     } = launch;
     let worktree = PathBuf::from(&run.worktree_path);
     let transcript_file = transcript_path(engine, &mission_id, &run.run_id);
-    let transcript = Arc::new(Transcript::open(&transcript_file).map_err(|error| {
-        MissionError::ProviderStartFailed(format!("cannot open the transcript: {error}"))
-    })?);
+    // The transcript's file is created once the session is bound (see `Transcript`);
+    // until then its lines are kept in memory.
+    let transcript = Arc::new(Transcript::deferred(&transcript_file));
     transcript.nagi(&format!(
         "mission {mission_id}, run {} — {} in {} ({})",
         run.run_id,
@@ -485,9 +497,9 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
             spawn_provider(
                 engine,
                 ProviderSpawn {
-                    run_id: &run.run_id,
+                    run_id: run.run_id.clone(),
                     provider: run.provider,
-                    worktree: &worktree,
+                    worktree: worktree.clone(),
                     sandbox: run.sandbox,
                     resolved,
                     resume_session_id,
@@ -525,11 +537,16 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         session_settled: session_settled.clone(),
     };
     spawn_supervisor(engine.clone(), context, handle);
-    // The read-only guard's fingerprint of the workspace runs while the provider starts (it
-    // runs `git`, ~10–20 ms, longer than a fast provider's whole start-up), at a lower CPU
-    // priority so that it does not slow that start-up down on a small machine. The first
-    // turn is held back until it is recorded: the provider is given nothing to act on
-    // before the "before" picture is complete.
+    // The read-only guard's fingerprint of the workspace (it runs `git`: ~10–20 ms of CPU
+    // in a small checkout, much more in a large one) starts once the session is bound, or
+    // FINGERPRINT_START_WAIT after the provider started, whichever comes first: a fast
+    // provider binds without it competing for the CPU, and a slow one (hundreds of
+    // milliseconds) gets it scanned during its start-up. It runs at a lower CPU priority
+    // and the first turn is held back until it is recorded: the provider is given nothing
+    // to act on before the "before" picture is complete.
+    let settled_early = tokio::time::timeout(FINGERPRINT_START_WAIT, session_settled.notified())
+        .await
+        .is_ok();
     let digest_scan = match run.sandbox {
         SandboxGrant::ReadOnly => {
             Some(fingerprint_in_background(PathBuf::from(&run.worktree_path)))
@@ -539,7 +556,21 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
     // The pane only shows the transcript. It opens once the session is bound (or after
     // PANE_AFTER_BIND_WAIT at most), on a blocking thread: opening a PTY forks this
     // process, ~2 ms that would otherwise stall the threads binding the session.
-    let _ = tokio::time::timeout(PANE_AFTER_BIND_WAIT, session_settled.notified()).await;
+    if !settled_early {
+        let _ = tokio::time::timeout(
+            PANE_AFTER_BIND_WAIT.saturating_sub(FINGERPRINT_START_WAIT),
+            session_settled.notified(),
+        )
+        .await;
+    }
+    if let Err(error) = transcript.open_file() {
+        let _ = commands.send(ProviderCommand::Shutdown).await;
+        return Err(MissionError::ProviderStartFailed(format!(
+            "cannot open the transcript {}: {error}",
+            transcript_file.display()
+        ))
+        .into());
+    }
     let panes = engine.panes.clone();
     let pane_request = WorkspaceCreate {
         label: Some(format!("{mission_id} {}", run.run_id)),

@@ -164,16 +164,9 @@ async fn supervise(
             ProviderEvent::SessionBound { session_id } => {
                 context.transcript.nagi("the provider session is bound");
                 if context.recovered {
-                    // The provider process that was working died with the old server, and
-                    // with it any turn in flight. Ask the resumed session to carry on; the
-                    // mission prompt is not sent again.
                     context
                         .transcript
                         .nagi("asking the resumed session to continue where it stopped");
-                    let _ = handle
-                        .commands
-                        .send(ProviderCommand::SendTurn(CONTINUE_AFTER_RESTART.into()))
-                        .await;
                 }
                 let run_id = run_id.clone();
                 let bound = commit(engine, &mission_id, move |mission| {
@@ -306,24 +299,44 @@ pub async fn finish_run(
     let recovered = context.recovered;
     let end_for_commit = end.clone();
     let run_for_end = run_id.clone();
-    commit(engine, &mission_id, move |mission| {
-        run::on_turn_end(
-            mission,
-            &run_for_end,
-            &end_for_commit,
-            recovered,
-            now_millis(),
-        )
-    })
-    .await?;
-    let status = engine
+    // When no checks can follow, the claim ends in the same transaction as the turn: whoever
+    // sees the run end may start the next run on the checkout at once. The provider has
+    // stopped, so the OS lock goes first.
+    let checks_may_follow = end == TurnEnd::Completed && context.execute_declared_checks;
+    if !checks_may_follow {
+        engine.claim_locks.release(&context.claim_key);
+    }
+    let (claim_key, mission_for_claim, run_for_claim) =
+        (context.claim_key.clone(), mission_id.clone(), run_id.clone());
+    let committed = engine
         .missions
-        .get(&mission_id)?
-        .map(|mission| mission.status);
-    if end == TurnEnd::Completed
-        && context.execute_declared_checks
-        && status == Some(MissionStatus::ReviewRequired)
-    {
+        .mutate_with(
+            &mission_id,
+            move |mission| {
+                let mission = mission.ok_or_else(|| {
+                    MissionError::NotFound("the mission of a live run vanished".into())
+                })?;
+                Ok((
+                    run::on_turn_end(
+                        mission,
+                        &run_for_end,
+                        &end_for_commit,
+                        recovered,
+                        now_millis(),
+                    ),
+                    (),
+                ))
+            },
+            move |writer, _| {
+                if !checks_may_follow {
+                    writer.release_claim(&claim_key, &mission_for_claim, &run_for_claim)?;
+                }
+                Ok(())
+            },
+        )
+        .await?;
+    let status = committed.mission.map(|mission| mission.status);
+    if checks_may_follow && status == Some(MissionStatus::ReviewRequired) {
         context.transcript.nagi("running the declared checks");
         let purpose = super::checks::Purpose::TurnCompleted;
         if let Err(error) = super::checks::run_proof_worker(
@@ -341,8 +354,11 @@ pub async fn finish_run(
                 .nagi(&format!("the checks could not run: {error}"));
         }
     }
-    let released =
-        super::claims::release_claim(engine, &mission_id, &run_id, &context.claim_key).await;
+    let released = if checks_may_follow {
+        super::claims::release_claim(engine, &mission_id, &run_id, &context.claim_key).await
+    } else {
+        Ok(())
+    };
     // A run released while its mission is `failed` stops its project services (§11).
     super::recipe::stop_if_failed(engine, &mission_id, &run_id).await;
     released

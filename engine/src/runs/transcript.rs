@@ -10,7 +10,15 @@ use nagi_providers::TranscriptLine;
 
 pub struct Transcript {
     path: PathBuf,
-    file: Mutex<std::fs::File>,
+    sink: Mutex<Sink>,
+}
+
+/// Where lines go: kept in memory until the file is opened (a run opens its transcript
+/// once the provider's session is bound, so that creating the file and its directory,
+/// ~0.3 ms here, is not on the way to the binding), then appended to the file.
+enum Sink {
+    Pending(Vec<u8>),
+    File(std::fs::File),
 }
 
 const RESET: &str = "\x1b[0m";
@@ -24,20 +32,54 @@ fn clean(text: &str) -> String {
 }
 
 impl Transcript {
+    /// Opens (creating) the transcript file now.
     pub fn open(path: &Path) -> std::io::Result<Transcript> {
+        let transcript = Transcript::deferred(path);
+        transcript.open_file()?;
+        Ok(transcript)
+    }
+
+    /// A transcript whose file is created by [`Transcript::open_file`]; lines written
+    /// before are kept until then.
+    pub fn deferred(path: &Path) -> Transcript {
+        Transcript {
+            path: path.to_path_buf(),
+            sink: Mutex::new(Sink::Pending(Vec::new())),
+        }
+    }
+
+    /// Creates the file (and its directory) if not done yet, and writes what was kept.
+    pub fn open_file(&self) -> std::io::Result<()> {
         use std::os::unix::fs::OpenOptionsExt;
-        if let Some(parent) = path.parent() {
+        let mut sink = self
+            .sink
+            .lock()
+            .map_err(|_| std::io::Error::other("the transcript lock is poisoned"))?;
+        let Sink::Pending(kept) = &*sink else {
+            return Ok(());
+        };
+        if let Some(parent) = self.path.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        let file = std::fs::OpenOptions::new()
+        let mut file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .mode(0o600)
-            .open(path)?;
-        Ok(Transcript {
-            path: path.to_path_buf(),
-            file: Mutex::new(file),
-        })
+            .open(&self.path)?;
+        file.write_all(kept)?;
+        *sink = Sink::File(file);
+        Ok(())
+    }
+
+    fn append(&self, bytes: &[u8]) {
+        if let Ok(mut sink) = self.sink.lock() {
+            match &mut *sink {
+                Sink::Pending(kept) => kept.extend_from_slice(bytes),
+                Sink::File(file) => {
+                    let _ = file.write_all(bytes);
+                }
+            }
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -53,9 +95,7 @@ impl Transcript {
         if block.is_empty() {
             block.push_str(&format!("{color}{label:>7} │{RESET}\n"));
         }
-        if let Ok(mut file) = self.file.lock() {
-            let _ = file.write_all(block.as_bytes());
-        }
+        self.append(block.as_bytes());
     }
 
     pub fn line(&self, line: &TranscriptLine) {
@@ -81,8 +121,28 @@ impl Transcript {
     pub fn check_output(&self, bytes: &[u8]) {
         let text = String::from_utf8_lossy(bytes);
         let cleaned: String = clean(&text);
-        if let Ok(mut file) = self.file.lock() {
-            let _ = file.write_all(cleaned.as_bytes());
-        }
+        self.append(cleaned.as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deferred_transcript_keeps_its_lines_until_the_file_is_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mission").join("run.log");
+        let transcript = Transcript::deferred(&path);
+        transcript.nagi("before the file");
+        assert!(!path.exists(), "nothing touches the disk before open_file");
+        transcript.open_file().unwrap();
+        transcript.nagi("after the file");
+        transcript.open_file().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let before = text.find("before the file").expect("the kept line");
+        let after = text.find("after the file").expect("the later line");
+        assert!(before < after, "{text}");
+        assert_eq!(text.matches("before the file").count(), 1, "{text}");
     }
 }
