@@ -18,6 +18,16 @@ fn mission(id: &str) -> MissionRow {
     }
 }
 
+/// The last sequence the commit listeners were given (0 before any).
+fn last_committed_sequence(store: &Store) -> Arc<AtomicU64> {
+    let seen = Arc::new(AtomicU64::new(0));
+    let seen_by_listener = seen.clone();
+    store.add_commit_listener(Arc::new(move |seq| {
+        seen_by_listener.store(seq, Ordering::SeqCst)
+    }));
+    seen
+}
+
 fn open(dir: &tempfile::TempDir) -> Store {
     Store::open(StoreConfig::new(dir.path().join("nagi.db"))).expect("open store")
 }
@@ -141,11 +151,7 @@ fn a_full_database_fails_the_write_and_recovers_when_space_returns() {
 fn commit_listeners_see_the_last_sequence() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(&dir);
-    let seen = Arc::new(AtomicU64::new(0));
-    let seen_by_listener = seen.clone();
-    store.add_commit_listener(Arc::new(move |seq| {
-        seen_by_listener.store(seq, Ordering::SeqCst)
-    }));
+    let seen = last_committed_sequence(&store);
     for index in 0..3 {
         store
             .write_blocking(move |writer| {
@@ -222,23 +228,23 @@ fn jobs_keep_their_submission_order_whichever_path_commits_them() {
 fn a_lone_job_that_fails_or_panics_leaves_no_trace_and_the_next_one_commits() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(&dir);
-    let seen = Arc::new(AtomicU64::new(0));
-    let seen_by_listener = seen.clone();
-    store.add_commit_listener(Arc::new(move |seq| {
-        seen_by_listener.store(seq, Ordering::SeqCst)
-    }));
+    let seen = last_committed_sequence(&store);
     // Each runs alone on an idle writer: the path without a savepoint.
     let refused = store
         .write_blocking(|writer| -> Result<(), String> {
             writer.put_mission(&mission("refused")).unwrap();
-            writer.append_event("e-refused", "refused", "k", "{}", 1).unwrap();
+            writer
+                .append_event("e-refused", "refused", "k", "{}", 1)
+                .unwrap();
             Err("the job refuses".into())
         })
         .unwrap();
     assert_eq!(refused, Err("the job refuses".to_string()));
     let panicked = store.write_blocking(|writer| -> Result<(), String> {
         writer.put_mission(&mission("panicked")).unwrap();
-        writer.append_event("e-panicked", "panicked", "k", "{}", 1).unwrap();
+        writer
+            .append_event("e-panicked", "panicked", "k", "{}", 1)
+            .unwrap();
         panic!("a job panics")
     });
     assert!(panicked.unwrap_err().message.contains("panicked"));
@@ -283,7 +289,10 @@ fn a_version_2_event_log_keeps_its_sequences_through_migration_3() {
         .iter()
         .map(|event| (event.seq, event.event_id.as_str()))
         .collect();
-    assert_eq!(kept, [(1, "e1"), (2, "e2"), (3, "e3"), (4, "e4"), (5, "e5")]);
+    assert_eq!(
+        kept,
+        [(1, "e1"), (2, "e2"), (3, "e3"), (4, "e4"), (5, "e5")]
+    );
     let next = store
         .write_blocking(|writer| writer.append_event("e-next", "m", "k", "{}", 2))
         .unwrap()

@@ -2,7 +2,7 @@
 //! measured in the same run on the same disk, because these machines are noisy.
 //!
 //! Run: `cargo build --release -p nagi && cargo bench -p nagi-tests --bench core`
-//! Scale with `NAGI_BENCH_CREATES` (default 2000), `NAGI_BENCH_ROUNDS` (default 3) and
+//! Scale with `NAGI_BENCH_CREATES` (default 2000), `NAGI_BENCH_ROUNDS` (default 5) and
 //! `NAGI_BENCH_MISSIONS` (default 10000).
 
 use std::path::Path;
@@ -96,7 +96,10 @@ fn create_many(socket: &Path, repository: &str, prefix: &str, count: usize) {
         request.push(b'\n');
         writer.write_all(&request).unwrap();
         reply.clear();
-        assert!(reader.read_line(&mut reply).unwrap() > 0, "the server hung up");
+        assert!(
+            reader.read_line(&mut reply).unwrap() > 0,
+            "the server hung up"
+        );
         let parsed: CreateReply = serde_json::from_str(&reply).unwrap();
         match parsed.result {
             Some(head) if head.kind == "mission_created" && head.created => {}
@@ -148,7 +151,7 @@ fn main() {
     // Rounds interleave the reference with the measured paths, so that load from other
     // processes hits both alike; each ratio is a median over the rounds.
     let _ = sqlite_one_insert_per_transaction(&env.root().join("warm"), 50);
-    let rounds = env_number("NAGI_BENCH_ROUNDS", 3);
+    let rounds = env_number("NAGI_BENCH_ROUNDS", 5);
     let (mut references, mut one_ratios, mut sixteen_ratios, mut one_rates, mut sixteen_rates) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for round in 0..rounds {
@@ -191,6 +194,18 @@ fn main() {
         "  16 clients            {:>10.0} creates/s   ratio {:.2}  (target >= 3)",
         median(&mut sixteen_rates),
         median(&mut sixteen_ratios)
+    );
+
+    // The floor under the 1-client figure: the round trip of a request that writes nothing.
+    let mut client = env.client();
+    let pings = 2000;
+    let started = Instant::now();
+    for _ in 0..pings {
+        client.request("ping", json!({})).unwrap();
+    }
+    println!(
+        "  ping round trip       {:>10.1} µs  (the socket's share of each create above)",
+        started.elapsed().as_secs_f64() * 1e6 / pings as f64
     );
 
     // A fresh session with exactly `mission_count` missions for the read and start-up figures.

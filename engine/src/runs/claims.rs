@@ -48,7 +48,9 @@ pub enum ClaimLockError {
 /// The byte of the lock file that stands for `key`: 62 bits of the key's hash, so that the
 /// range stays inside `off_t`. Keys that are not hex (never made by us) are hashed first.
 fn lock_offset(key: &str) -> i64 {
-    let prefix = key.get(..16).and_then(|hex| u64::from_str_radix(hex, 16).ok());
+    let prefix = key
+        .get(..16)
+        .and_then(|hex| u64::from_str_radix(hex, 16).ok());
     let value = prefix.unwrap_or_else(|| {
         use sha2::{Digest, Sha256};
         let digest = Sha256::digest(key.as_bytes());
@@ -228,9 +230,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let locks = ClaimLocks::new(dir.path().join("locks"));
         locks.acquire(&key("checkout-a")).unwrap();
-        let mode = |path: &std::path::Path| {
-            std::fs::metadata(path).unwrap().permissions().mode() & 0o777
-        };
+        let mode =
+            |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&dir.path().join("locks")), 0o700);
         assert_eq!(mode(&dir.path().join("locks").join(CLAIM_LOCK_FILE)), 0o600);
 
@@ -238,7 +239,10 @@ mod tests {
         std::fs::create_dir(&hostile).unwrap();
         std::os::unix::fs::symlink("/etc/passwd", hostile.join(CLAIM_LOCK_FILE)).unwrap();
         let refused = ClaimLocks::new(hostile).acquire(&key("checkout-a"));
-        assert!(matches!(refused, Err(ClaimLockError::Io { .. })), "{refused:?}");
+        assert!(
+            matches!(refused, Err(ClaimLockError::Io { .. })),
+            "{refused:?}"
+        );
     }
 
     #[test]

@@ -423,10 +423,9 @@ pub fn spawn_provider(
         super::leftovers::SESSION_MARKER.into(),
         engine.config.paths.data_dir.display().to_string(),
     );
-    plan.spec.env.insert(
-        super::leftovers::RUN_MARKER.into(),
-        spawn.run_id,
-    );
+    plan.spec
+        .env
+        .insert(super::leftovers::RUN_MARKER.into(), spawn.run_id);
     for (name, value) in spawn.service_env {
         plan.spec.env.insert(name, value);
     }

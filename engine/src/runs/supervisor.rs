@@ -306,8 +306,11 @@ pub async fn finish_run(
     if !checks_may_follow {
         engine.claim_locks.release(&context.claim_key);
     }
-    let (claim_key, mission_for_claim, run_for_claim) =
-        (context.claim_key.clone(), mission_id.clone(), run_id.clone());
+    let (claim_key, mission_for_claim, run_for_claim) = (
+        context.claim_key.clone(),
+        mission_id.clone(),
+        run_id.clone(),
+    );
     let committed = engine
         .missions
         .mutate_with(

@@ -89,7 +89,10 @@ fn an_active_run_resumes_its_session_without_replaying_the_prompt() {
         &env,
         "m1",
         "review_required or ready_to_close after the resumed turn",
-        |mission| ["review_required", "ready_to_close"].contains(&mission["status"].as_str().unwrap_or_default()),
+        |mission| {
+            ["review_required", "ready_to_close"]
+                .contains(&mission["status"].as_str().unwrap_or_default())
+        },
     );
     assert_eq!(mission["run"]["run_id"], "r1");
     // The approval that was open before the restart expired with a reason.

@@ -485,21 +485,56 @@ fn a_checkout_claimed_by_another_session_is_refused_until_its_run_ends() {
     };
     let repo = runs.repo.path_text();
     for args in [
-        vec!["mission", "create", "m2", "--title", "T", "--repo", &repo, "--objective", "O", "--criterion", "C"],
+        vec![
+            "mission",
+            "create",
+            "m2",
+            "--title",
+            "T",
+            "--repo",
+            &repo,
+            "--objective",
+            "O",
+            "--criterion",
+            "C",
+        ],
         vec!["mission", "configure", "m2", "--check", "unit=true"],
     ] {
         let run = other(&args);
         assert_eq!(run.status, 0, "{}", run.describe());
     }
-    let refused = other(&["mission", "start", "m2", "--provider", "codex", "--run-id", "r2"]);
+    let refused = other(&[
+        "mission",
+        "start",
+        "m2",
+        "--provider",
+        "codex",
+        "--run-id",
+        "r2",
+    ]);
     assert_eq!(refused.status, 1, "{}", refused.describe());
-    assert!(refused.stdout.contains("checkout_claimed") || refused.stderr.contains("checkout_claimed"), "{}", refused.describe());
+    assert!(
+        refused.stdout.contains("checkout_claimed") || refused.stderr.contains("checkout_claimed"),
+        "{}",
+        refused.describe()
+    );
     let m2 = other(&["mission", "get", "m2"]).json();
-    assert_eq!(m2["mission"]["status"], "draft", "nothing was written: {m2}");
+    assert_eq!(
+        m2["mission"]["status"], "draft",
+        "nothing was written: {m2}"
+    );
 
     // Once the first session's run is over, the other session can claim the checkout.
     runs.env.nagi_ok(&["server", "stop"]);
-    let started = other(&["mission", "start", "m2", "--provider", "codex", "--run-id", "r2"]);
+    let started = other(&[
+        "mission",
+        "start",
+        "m2",
+        "--provider",
+        "codex",
+        "--run-id",
+        "r2",
+    ]);
     assert_eq!(started.status, 0, "{}", started.describe());
     other(&["server", "stop"]);
 }
