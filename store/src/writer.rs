@@ -193,6 +193,15 @@ fn run_batch(connection: &Connection, batch: Vec<Job>) -> (Option<u64>, Replies)
     (commit.is_ok().then_some(last_seq).flatten(), replies)
 }
 
+/// What the caller of a job that panicked is told (after its writes were rolled back).
+fn panicked() -> StoreError {
+    tracing::error!("a store job panicked; its writes were rolled back");
+    StoreError::new(
+        StoreErrorKind::Other,
+        "internal error: a store job panicked; nothing was written",
+    )
+}
+
 fn rolled_back() -> StoreError {
     StoreError::new(
         StoreErrorKind::Other,
@@ -217,11 +226,7 @@ fn run_lone_job(connection: &Connection, job: Job) -> (Option<u64>, Replies) {
             if !connection.is_autocommit() {
                 let _ = cached(connection, "ROLLBACK");
             }
-            tracing::error!("a store job panicked; its writes were rolled back");
-            abort(StoreError::new(
-                StoreErrorKind::Other,
-                "internal error: a store job panicked; nothing was written",
-            ));
+            abort(panicked());
             (None, Vec::new())
         }
         Ok(done) if connection.is_autocommit() => {
@@ -318,11 +323,7 @@ fn run_job_in_savepoint(connection: &Connection, job: Job) -> RanJob {
             if !connection.is_autocommit() {
                 let _ = connection.execute_batch("ROLLBACK TO job; RELEASE job");
             }
-            tracing::error!("a store job panicked; its writes were rolled back");
-            abort(StoreError::new(
-                StoreErrorKind::Other,
-                "internal error: a store job panicked; nothing was written",
-            ));
+            abort(panicked());
             ran(None, None)
         }
     }

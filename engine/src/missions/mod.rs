@@ -81,7 +81,7 @@ fn decide_and_persist<R>(
 
 /// Events folded onto a mission and serialized, ready to be written: everything of a
 /// mutation but the store writes, so it can be made outside the writer.
-pub struct PreparedEvents {
+struct PreparedEvents {
     mission: Option<Mission>,
     records: Vec<PreparedRecord>,
     row: Option<MissionRow>,
@@ -95,7 +95,7 @@ struct PreparedRecord {
 }
 
 /// Folds `events` onto `mission` and serializes the records and the new projection.
-pub fn prepare_events(
+fn prepare_events(
     mut mission: Option<Mission>,
     events: Vec<MissionEvent>,
 ) -> Result<PreparedEvents, EngineError> {
@@ -139,10 +139,7 @@ pub fn prepare_events(
 }
 
 /// Writes prepared events and the projection in the caller's store job.
-pub fn write_prepared(
-    writer: &Writer<'_>,
-    prepared: PreparedEvents,
-) -> Result<Written, EngineError> {
+fn write_prepared(writer: &Writer<'_>, prepared: PreparedEvents) -> Result<Written, EngineError> {
     let mut stored = Vec::with_capacity(prepared.records.len());
     for PreparedRecord {
         mission_id,

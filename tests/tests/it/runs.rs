@@ -503,7 +503,7 @@ fn a_checkout_claimed_by_another_session_is_refused_until_its_run_ends() {
         let run = other(&args);
         assert_eq!(run.status, 0, "{}", run.describe());
     }
-    let refused = other(&[
+    let start_m2 = [
         "mission",
         "start",
         "m2",
@@ -511,7 +511,8 @@ fn a_checkout_claimed_by_another_session_is_refused_until_its_run_ends() {
         "codex",
         "--run-id",
         "r2",
-    ]);
+    ];
+    let refused = other(&start_m2);
     assert_eq!(refused.status, 1, "{}", refused.describe());
     assert!(
         refused.stdout.contains("checkout_claimed") || refused.stderr.contains("checkout_claimed"),
@@ -526,15 +527,7 @@ fn a_checkout_claimed_by_another_session_is_refused_until_its_run_ends() {
 
     // Once the first session's run is over, the other session can claim the checkout.
     runs.env.nagi_ok(&["server", "stop"]);
-    let started = other(&[
-        "mission",
-        "start",
-        "m2",
-        "--provider",
-        "codex",
-        "--run-id",
-        "r2",
-    ]);
+    let started = other(&start_m2);
     assert_eq!(started.status, 0, "{}", started.describe());
     other(&["server", "stop"]);
 }
