@@ -10,6 +10,13 @@ mod spec;
 
 use clap::{Parser, Subcommand};
 
+/// mimalloc instead of glibc's allocator: the server's memory is freed on other threads
+/// than the one that allocated it (a request's job is built on a runtime worker and
+/// dropped on the store's writer thread), and glibc serializes those frees on its arena
+/// locks. Under 16 concurrent writers that contention cost 15–35% of the create rate.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use crate::exit::{CliError, EXIT_CODES_HELP};
 
 #[derive(Debug, Parser)]

@@ -14,6 +14,10 @@ use std::time::{Duration, Instant};
 
 use nagi_engine::workspace::{ScanConfig, handoff_diff};
 
+/// The allocator of the `nagi` binary, so that this process's scan is the server's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const TARGET_RATIO: f64 = 1.5;
 
 fn environment_number(name: &str, default: usize) -> usize {

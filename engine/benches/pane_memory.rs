@@ -12,6 +12,10 @@ use common::*;
 use nagi_engine::pane::{PaneHost, PaneHostConfig, WorkspaceCreate};
 use nagi_schema::pane::{OutputMatch, PaneWaitForOutputParams, ReadSource};
 
+/// The allocator of the `nagi` binary, so that this process's memory is the server's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const SENTINEL: &str = "NAGI-MEMORY-SENTINEL";
 
 fn tmux_rss(

@@ -18,6 +18,10 @@ use nagi_engine::pane::{PaneHost, PaneHostConfig, WorkspaceCreate};
 use nagi_schema::pane::{OutputMatch, PaneWaitForOutputParams, ReadSource};
 use nagi_schema::session_protocol::SessionRole;
 
+/// The allocator of the `nagi` binary, so that this process's speed is the server's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const SENTINEL: &str = "NAGI-BENCH-SENTINEL";
 
 fn tmux_round(directory: &std::path::Path, file: &std::path::Path, round: usize) -> Duration {

@@ -12,6 +12,9 @@
 //!
 //! [sandbox]
 //! landlock = true                      # confine read-only runs when the kernel can
+//!
+//! [server]
+//! reply_poll_microseconds = 100        # poll a prompt client's socket after a reply; 0 = off
 //! ```
 
 use std::collections::BTreeMap;
@@ -66,6 +69,31 @@ impl Default for SandboxConfig {
     }
 }
 
+/// `[server]`: how the socket server spends CPU on latency.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSettings {
+    /// How long a connection whose client answers promptly has its socket polled after
+    /// each reply before its thread parks (see `server/reply_poll.rs`); 0 turns it off.
+    #[serde(default = "default_reply_poll_microseconds")]
+    pub reply_poll_microseconds: u64,
+}
+
+pub const DEFAULT_REPLY_POLL_MICROSECONDS: u64 = 100;
+pub const MAX_REPLY_POLL_MICROSECONDS: u64 = 1000;
+
+fn default_reply_poll_microseconds() -> u64 {
+    DEFAULT_REPLY_POLL_MICROSECONDS
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        ServerSettings {
+            reply_poll_microseconds: DEFAULT_REPLY_POLL_MICROSECONDS,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UserConfig {
@@ -73,6 +101,8 @@ pub struct UserConfig {
     pub providers: ProvidersConfig,
     #[serde(default)]
     pub sandbox: SandboxConfig,
+    #[serde(default)]
+    pub server: ServerSettings,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -112,6 +142,12 @@ impl UserConfig {
     }
 
     fn validate(&self) -> Result<(), String> {
+        if self.server.reply_poll_microseconds > MAX_REPLY_POLL_MICROSECONDS {
+            return Err(format!(
+                "server.reply_poll_microseconds is {}; the limit is {MAX_REPLY_POLL_MICROSECONDS} (0 turns polling off)",
+                self.server.reply_poll_microseconds
+            ));
+        }
         let entries = [
             ("providers.codex", &self.providers.codex),
             ("providers.claude_code", &self.providers.claude_code),
@@ -157,11 +193,16 @@ pub struct EngineConfig {
     /// A connection that sends nothing for this long is closed.
     pub idle_timeout: std::time::Duration,
     pub store_max_page_count: Option<u64>,
+    /// See [`ServerSettings::reply_poll_microseconds`].
+    pub reply_poll_window: std::time::Duration,
 }
 
 impl EngineConfig {
     pub fn new(paths: SessionPaths, user: UserConfig) -> EngineConfig {
+        let reply_poll_window =
+            std::time::Duration::from_micros(user.server.reply_poll_microseconds);
         EngineConfig {
+            reply_poll_window,
             paths,
             user,
             extra_provider_path: Vec::new(),

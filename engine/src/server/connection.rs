@@ -18,6 +18,7 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use super::framing::{Frame, LineReader};
 use super::live_events::{self, LiveEvents};
+use super::reply_poll::{ConnectionPoll, ReplyPolling, Serving};
 use crate::api::{self, Peer, Reply};
 use crate::engine::Engine;
 use crate::errors::{EngineError, wire_error};
@@ -65,7 +66,7 @@ fn result_line(id: &str, result: &ResponseResult) -> String {
     })
 }
 
-pub async fn serve_connection(engine: Arc<Engine>, stream: UnixStream) {
+pub async fn serve_connection(engine: Arc<Engine>, stream: UnixStream, polling: &ReplyPolling) {
     let credentials = stream.peer_cred();
     let (read_half, write_half) = stream.into_split();
     let mut output: Output = BufWriter::with_capacity(64 * 1024, write_half);
@@ -94,7 +95,9 @@ pub async fn serve_connection(engine: Arc<Engine>, stream: UnixStream) {
         MAX_REQUEST_LINE_BYTES,
     );
     let idle = engine.config.idle_timeout;
+    let mut poll = ConnectionPoll::default();
     loop {
+        let polled = poll.poll(polling, &mut lines);
         let frame = tokio::select! {
             frame = tokio::time::timeout(idle, lines.next_frame()) => frame,
             _ = engine.shutdown.wait() => break,
@@ -110,13 +113,17 @@ pub async fn serve_connection(engine: Arc<Engine>, stream: UnixStream) {
             }
             Ok(Ok(Frame::Line(bytes))) => bytes,
         };
+        poll.request_read(polling, &polled);
         if bytes.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let keep_open = handle_line(&engine, &bytes, peer, &mut lines, &mut output).await;
+        let read_at = std::time::Instant::now();
+        let serving = polling.serving();
+        let keep_open = handle_line(&engine, &bytes, peer, &mut lines, &mut output, serving).await;
         if output.flush().await.is_err() || !keep_open {
             break;
         }
+        poll.replied(read_at);
     }
     let _ = output.flush().await;
 }
@@ -134,13 +141,16 @@ async fn drain_briefly(lines: &mut Lines) {
     }
 }
 
-/// Handles one request line. Returns whether the connection stays open.
+/// Handles one request line. Returns whether the connection stays open. `serving` marks
+/// the request as being served until its answer is decided (a subscription or a wait
+/// then goes on unmarked).
 async fn handle_line(
     engine: &Arc<Engine>,
     bytes: &[u8],
     peer: Peer,
     lines: &mut Lines,
     output: &mut Output,
+    serving: Serving<'_>,
 ) -> bool {
     let Ok(text) = std::str::from_utf8(bytes) else {
         let error = EngineError::InvalidRequest("the request line is not valid UTF-8".into());
@@ -149,6 +159,7 @@ async fn handle_line(
     let request: RawRequest<'_> = match serde_json::from_str(text) {
         Ok(request) => request,
         Err(_) if super::session::is_session_message(text) => {
+            drop(serving);
             let client_id = super::session::new_client_id(peer);
             super::session::serve_session(engine, &client_id, bytes.to_vec(), lines, output).await;
             return false;
@@ -162,6 +173,7 @@ async fn handle_line(
     };
     let id = request.id.clone();
     let reply = api::dispatch(engine, &request.method, request.params, peer).await;
+    drop(serving);
     match reply {
         Ok(Reply::Result(result)) => write_line(output, &result_line(&id, &result)).await.is_ok(),
         Ok(Reply::Value(result)) => write_line(output, &value_line(&id, &result)).await.is_ok(),

@@ -5,6 +5,7 @@ pub mod connection;
 pub mod framing;
 pub mod live_events;
 pub mod peer;
+pub mod reply_poll;
 pub mod session;
 
 use std::sync::Arc;
@@ -24,6 +25,9 @@ pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 pub async fn run(listener: UnixListener, engine: Arc<Engine>) {
     let permits = Arc::new(Semaphore::new(engine.config.max_connections));
     let (alive_sender, mut all_done) = mpsc::channel::<()>(1);
+    let polling = Arc::new(reply_poll::ReplyPolling::new(
+        engine.config.reply_poll_window,
+    ));
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -34,8 +38,9 @@ pub async fn run(listener: UnixListener, engine: Arc<Engine>) {
                 Ok(permit) => {
                     let engine = engine.clone();
                     let alive = alive_sender.clone();
+                    let polling = polling.clone();
                     tokio::spawn(async move {
-                        connection::serve_connection(engine, stream).await;
+                        connection::serve_connection(engine, stream, &polling).await;
                         drop(permit);
                         drop(alive);
                     });

@@ -226,6 +226,28 @@ fn an_insecure_session_directory_is_refused() {
 }
 
 #[test]
+fn a_reply_poll_window_past_its_limit_is_refused_before_anything_is_written() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(&env.config_dir).unwrap();
+    std::fs::set_permissions(&env.config_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::write(
+        env.config_dir.join("config.toml"),
+        "[server]\nreply_poll_microseconds = 5000\n",
+    )
+    .unwrap();
+    let run = env.nagi(&["server"]);
+    assert_eq!(run.status, 2, "{}", run.describe());
+    assert!(
+        run.stderr
+            .contains("server.reply_poll_microseconds is 5000; the limit is 1000"),
+        "{}",
+        run.describe()
+    );
+    assert!(!env.database_path().exists(), "no database was created");
+    assert!(!env.socket.exists(), "no socket was bound");
+}
+
+#[test]
 fn the_cli_starts_a_background_server_and_says_so() {
     let env = TestEnv::new();
     let first = env.nagi_ok(&["ping"]);

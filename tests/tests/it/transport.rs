@@ -177,3 +177,74 @@ fn methods_outside_our_scope_name_themselves() {
         );
     }
 }
+
+/// A client that sends each request as soon as it has the last answer has its socket
+/// polled after each reply (`[server] reply_poll_microseconds`); requests that arrive
+/// during a poll, after it gave up, split across writes, or two in one write are each
+/// answered once and in order.
+#[test]
+fn a_prompt_client_on_a_polled_socket_gets_every_answer_in_order() {
+    use std::io::{BufRead, BufReader, Write};
+    let mut env = TestEnv::new();
+    std::fs::create_dir_all(&env.config_dir).unwrap();
+    std::fs::write(
+        env.config_dir.join("config.toml"),
+        "[server]\nreply_poll_microseconds = 1000\n",
+    )
+    .unwrap();
+    env.start_server();
+    let repo = TestRepo::new();
+    let stream = std::os::unix::net::UnixStream::connect(&env.socket).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut read_answer = || {
+        let mut line = String::new();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "the server hung up"
+        );
+        serde_json::from_str::<Value>(&line).unwrap()
+    };
+    let create = |index: usize| {
+        json!({"id": format!("c{index}"), "method": "mission.create", "params": {
+            "mission_id": format!("polled-{index}"), "title": "Polled",
+            "repository_path": repo.path_text(), "objective": "Stay in order",
+            "acceptance_criteria": ["Every answer arrives once"]}})
+        .to_string()
+            + "\n"
+    };
+    for index in 0..100 {
+        writer.write_all(create(index).as_bytes()).unwrap();
+        let answer = read_answer();
+        assert_eq!(answer["id"], format!("c{index}"), "{answer}");
+        assert_eq!(answer["result"]["created"], true, "{answer}");
+    }
+    // Split across two writes, the second long after any poll has given up.
+    let split = create(100);
+    let (head, tail) = split.split_at(split.len() / 2);
+    writer.write_all(head.as_bytes()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    writer.write_all(tail.as_bytes()).unwrap();
+    assert_eq!(read_answer()["id"], "c100");
+    // Two requests in one write, then a request that comes late.
+    writer
+        .write_all((create(101) + &create(102)).as_bytes())
+        .unwrap();
+    assert_eq!(read_answer()["id"], "c101");
+    assert_eq!(read_answer()["id"], "c102");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    writer.write_all(create(103).as_bytes()).unwrap();
+    assert_eq!(read_answer()["id"], "c103");
+    // Half a line, then the client hangs up: no answer, nothing created.
+    writer.write_all(&create(104).as_bytes()[..40]).unwrap();
+    writer.shutdown(std::net::Shutdown::Both).unwrap();
+    let listed = env.ok("mission.list", json!({}));
+    assert_eq!(
+        listed["missions"].as_array().unwrap().len(),
+        104,
+        "{listed}"
+    );
+}
