@@ -49,6 +49,10 @@ fn git(root: &Path, args: &[&str]) -> String {
 
 fn build_repository(root: &Path, file_count: usize) {
     git(root, &["init", "-q", "."]);
+    // The 100,000 loose objects of the first commit would make every later `git commit`
+    // start `git gc --auto` in the background, which then competes with the timed rounds.
+    git(root, &["config", "gc.auto", "0"]);
+    git(root, &["config", "maintenance.auto", "false"]);
     std::fs::write(root.join(".gitignore"), "target/\n*.log\n").unwrap();
     let files_per_directory = 100;
     for index in 0..file_count {
