@@ -193,16 +193,11 @@ pub struct EngineConfig {
     /// A connection that sends nothing for this long is closed.
     pub idle_timeout: std::time::Duration,
     pub store_max_page_count: Option<u64>,
-    /// See [`ServerSettings::reply_poll_microseconds`].
-    pub reply_poll_window: std::time::Duration,
 }
 
 impl EngineConfig {
     pub fn new(paths: SessionPaths, user: UserConfig) -> EngineConfig {
-        let reply_poll_window =
-            std::time::Duration::from_micros(user.server.reply_poll_microseconds);
         EngineConfig {
-            reply_poll_window,
             paths,
             user,
             extra_provider_path: Vec::new(),

@@ -25,9 +25,9 @@ pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 pub async fn run(listener: UnixListener, engine: Arc<Engine>) {
     let permits = Arc::new(Semaphore::new(engine.config.max_connections));
     let (alive_sender, mut all_done) = mpsc::channel::<()>(1);
-    let polling = Arc::new(reply_poll::ReplyPolling::new(
-        engine.config.reply_poll_window,
-    ));
+    let polling = Arc::new(reply_poll::ReplyPolling::new(Duration::from_micros(
+        engine.config.user.server.reply_poll_microseconds,
+    )));
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,

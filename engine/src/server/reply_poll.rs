@@ -59,10 +59,6 @@ impl ReplyPolling {
         self.requests_in_flight.fetch_add(1, Ordering::SeqCst);
         Serving(self)
     }
-
-    pub fn window(&self) -> Duration {
-        self.window
-    }
 }
 
 /// One connection's side: when its last reply went out, whether that request was slow,
