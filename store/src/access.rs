@@ -54,6 +54,8 @@ fn consent_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ConsentRow> {
         decision: row.get(5)?,
         detail: row.get(6)?,
         at_millis: row.get::<_, i64>(7)? as u64,
+        outcome: row.get(8)?,
+        outcome_detail: row.get(9)?,
     })
 }
 
@@ -176,7 +178,8 @@ impl<'a> Reader<'a> {
 
     pub fn consents_for_mission(&self, mission_id: &str) -> Result<Vec<ConsentRow>, StoreError> {
         let mut statement = self.connection.prepare_cached(
-            "SELECT consent_id, mission_id, subject, digest, actor, decision, detail, at_millis
+            "SELECT consent_id, mission_id, subject, digest, actor, decision, detail, at_millis,
+                    outcome, outcome_detail
              FROM consents WHERE mission_id = ?1 ORDER BY at_millis, consent_id",
         )?;
         let rows = statement.query_map([mission_id], consent_row)?;
@@ -185,7 +188,8 @@ impl<'a> Reader<'a> {
 
     pub fn consent(&self, consent_id: &str) -> Result<Option<ConsentRow>, StoreError> {
         let mut statement = self.connection.prepare_cached(
-            "SELECT consent_id, mission_id, subject, digest, actor, decision, detail, at_millis
+            "SELECT consent_id, mission_id, subject, digest, actor, decision, detail, at_millis,
+                    outcome, outcome_detail
              FROM consents WHERE consent_id = ?1",
         )?;
         Ok(statement.query_row([consent_id], consent_row).optional()?)
@@ -335,8 +339,9 @@ impl<'a> Writer<'a> {
 
     fn insert_consent_sql(&self, consent: &ConsentRow) -> Result<(), StoreError> {
         let mut statement = self.connection.prepare_cached(
-            "INSERT INTO consents (consent_id, mission_id, subject, digest, actor, decision, detail, at_millis)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            "INSERT INTO consents (consent_id, mission_id, subject, digest, actor, decision, detail, at_millis,
+                                   outcome, outcome_detail)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )?;
         statement.execute(params![
             consent.consent_id,
@@ -346,9 +351,24 @@ impl<'a> Writer<'a> {
             consent.actor,
             consent.decision,
             consent.detail,
-            consent.at_millis as i64
+            consent.at_millis as i64,
+            consent.outcome,
+            consent.outcome_detail
         ])?;
         Ok(())
+    }
+
+    fn settle_consent_sql(
+        &self,
+        consent_id: &str,
+        outcome: &str,
+        detail: &str,
+    ) -> Result<bool, StoreError> {
+        let mut statement = self.connection.prepare_cached(
+            "UPDATE consents SET outcome = ?2, outcome_detail = ?3
+             WHERE consent_id = ?1 AND outcome = 'pending'",
+        )?;
+        Ok(statement.execute(params![consent_id, outcome, detail])? == 1)
     }
 
     fn put_blob_sql(
@@ -416,6 +436,17 @@ impl<'a> Writer<'a> {
 
     pub fn insert_consent(&self, consent: &ConsentRow) -> Result<(), StoreError> {
         self.noted(self.insert_consent_sql(consent))
+    }
+
+    /// Records what became of a pending consent's action (`performed` or `failed`); false
+    /// when the consent is not pending.
+    pub fn settle_consent(
+        &self,
+        consent_id: &str,
+        outcome: &str,
+        detail: &str,
+    ) -> Result<bool, StoreError> {
+        self.noted(self.settle_consent_sql(consent_id, outcome, detail))
     }
 
     /// Stores a content-addressed blob; storing the same digest again is a no-op.

@@ -103,6 +103,13 @@ pub const MIGRATIONS: &[&str] = &[
     DROP TABLE events;
     ALTER TABLE events_v3 RENAME TO events;
     "#,
+    // 4: what became of a consent. A consent is recorded before the action it approves is
+    // carried out (the action names it); the outcome says whether that action was then
+    // performed or failed. Rows from before this migration say `unrecorded`.
+    r#"
+    ALTER TABLE consents ADD COLUMN outcome TEXT NOT NULL DEFAULT 'unrecorded';
+    ALTER TABLE consents ADD COLUMN outcome_detail TEXT;
+    "#,
 ];
 
 /// Brings the database up to the newest schema, or refuses a newer one.

@@ -64,4 +64,9 @@ pub struct ConsentRow {
     pub decision: String,
     pub detail: String,
     pub at_millis: u64,
+    /// `denied`, `pending` (approved, the action not yet carried out), `performed` or
+    /// `failed`; `unrecorded` for consents stored before outcomes were kept.
+    pub outcome: String,
+    /// What the action did, or why it failed.
+    pub outcome_detail: Option<String>,
 }

@@ -12,7 +12,7 @@ use nagi_schema::results::ResponseResult;
 use super::Peer;
 use super::missions::{load_existing, view};
 use crate::clock::now_millis;
-use crate::consent::{self, peer::check_consent_peer, preview};
+use crate::consent::{self, peer::ConsentVerdict, preview};
 use crate::engine::Engine;
 use crate::errors::EngineError;
 use crate::handoff::HandoffAuthority;
@@ -20,21 +20,24 @@ use crate::mission::model::SandboxGrant;
 use crate::mission::{MissionError, MissionEvent};
 use crate::runs::start::StartAuthority;
 
-fn forbid(engine: &Engine, peer: Peer) -> Result<(), EngineError> {
-    check_consent_peer(engine, peer).map_err(|refusal| {
-        MissionError::ConsentForbidden(format!("consent refused: {}", refusal.0)).into()
-    })
+fn forbid(peer: Peer) -> Result<(), EngineError> {
+    match peer.consent {
+        ConsentVerdict::Allowed => Ok(()),
+        ConsentVerdict::Refused(reason) => {
+            Err(MissionError::ConsentForbidden(format!("consent refused: {reason}")).into())
+        }
+    }
 }
 
-pub fn hello(engine: &Arc<Engine>, peer: Peer) -> ResponseResult {
-    match check_consent_peer(engine, peer) {
-        Ok(()) => ResponseResult::CockpitHello {
+pub fn hello(peer: Peer) -> ResponseResult {
+    match peer.consent {
+        ConsentVerdict::Allowed => ResponseResult::CockpitHello {
             consent_allowed: true,
             reason: None,
         },
-        Err(refusal) => ResponseResult::CockpitHello {
+        ConsentVerdict::Refused(reason) => ResponseResult::CockpitHello {
             consent_allowed: false,
-            reason: Some(refusal.0),
+            reason: Some(reason.to_string()),
         },
     }
 }
@@ -44,7 +47,7 @@ pub async fn preview(
     peer: Peer,
     params: CockpitPreviewParams,
 ) -> Result<ResponseResult, EngineError> {
-    forbid(engine, peer)?;
+    forbid(peer)?;
     Ok(ResponseResult::CockpitPreview {
         preview: preview::build(engine, &params.action).await?,
     })
@@ -69,7 +72,7 @@ pub async fn decide(
     peer: Peer,
     params: CockpitDecideParams,
 ) -> Result<ResponseResult, EngineError> {
-    forbid(engine, peer)?;
+    forbid(peer)?;
     let current = preview::build(engine, &params.action).await?;
     if current.digest != params.shown_digest {
         return Err(MissionError::ConsentStale(format!(
@@ -113,7 +116,17 @@ pub async fn decide(
         .recipe
         .as_ref()
         .map(|recipe| recipe.scope_digest.as_str());
-    let summary = perform(engine, &params.action, &consent_id, recipe_scope).await?;
+    let performed = perform(engine, &params.action, &consent_id, recipe_scope).await;
+    let settled = match &performed {
+        Ok(summary) => consent::settle(engine, &consent_id, Ok(summary)).await,
+        Err(error) => {
+            let (code, message) = crate::errors::wire_error(error);
+            let reason = format!("{}: {message}", code.as_str());
+            consent::settle(engine, &consent_id, Err(&reason)).await
+        }
+    };
+    let summary = performed?;
+    settled?;
     let mission = mission_id
         .as_deref()
         .and_then(|id| load_existing(engine, id).ok())

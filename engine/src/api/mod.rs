@@ -20,11 +20,13 @@ use serde_json::value::RawValue;
 use crate::engine::Engine;
 use crate::errors::EngineError;
 
-/// Who is on the other end of a connection.
+/// Who is on the other end of a connection, and whether it may grant consent (judged once,
+/// at accept: `consent::peer::judge_connection`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Peer {
     pub uid: u32,
     pub pid: Option<i32>,
+    pub consent: crate::consent::peer::ConsentVerdict,
 }
 
 /// What the connection does with a request.
@@ -157,7 +159,7 @@ pub async fn dispatch(
         "attention.get" => attention::get(engine, decode(params)?)?,
         "cockpit.hello" => {
             let _: nagi_schema::cockpit::CockpitHelloParams = decode(params)?;
-            cockpit::hello(engine, peer)
+            cockpit::hello(peer)
         }
         "cockpit.preview" => cockpit::preview(engine, peer, decode(params)?).await?,
         "cockpit.decide" => cockpit::decide(engine, peer, decode(params)?).await?,

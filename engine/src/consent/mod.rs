@@ -44,6 +44,11 @@ pub async fn record(
         decision: decision_text.into(),
         detail: detail.to_string(),
         at_millis: at,
+        outcome: match decision {
+            CockpitDecision::Approve => "pending".into(),
+            CockpitDecision::Deny => "denied".into(),
+        },
+        outcome_detail: None,
     };
     let mission_id = mission_id.map(str::to_string);
     let id = consent_id.clone();
@@ -68,4 +73,25 @@ pub async fn record(
         })
         .await?;
     Ok(consent_id)
+}
+
+/// Records what became of an approved consent's action: performed (with its summary) or
+/// failed (with the error a person was shown).
+pub async fn settle(
+    engine: &Arc<Engine>,
+    consent_id: &str,
+    outcome: Result<&str, &str>,
+) -> Result<(), EngineError> {
+    let (outcome, detail) = match outcome {
+        Ok(summary) => ("performed", summary.to_string()),
+        Err(reason) => ("failed", reason.to_string()),
+    };
+    let consent_id = consent_id.to_string();
+    engine
+        .missions
+        .transact(move |writer| {
+            writer.settle_consent(&consent_id, outcome, &detail)?;
+            Ok(())
+        })
+        .await
 }

@@ -1,17 +1,61 @@
-//! The authority rule (DESIGN §7): the server accepts a consent only from a peer that has
-//! the server's uid, is not a descendant of the server (the server is a subreaper, so no
-//! pane process can escape that by double-forking or `setsid`), and whose controlling
-//! terminal is not one of the server's managed PTYs.
+//! The authority rule: the server accepts a consent only on a connection whose connecting
+//! process has the server's uid, is not a descendant of the server (the server is a
+//! subreaper, so no pane process can escape that by double-forking or `setsid`), and whose
+//! controlling terminal is not one of the server's managed PTYs. The verdict is made when
+//! the connection is accepted and bound to it: a process that connects and then hands its
+//! socket to a child and exits leaves the child with its own (refused) verdict, and a peer
+//! already gone when it is judged is refused.
 
 use std::os::unix::fs::MetadataExt;
 
-use crate::api::Peer;
 use crate::engine::Engine;
-use crate::server::peer::is_descendant_of;
+use crate::server::peer::{PeerProcess, PeerProcessError, is_descendant_of};
 
-/// Why a peer may not grant consent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal(pub String);
+/// Whether a connection may grant consent, judged once when it is accepted and kept for
+/// its whole life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConsentVerdict {
+    Allowed,
+    Refused(RefusalReason),
+}
+
+/// Why a connection may not grant consent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefusalReason {
+    OtherUid { peer_uid: u32, server_uid: u32 },
+    /// The kernel named no process for the peer.
+    Unidentified,
+    /// The process that connected had exited before it could be judged (its socket may
+    /// live on in a process it started).
+    Gone,
+    Descendant,
+    ManagedTerminal,
+}
+
+impl std::fmt::Display for RefusalReason {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RefusalReason::OtherUid { peer_uid, server_uid } => write!(
+                formatter,
+                "the peer runs as uid {peer_uid}, not the server's uid {server_uid}"
+            ),
+            RefusalReason::Unidentified => {
+                formatter.write_str("the peer's process cannot be identified")
+            }
+            RefusalReason::Gone => formatter.write_str(
+                "the process that opened this connection exited before it could be judged; \
+                 consent must come from a connection opened by a person's own cockpit",
+            ),
+            RefusalReason::Descendant => formatter.write_str(
+                "the peer is a process the nagi server started (a managed pane, a provider, a check or one of \
+                 their descendants); consent must come from a person's own terminal",
+            ),
+            RefusalReason::ManagedTerminal => formatter.write_str(
+                "the peer's terminal is a managed pane of this server; run the cockpit in your own terminal",
+            ),
+        }
+    }
+}
 
 /// The controlling terminal of `pid` as (major, minor), from `/proc/<pid>/stat` field 7.
 fn controlling_terminal(pid: i32) -> Option<(u32, u32)> {
@@ -45,29 +89,44 @@ fn managed_terminals(engine: &Engine) -> Vec<(u32, u32)> {
         .collect()
 }
 
-pub fn check_consent_peer(engine: &Engine, peer: Peer) -> Result<(), Refusal> {
-    if peer.uid != engine.server_uid {
-        return Err(Refusal(format!(
-            "the peer runs as uid {}, not the server's uid {}",
-            peer.uid, engine.server_uid
-        )));
+/// Judges the process that opened a connection, at accept. The pidfd taken first keeps
+/// naming that process, so the `/proc` reads below cannot be about a recycled pid unless
+/// the process has exited, which the final check refuses.
+pub fn judge_connection(
+    engine: &Engine,
+    peer_uid: u32,
+    process: Result<PeerProcess, PeerProcessError>,
+) -> ConsentVerdict {
+    let refused = ConsentVerdict::Refused;
+    if peer_uid != engine.server_uid {
+        return refused(RefusalReason::OtherUid {
+            peer_uid,
+            server_uid: engine.server_uid,
+        });
     }
-    let Some(pid) = peer.pid else {
-        return Err(Refusal("the peer's process cannot be identified".into()));
+    let process = match process {
+        Ok(process) => process,
+        Err(PeerProcessError::Gone) => return refused(RefusalReason::Gone),
+        Err(PeerProcessError::Unidentified) => return refused(RefusalReason::Unidentified),
     };
-    if is_descendant_of(pid, engine.server_pid as i32) {
-        return Err(Refusal(
-            "the peer is a process the nagi server started (a managed pane, a provider, a check or one of their \
-             descendants); consent must come from a person's own terminal"
-                .into(),
-        ));
+    if process.has_exited() {
+        return refused(RefusalReason::Gone);
     }
-    if let Some(terminal) = controlling_terminal(pid)
+    let pid = process.pid();
+    if is_descendant_of(pid, engine.server_pid as i32) {
+        return refused(RefusalReason::Descendant);
+    }
+    let terminal = controlling_terminal(pid);
+    // Exited while being judged: what was read may describe a dead process, or nothing.
+    if process.has_exited() {
+        return refused(RefusalReason::Gone);
+    }
+    if let Some(terminal) = terminal
         && managed_terminals(engine).contains(&terminal)
     {
-        return Err(Refusal("the peer's terminal is a managed pane of this server; run the cockpit in your own terminal".into()));
+        return refused(RefusalReason::ManagedTerminal);
     }
-    Ok(())
+    ConsentVerdict::Allowed
 }
 
 #[cfg(test)]

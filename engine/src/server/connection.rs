@@ -16,7 +16,11 @@ use tokio::io::{AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
+use std::os::fd::AsRawFd;
+
 use super::framing::{Frame, LineReader};
+use super::peer::PeerProcess;
+use crate::consent::peer::judge_connection;
 use super::live_events::{self, LiveEvents};
 use super::reply_poll::{ConnectionPoll, ReplyPolling, Serving};
 use crate::api::{self, Peer, Reply};
@@ -68,14 +72,22 @@ fn result_line(id: &str, result: &ResponseResult) -> String {
 
 pub async fn serve_connection(engine: Arc<Engine>, stream: UnixStream, polling: &ReplyPolling) {
     let credentials = stream.peer_cred();
+    // The consent verdict is taken now, from a pidfd of the connecting process, and never
+    // again: a socket passed on to another process keeps the verdict of the one that
+    // connected, and a process gone by now is refused.
+    let verdict = credentials.as_ref().ok().map(|credentials| {
+        let process = PeerProcess::of_socket(stream.as_raw_fd(), credentials.pid());
+        judge_connection(&engine, credentials.uid(), process)
+    });
     let (read_half, write_half) = stream.into_split();
     let mut output: Output = BufWriter::with_capacity(64 * 1024, write_half);
-    let peer = match credentials {
-        Ok(credentials) if credentials.uid() == engine.server_uid => Peer {
+    let peer = match (credentials, verdict) {
+        (Ok(credentials), Some(consent)) if credentials.uid() == engine.server_uid => Peer {
             uid: credentials.uid(),
             pid: credentials.pid(),
+            consent,
         },
-        Ok(credentials) => {
+        (Ok(credentials), _) => {
             let error = EngineError::PermissionDenied(format!(
                 "this nagi server belongs to uid {}; uid {} may not use it",
                 engine.server_uid,
@@ -85,7 +97,7 @@ pub async fn serve_connection(engine: Arc<Engine>, stream: UnixStream, polling: 
             let _ = output.flush().await;
             return;
         }
-        Err(error) => {
+        (Err(error), _) => {
             tracing::warn!(%error, "cannot read peer credentials; closing the connection");
             return;
         }

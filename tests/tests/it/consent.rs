@@ -417,3 +417,75 @@ fn a_process_in_a_managed_pane_cannot_consent_even_after_double_forking_and_sets
     );
     assert!(consent_rows(&s.env).is_empty());
 }
+
+/// The race of the security review: a process in a pane connects, forks a grandchild that
+/// inherits the connected socket, and exits; the grandchild asks for consent later, when
+/// the process that connected is gone and its `/proc` entry no longer says where it came
+/// from. The verdict belongs to the connection, taken when it was accepted.
+#[test]
+fn a_socket_handed_down_by_a_pane_process_that_exited_cannot_consent() {
+    let s = session(json!([{"text": "x"}]), command_check());
+    let action = json!({"kind": "start_run", "mission_id": "m1", "run_id": "r1", "provider": "claude_code", "write_scope": true});
+    for ping_first in [false, true] {
+        // With `ping_first`, the server has surely accepted (and judged) the connection
+        // while the connecting process was alive; without it, the process may be gone
+        // before the accept.
+        let first = if ping_first { "call('ping', {})\n" } else { "" };
+        let handed_down = forge_from_pane(
+            &s.env,
+            &format!(
+                "import signal, time\naction = json.loads(r'''{action}''')\npid = os.fork()\nif pid: os.waitpid(pid, 0); sys.exit(0)\n\
+                 s = socket.socket(socket.AF_UNIX); s.connect(os.environ['NAGI_SOCKET_PATH']); f = s.makefile('rwb')\n{first}\
+                 if os.fork(): os._exit(0)\n\
+                 signal.signal(signal.SIGHUP, signal.SIG_IGN)\n\
+                 time.sleep(1)\n\
+                 out = open(sys.argv[1], 'w'); out.write(call('cockpit.hello', {{}})); out.write(call('cockpit.preview', {{'action': action}}));\n\
+                 out.write(call('cockpit.decide', {{'action': action, 'shown_digest': '0'*64, 'decision': 'approve'}})); out.write('DONE'); out.close()"
+            ),
+        );
+        assert!(
+            handed_down.contains("\"consent_allowed\":false"),
+            "ping first: {ping_first}: {handed_down}"
+        );
+        assert_eq!(
+            handed_down.matches("consent_forbidden").count(),
+            2,
+            "ping first: {ping_first}: {handed_down}"
+        );
+    }
+    assert_eq!(
+        s.env.ok("mission.get", json!({"mission_id": "m1"}))["mission"]["status"],
+        "draft"
+    );
+    assert!(consent_rows(&s.env).is_empty());
+}
+
+/// A consent is recorded before its action runs (the action names it); when the action
+/// then fails, the record says so instead of standing as an approval of something that
+/// never happened.
+#[test]
+fn an_approved_action_that_fails_is_recorded_as_failed() {
+    let s = session(json!([{"text": "x"}]), command_check());
+    // m2 has no frozen closure plan, so a start is refused after the consent is given.
+    s.env
+        .ok("mission.create", create_params("m2", &s.repo.path_text()));
+    let action = json!({"kind": "start_run", "mission_id": "m2", "run_id": "r1", "provider": "codex", "write_scope": false});
+    let shown = preview(&s.env, &action);
+    let decided = decide(&s.env, &action, &shown["digest"], "approve");
+    let code = decided["error"]["code"].as_str().unwrap_or_default().to_string();
+    assert!(!code.is_empty(), "the start must fail: {decided}");
+    let connection = rusqlite::Connection::open_with_flags(
+        s.env.database_path(),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let (decision, outcome, detail): (String, String, String) = connection
+        .query_row(
+            "SELECT decision, outcome, outcome_detail FROM consents",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!((decision.as_str(), outcome.as_str()), ("approve", "failed"));
+    assert!(detail.starts_with(&code), "{detail} names the error {code}");
+}
