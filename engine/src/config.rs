@@ -12,6 +12,7 @@
 //!
 //! [sandbox]
 //! landlock = true                      # confine read-only runs when the kernel can
+//! writable = ["/home/me/.cache/my-agent"]  # more folders a confined provider may write
 //!
 //! [server]
 //! reply_poll_microseconds = 100        # poll a prompt client's socket after a reply; 0 = off
@@ -57,6 +58,12 @@ pub struct SandboxConfig {
     /// guard, which still raises a security warning on any change.
     #[serde(default = "default_true")]
     pub landlock: bool,
+    /// More folders a confined read-only provider may write, beside its vendor's own state
+    /// folders and its scratch folder (an ACP agent's cache, say). Absolute paths; a folder
+    /// that holds or lies inside nagi's config or data folders, or the worktree, is never
+    /// granted.
+    #[serde(default)]
+    pub writable: Vec<PathBuf>,
 }
 
 fn default_true() -> bool {
@@ -65,7 +72,10 @@ fn default_true() -> bool {
 
 impl Default for SandboxConfig {
     fn default() -> Self {
-        SandboxConfig { landlock: true }
+        SandboxConfig {
+            landlock: true,
+            writable: Vec::new(),
+        }
     }
 }
 
@@ -146,6 +156,17 @@ impl UserConfig {
             return Err(format!(
                 "server.reply_poll_microseconds is {}; the limit is {MAX_REPLY_POLL_MICROSECONDS} (0 turns polling off)",
                 self.server.reply_poll_microseconds
+            ));
+        }
+        if let Some(relative) = self
+            .sandbox
+            .writable
+            .iter()
+            .find(|path| !path.is_absolute())
+        {
+            return Err(format!(
+                "sandbox.writable names {}, which is not an absolute path",
+                relative.display()
             ));
         }
         let entries = [

@@ -67,6 +67,17 @@ impl SessionPaths {
     }
 }
 
+/// An id as one path segment: `.` and `..` (which the id rule refuses, but a stored id from
+/// before that rule may still be one) become `%2E` and `%2E%2E`, so no id names a folder
+/// above the one it is joined to. The id rule allows no `/`.
+pub fn path_segment(id: &str) -> String {
+    match id {
+        "." => "%2E".into(),
+        ".." => "%2E%2E".into(),
+        other => other.replace('/', "%2F"),
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PathError {
     #[error(

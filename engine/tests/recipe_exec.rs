@@ -320,8 +320,10 @@ async fn setup_runs_in_the_worktree_with_markers_and_shows_in_the_project_pane()
     assert!(environment.contains("NAGI_RUN_ID=r1"), "{environment}");
     assert!(
         environment.contains(&format!(
-            "NAGI_SESSION_DIR={}",
-            session.engine.config.paths.data_dir.display()
+            "NAGI_SESSION_MARKER={}",
+            nagi_engine::runs::leftovers::session_marker_value(
+                &session.engine.config.paths.data_dir
+            )
         )),
         "{environment}"
     );
@@ -424,7 +426,7 @@ async fn a_service_serving_http_on_its_port_becomes_healthy_with_its_markers() {
     assert!(
         !environ
             .iter()
-            .any(|entry| entry.starts_with("NAGI_SESSION_DIR=")),
+            .any(|entry| entry.starts_with("NAGI_SESSION_MARKER=")),
         "services must survive leftover cleanup"
     );
     let lease = &session.leases("r1")[0];

@@ -96,6 +96,16 @@ impl ProviderProcess {
     ) -> Result<(ProviderProcess, ProviderPipes), LaunchError> {
         let program_text = config.program.display().to_string();
         let mut command = Command::new(&config.program);
+        // nagi's own variables (its socket, config dir, session) are not the provider's
+        // business: they would tell it where the server keeps its state. Only what the
+        // engine passes in `env` reaches it.
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("NAGI_")
+                && !config.env.contains_key(&*name.to_string_lossy())
+            {
+                command.env_remove(&name);
+            }
+        }
         command
             .args(&config.args)
             .envs(&config.env)

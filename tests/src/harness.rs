@@ -474,3 +474,49 @@ pub fn log_entries(path: &std::path::Path) -> Vec<serde_json::Value> {
         .filter_map(|line| serde_json::from_str(line).ok())
         .collect()
 }
+
+/// The `NAGI_SESSION_MARKER=…` environment entry that every process a server of
+/// `session_dir` starts carries (the first 32 hex digits of the sha256 of the directory's
+/// path), by which a restarted server finds leftovers.
+pub fn session_marker_entry(session_dir: &Path) -> String {
+    use sha2::Digest;
+    use std::os::unix::ffi::OsStrExt;
+    let digest = sha2::Sha256::digest(session_dir.as_os_str().as_bytes());
+    format!("NAGI_SESSION_MARKER={}", hex::encode(&digest[..16]))
+}
+
+/// A test cannot run because something it needs is missing (a tool, root, a kernel
+/// feature). Under CI (`CI=true`) the test fails with `reason`, so a green CI never hides
+/// a test that did not run. Elsewhere the reason is printed and appended to the file named
+/// by `NAGI_SKIP_LOG` (where `.ci/test` collects the skips), and the caller returns.
+pub fn missing_prerequisite(test: &str, reason: &str) {
+    if std::env::var("CI").is_ok_and(|value| value == "true" || value == "1") {
+        panic!("{test} cannot run under CI: {reason}");
+    }
+    eprintln!("skipped: {test}: {reason}");
+    if let Some(log) = std::env::var_os("NAGI_SKIP_LOG") {
+        use std::io::Write;
+        if let Ok(mut file) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+        {
+            let _ = writeln!(file, "{test}: {reason}");
+        }
+    }
+}
+
+/// Where a fake provider of `env` logs (`NAGI_FAKE_LOG`): a folder that the config of
+/// [`fake_sandbox_section`] lets a confined read-only fake write, since nothing else of
+/// the test's home is writable to it.
+pub fn fake_log_path(env: &TestEnv) -> PathBuf {
+    let folder = env.root().join("fake-logs");
+    std::fs::create_dir_all(&folder).unwrap();
+    folder.join("fake.log")
+}
+
+/// The `[sandbox]` section that grants confined fakes their log folder.
+pub fn fake_sandbox_section(env: &TestEnv) -> String {
+    let folder = fake_log_path(env).parent().unwrap().display().to_string();
+    format!("[sandbox]\nwritable = [{}]\n", toml_string(&folder))
+}

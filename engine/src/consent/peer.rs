@@ -22,7 +22,10 @@ pub enum ConsentVerdict {
 /// Why a connection may not grant consent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RefusalReason {
-    OtherUid { peer_uid: u32, server_uid: u32 },
+    OtherUid {
+        peer_uid: u32,
+        server_uid: u32,
+    },
     /// The kernel named no process for the peer.
     Unidentified,
     /// The process that connected had exited before it could be judged (its socket may

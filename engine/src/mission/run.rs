@@ -45,7 +45,9 @@ pub fn check_run_id_shape(run_id: &str) -> Result<(), MissionError> {
             "run_id must be 1 to {MAX_ID_BYTES} bytes and not blank"
         )));
     }
-    Ok(())
+    // The contract's ID rule (`invalid_mission`, as the run's other fields): a run id
+    // names the run's transcript and scratch folder, so it is checked before either exists.
+    super::validate::check_id("run_id", run_id).map_err(MissionError::InvalidMission)
 }
 
 /// Steps 9–10 of §2.5 on the stored mission: whether a run may start now.

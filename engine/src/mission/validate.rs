@@ -17,9 +17,12 @@ pub const MAX_ARTIFACTS: usize = 32;
 pub const MAX_REVIEWERS: usize = 32;
 pub const MAX_COVERED: usize = 32;
 
-/// The ID rule: 1–128 bytes of `A–Z a–z 0–9 _ . : -`.
+/// The ID rule: 1–128 bytes of `A–Z a–z 0–9 _ . : -`, and not `.` or `..` (ids name
+/// files and folders: transcripts, a run's scratch dir).
 pub fn id_is_valid(id: &str) -> bool {
     !id.is_empty()
+        && id != "."
+        && id != ".."
         && id.len() <= MAX_ID_BYTES
         && id
             .bytes()
@@ -31,6 +34,10 @@ pub fn check_id(field: &str, id: &str) -> Result<(), String> {
         Ok(())
     } else if id.is_empty() {
         Err(format!("{field} must not be empty"))
+    } else if id == "." || id == ".." {
+        Err(format!(
+            "{field} {id:?} is not an id: `.` and `..` name folders"
+        ))
     } else if id.len() > MAX_ID_BYTES {
         Err(format!(
             "{field} is {} bytes long; the limit is {MAX_ID_BYTES}",

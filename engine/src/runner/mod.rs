@@ -62,7 +62,7 @@ pub struct RunnerConfig {
     pub exit_grace: Duration,
     pub cancellation: Option<CancellationFlag>,
     /// Set in the check's environment on top of the allowlist: nagi's ownership markers
-    /// (`NAGI_SESSION_DIR`, `NAGI_RUN_ID`), by which a restarted server finds leftovers.
+    /// (`NAGI_SESSION_MARKER`, `NAGI_RUN_ID`), by which a restarted server finds leftovers.
     pub marker_environment: Vec<(OsString, OsString)>,
 }
 

@@ -246,7 +246,7 @@ async fn collect_and_seal(
     let markers = vec![
         (
             super::leftovers::SESSION_MARKER.into(),
-            engine.config.paths.data_dir.clone().into_os_string(),
+            super::leftovers::session_marker_value(&engine.config.paths.data_dir).into(),
         ),
         (super::leftovers::RUN_MARKER.into(), run_id.into()),
     ];

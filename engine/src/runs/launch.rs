@@ -2,7 +2,7 @@
 //! and environment, which sandbox, and which kernel confinement the run gets.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use nagi_providers::{Confinement, LaunchSpec, ProviderKind, Sandbox, Timeouts};
@@ -121,60 +121,100 @@ pub fn resolve_provider(
     })
 }
 
-/// Paths a confined read-only provider may write beneath. None of them may contain the
-/// worktree; when `/tmp` would, the run gets a private temp dir instead.
+/// A run's private scratch folder (its `TMPDIR`): under the server's temp dir, in a folder
+/// of the session named by its marker digest, never inside nagi's config or data folders,
+/// which no provider may write.
+pub fn run_scratch_dir(paths: &crate::paths::SessionPaths, run_id: &str) -> PathBuf {
+    let session = super::leftovers::session_marker_value(&paths.data_dir);
+    std::env::temp_dir()
+        .join(format!("nagi-run-{}", &session[..12]))
+        .join(crate::paths::path_segment(run_id))
+        .join("tmp")
+}
+
+/// The folders of the person's home where a vendor CLI keeps its own state (login, session
+/// files, caches), relative to HOME or to an XDG base folder. A confined provider may write
+/// these and nothing else of the home.
+fn vendor_state_paths(
+    provider: MissionProvider,
+    home: Option<&Path>,
+    variable: &dyn Fn(&str) -> Option<PathBuf>,
+) -> Vec<PathBuf> {
+    let under_home = |relative: &str| home.map(|home| home.join(relative));
+    let xdg = |name: &str, fallback: &str| variable(name).or_else(|| under_home(fallback));
+    let cache = xdg("XDG_CACHE_HOME", ".cache");
+    let data = xdg("XDG_DATA_HOME", ".local/share");
+    let state = xdg("XDG_STATE_HOME", ".local/state");
+    let config = xdg("XDG_CONFIG_HOME", ".config");
+    let mut paths: Vec<Option<PathBuf>> = Vec::new();
+    match provider {
+        MissionProvider::Codex => {
+            paths.push(variable("CODEX_HOME").or_else(|| under_home(".codex")));
+        }
+        MissionProvider::ClaudeCode => {
+            paths.push(variable("CLAUDE_CONFIG_DIR").or_else(|| under_home(".claude")));
+            paths.push(under_home(".claude.json"));
+            paths.push(under_home(".claude.json.backup"));
+            paths.push(cache.map(|dir| dir.join("claude-cli-nodejs")));
+            paths.push(data.map(|dir| dir.join("claude")));
+            paths.push(state.map(|dir| dir.join("claude")));
+        }
+        MissionProvider::OpenCode => {
+            for base in [cache, data, state, config] {
+                paths.push(base.map(|dir| dir.join("opencode")));
+            }
+        }
+        // Any ACP agent: its caches and data, not the config folder (nagi's own config
+        // lives there by default) and not the home itself.
+        MissionProvider::Acp => paths.extend([cache, data, state]),
+    }
+    paths.into_iter().flatten().collect()
+}
+
+/// Paths a confined read-only provider may write beneath: `/dev`, its scratch folder,
+/// `/tmp` when it holds none of the protected folders, and its vendor's state folders.
+/// No path that contains or lies inside the worktree or a protected folder (nagi's config
+/// and data folders) is ever granted: Landlock grants by folder, so a grant of a parent
+/// would reach them.
 fn writable_paths(
+    provider: MissionProvider,
     worktree: &Path,
     private_tmp: &Path,
     env: &BTreeMap<String, String>,
+    extra: &[PathBuf],
+    protected: &[PathBuf],
 ) -> Vec<PathBuf> {
+    let variable = |name: &str| {
+        env.get(name)
+            .cloned()
+            .or_else(|| std::env::var(name).ok())
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+    };
+    let home = variable("HOME");
     let mut candidates: Vec<PathBuf> = vec![
         PathBuf::from("/dev"),
         PathBuf::from("/tmp"),
         private_tmp.to_path_buf(),
     ];
-    let home = env
-        .get("HOME")
-        .cloned()
-        .or_else(|| std::env::var("HOME").ok());
-    if let Some(home) = &home {
-        let home = PathBuf::from(home);
-        candidates.push(home.clone());
-        for state_dir in [
-            ".codex",
-            ".claude",
-            ".claude.json",
-            ".config",
-            ".local",
-            ".cache",
-            ".npm",
-            ".opencode",
-        ] {
-            candidates.push(home.join(state_dir));
-        }
-    }
-    for name in [
-        "CODEX_HOME",
-        "CLAUDE_CONFIG_DIR",
-        "XDG_CONFIG_HOME",
-        "XDG_DATA_HOME",
-        "XDG_CACHE_HOME",
-        "XDG_STATE_HOME",
-        "TMPDIR",
-    ] {
-        if let Some(value) = env.get(name).cloned().or_else(|| std::env::var(name).ok()) {
-            candidates.push(PathBuf::from(value));
-        }
-    }
+    candidates.extend(variable("TMPDIR"));
+    candidates.extend(vendor_state_paths(provider, home.as_deref(), &variable));
+    candidates.extend(extra.iter().cloned());
+    let mut fenced: Vec<PathBuf> = vec![worktree.to_path_buf()];
+    fenced.extend(
+        protected
+            .iter()
+            .map(|path| std::fs::canonicalize(path).unwrap_or_else(|_| path.clone())),
+    );
     let mut writable = Vec::new();
     for candidate in candidates {
         let Ok(canonical) = std::fs::canonicalize(&candidate) else {
             continue;
         };
-        if worktree.starts_with(&canonical) || canonical.starts_with(worktree) {
-            continue;
-        }
-        if !writable.contains(&canonical) {
+        let overlaps = fenced
+            .iter()
+            .any(|fence| fence.starts_with(&canonical) || canonical.starts_with(fence));
+        if !overlaps && !writable.contains(&canonical) {
             writable.push(canonical);
         }
     }
@@ -198,6 +238,8 @@ pub struct LaunchInputs<'a> {
     pub initial_input: Option<String>,
     /// A private temp dir for this run.
     pub private_tmp: PathBuf,
+    /// Folders no provider may write or learn of: nagi's config and data folders.
+    pub protected: Vec<PathBuf>,
 }
 
 /// Whether the provider still works inside our Landlock domain. Codex's own read-only sandbox
@@ -211,6 +253,23 @@ fn kernel_confinement_compatible(provider: MissionProvider) -> bool {
     provider != MissionProvider::Codex
 }
 
+/// The Landlock ABI a run of `provider` with `sandbox` is confined with, or `None` when the
+/// kernel does not keep it from writing the worktree (write scope, Codex, Landlock turned
+/// off in the config or missing from the kernel).
+pub fn landlock_version_for(
+    config: &EngineConfig,
+    provider: MissionProvider,
+    sandbox: SandboxGrant,
+) -> Option<u32> {
+    if sandbox != SandboxGrant::ReadOnly
+        || !config.user.sandbox.landlock
+        || !kernel_confinement_compatible(provider)
+    {
+        return None;
+    }
+    nagi_providers::landlock_abi_version()
+}
+
 pub fn plan_launch(inputs: LaunchInputs<'_>) -> LaunchPlan {
     let LaunchInputs {
         config,
@@ -221,13 +280,16 @@ pub fn plan_launch(inputs: LaunchInputs<'_>) -> LaunchPlan {
         resume_session_id,
         initial_input,
         private_tmp,
+        protected,
     } = inputs;
     let mut env = resolved.env.clone();
-    let _ = std::fs::create_dir_all(&private_tmp);
-    let tmp_contains_worktree = std::fs::canonicalize("/tmp")
-        .map(|tmp| worktree.starts_with(tmp))
-        .unwrap_or(false);
-    if tmp_contains_worktree && !env.contains_key("TMPDIR") {
+    let _ = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&private_tmp);
+    // Every run gets its own temp folder: `/tmp` may hold nagi's folders or the worktree
+    // (then it is not writable at all), and a shared one would mix runs.
+    if !env.contains_key("TMPDIR") {
         env.insert("TMPDIR".into(), private_tmp.display().to_string());
     }
     let (sandbox, confinement, enforcement) = match sandbox {
@@ -235,14 +297,19 @@ pub fn plan_launch(inputs: LaunchInputs<'_>) -> LaunchPlan {
             (Sandbox::WorkspaceWrite, None, "workspace_write".to_string())
         }
         SandboxGrant::ReadOnly => {
-            match nagi_providers::landlock_abi_version()
-                .filter(|_| config.user.sandbox.landlock && kernel_confinement_compatible(provider))
-            {
+            match landlock_version_for(config, provider, SandboxGrant::ReadOnly) {
                 Some(version) => (
                     Sandbox::ReadOnly,
                     Some(Confinement {
                         read_paths: vec![PathBuf::from("/")],
-                        write_paths: writable_paths(worktree, &private_tmp, &env),
+                        write_paths: writable_paths(
+                            provider,
+                            worktree,
+                            &private_tmp,
+                            &env,
+                            &config.user.sandbox.writable,
+                            &protected,
+                        ),
                     }),
                     format!("provider_sandbox+landlock_v{version}+workspace_digest"),
                 ),
@@ -285,7 +352,7 @@ mod tests {
         let paths = crate::paths::SessionPaths {
             config_dir: config_dir.clone(),
             socket_path: config_dir.join("nagi.sock"),
-            data_dir: config_dir,
+            data_dir: config_dir.clone(),
             session_name: None,
         };
         let config = EngineConfig::new(paths, Default::default());
@@ -304,6 +371,7 @@ mod tests {
                 resume_session_id: None,
                 initial_input: None,
                 private_tmp: root.join("tmp"),
+                protected: vec![config_dir.clone()],
             })
         };
         let codex = plan_for(MissionProvider::Codex);
@@ -329,11 +397,106 @@ mod tests {
         let private_tmp = std::fs::canonicalize(dir.path()).unwrap();
         let mut env = BTreeMap::new();
         env.insert("HOME".to_string(), private_tmp.display().to_string());
-        let writable = writable_paths(&worktree, &private_tmp.join("tmp-run"), &env);
+        for provider in [
+            MissionProvider::Codex,
+            MissionProvider::ClaudeCode,
+            MissionProvider::OpenCode,
+            MissionProvider::Acp,
+        ] {
+            let writable = writable_paths(
+                provider,
+                &worktree,
+                &private_tmp.join("tmp-run"),
+                &env,
+                &[],
+                &[],
+            );
+            assert!(
+                writable.iter().all(|path| !worktree.starts_with(path)),
+                "{writable:?}"
+            );
+            assert!(writable.contains(&PathBuf::from("/dev")));
+        }
+    }
+
+    /// The security review's finding: HOME, `~/.config` and the XDG folders were writable,
+    /// and nagi's database and config lie inside them. Only the vendor's own state folders
+    /// of the home are granted now, and never one that holds nagi's folders.
+    #[test]
+    fn a_read_only_provider_can_write_neither_the_home_nor_nagis_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(dir.path()).unwrap();
+        let nagi_config = home.join(".config").join("nagi");
+        let worktree = home.join("repo");
+        let scratch = home.join("scratch");
+        for folder in [
+            &nagi_config,
+            &worktree,
+            &scratch,
+            &home.join(".claude"),
+            &home.join(".codex"),
+            &home.join(".cache/opencode"),
+            &home.join(".local/share/opencode"),
+            &home.join(".config/opencode"),
+            &home.join(".local/share/agent"),
+        ] {
+            std::fs::create_dir_all(folder).unwrap();
+        }
+        std::fs::write(home.join(".claude.json"), "{}").unwrap();
+        let mut env = BTreeMap::new();
+        env.insert("HOME".to_string(), home.display().to_string());
+        for name in [
+            "XDG_CONFIG_HOME",
+            "XDG_DATA_HOME",
+            "XDG_CACHE_HOME",
+            "XDG_STATE_HOME",
+            "TMPDIR",
+            "CODEX_HOME",
+            "CLAUDE_CONFIG_DIR",
+        ] {
+            env.insert(name.to_string(), String::new());
+        }
+        let protected = [nagi_config.clone()];
+        let granted = |provider| {
+            writable_paths(
+                provider,
+                &worktree,
+                &scratch,
+                &env,
+                &[home.join(".config")],
+                &protected,
+            )
+        };
+        for provider in [
+            MissionProvider::Codex,
+            MissionProvider::ClaudeCode,
+            MissionProvider::OpenCode,
+            MissionProvider::Acp,
+        ] {
+            let writable = granted(provider);
+            for path in &writable {
+                assert!(
+                    !nagi_config.starts_with(path) && !path.starts_with(&nagi_config),
+                    "{provider:?} may write {path:?}, which reaches nagi's config {nagi_config:?}"
+                );
+                assert_ne!(path, &home, "{provider:?} may write all of HOME");
+            }
+            assert!(writable.contains(&scratch), "{provider:?}: {writable:?}");
+        }
+        let claude = granted(MissionProvider::ClaudeCode);
+        assert!(claude.contains(&home.join(".claude")), "{claude:?}");
+        assert!(claude.contains(&home.join(".claude.json")), "{claude:?}");
+        let opencode = granted(MissionProvider::OpenCode);
         assert!(
-            writable.iter().all(|path| !worktree.starts_with(path)),
-            "{writable:?}"
+            opencode.contains(&home.join(".local/share/opencode")),
+            "{opencode:?}"
         );
-        assert!(writable.contains(&PathBuf::from("/dev")));
+        // `~/.config/opencode` lies beside nagi's config folder, not above it.
+        assert!(
+            opencode.contains(&home.join(".config/opencode")),
+            "{opencode:?}"
+        );
+        // A configured folder that holds nagi's config is not granted.
+        assert!(!opencode.contains(&home.join(".config")), "{opencode:?}");
     }
 }

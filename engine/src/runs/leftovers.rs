@@ -1,8 +1,9 @@
 //! Processes a previous server of this session left behind.
 //!
 //! Every process the server starts for a run — the provider, its descendants, check
-//! commands, the transcript pane's follower — carries `NAGI_SESSION_DIR=<session dir>` in
-//! its environment, and descendants inherit it however they detach. A server that died
+//! commands, the transcript pane's follower — carries `NAGI_SESSION_MARKER=<digest of the
+//! session dir>` in its environment (a digest, so that no process the server starts is
+//! told where nagi keeps its database and config), and descendants inherit it however they detach. A server that died
 //! (SIGKILL, crash, power loss) cannot end them itself; the next server of the same
 //! session finds them by that marker at start-up, before it launches anything, and ends
 //! them, so no orphan survives a restart.
@@ -10,7 +11,16 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-pub const SESSION_MARKER: &str = "NAGI_SESSION_DIR";
+pub const SESSION_MARKER: &str = "NAGI_SESSION_MARKER";
+
+/// The value of [`SESSION_MARKER`] for a session: the first 32 hex digits of the sha256 of
+/// its directory's path.
+pub fn session_marker_value(session_dir: &Path) -> String {
+    use sha2::Digest;
+    use std::os::unix::ffi::OsStrExt;
+    let digest = sha2::Sha256::digest(session_dir.as_os_str().as_bytes());
+    hex::encode(&digest[..16])
+}
 pub const RUN_MARKER: &str = "NAGI_RUN_ID";
 
 fn environment_has(pid: i32, needle: &[u8]) -> bool {
@@ -24,7 +34,7 @@ fn environment_has(pid: i32, needle: &[u8]) -> bool {
 
 /// Pids of processes (other than this one) that carry this session's marker.
 pub fn marked_processes(session_dir: &Path) -> Vec<i32> {
-    let needle = format!("{SESSION_MARKER}={}", session_dir.display()).into_bytes();
+    let needle = format!("{SESSION_MARKER}={}", session_marker_value(session_dir)).into_bytes();
     let me = std::process::id() as i32;
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();

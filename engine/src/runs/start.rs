@@ -10,7 +10,7 @@ use nagi_schema::results::ResponseResult;
 use nagi_store::ClaimRow;
 
 use super::claims::{ClaimLockError, release_claim};
-use super::launch::{LaunchInputs, plan_launch, resolve_provider};
+use super::launch::{LaunchInputs, landlock_version_for, plan_launch, resolve_provider};
 use super::registry::LiveRun;
 use super::supervisor::{RunContext, StartDigest, commit, spawn_supervisor};
 use super::transcript::Transcript;
@@ -126,7 +126,13 @@ pub async fn start(
     // supervisor that acts on its reports exists only once the commit has returned; a
     // failed commit ends it. A run that executes the project recipe starts its provider
     // only once the services are up.
-    let early_spawn = (!params.execute_project_recipe).then(|| {
+    // A read-only run the kernel does not confine (Codex, or Landlock off) could write during
+    // its start-up, so its provider starts only after the workspace's "before" picture is
+    // taken, in `launch_run`.
+    let (sandbox, _) = granted_sandbox(&authority);
+    let guarded_before_start = sandbox == SandboxGrant::ReadOnly
+        && landlock_version_for(&engine.config, params.provider, sandbox).is_none();
+    let early_spawn = (!params.execute_project_recipe && !guarded_before_start).then(|| {
         let engine = engine.clone();
         let spawn = ProviderSpawn {
             run_id: params.run_id.clone(),
@@ -402,13 +408,7 @@ pub fn spawn_provider(
     engine: &Engine,
     spawn: ProviderSpawn,
 ) -> Result<SpawnedProvider, EngineError> {
-    let private_tmp = engine
-        .config
-        .paths
-        .data_dir
-        .join("runs")
-        .join(&spawn.run_id)
-        .join("tmp");
+    let private_tmp = super::launch::run_scratch_dir(&engine.config.paths, &spawn.run_id);
     let mut plan = plan_launch(LaunchInputs {
         config: &engine.config,
         provider: spawn.provider,
@@ -418,10 +418,14 @@ pub fn spawn_provider(
         resume_session_id: spawn.resume_session_id,
         initial_input: None,
         private_tmp,
+        protected: vec![
+            engine.config.paths.config_dir.clone(),
+            engine.config.paths.data_dir.clone(),
+        ],
     });
     plan.spec.env.insert(
         super::leftovers::SESSION_MARKER.into(),
-        engine.config.paths.data_dir.display().to_string(),
+        super::leftovers::session_marker_value(&engine.config.paths.data_dir),
     );
     plan.spec
         .env
@@ -442,8 +446,8 @@ pub fn transcript_path(engine: &Engine, mission_id: &str, run_id: &str) -> PathB
         .config
         .paths
         .transcript_dir()
-        .join(mission_id)
-        .join(format!("{run_id}.log"))
+        .join(crate::paths::path_segment(mission_id))
+        .join(format!("{}.log", crate::paths::path_segment(run_id)))
 }
 
 fn provider_label(provider: MissionProvider) -> &'static str {
@@ -485,6 +489,15 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
             "fresh session"
         }
     ));
+    let baseline = read_only_baseline(
+        engine,
+        &mission_id,
+        &run,
+        recovered,
+        early_provider.is_some(),
+        &transcript,
+    )
+    .await?;
     let spawned = match early_provider {
         Some(spawned) => spawned,
         None => {
@@ -546,11 +559,9 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
     let settled_early = tokio::time::timeout(FINGERPRINT_START_WAIT, session_settled.notified())
         .await
         .is_ok();
-    let digest_scan = match run.sandbox {
-        SandboxGrant::ReadOnly => {
-            Some(fingerprint_in_background(PathBuf::from(&run.worktree_path)))
-        }
-        SandboxGrant::WorkspaceWrite => None,
+    let digest_scan = match &baseline {
+        Baseline::DuringStart => Some(fingerprint_in_background(PathBuf::from(&run.worktree_path))),
+        Baseline::Unguarded | Baseline::Known(_) => None,
     };
     // The pane only shows the transcript. It opens once the session is bound (or after
     // PANE_AFTER_BIND_WAIT at most), on a blocking thread: opening a PTY forks this
@@ -583,7 +594,7 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         ]),
         env: [(
             super::leftovers::SESSION_MARKER.to_string(),
-            engine.config.paths.data_dir.display().to_string(),
+            super::leftovers::session_marker_value(&engine.config.paths.data_dir),
         )]
         .into_iter()
         .collect(),
@@ -604,26 +615,16 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         }
     };
     let pane_id = pane.2.pane_id.clone();
-    let digest = match digest_scan {
-        None => None,
-        Some(scan) => {
-            match scan
-                .await
-                .map_err(|_| "the fingerprint thread ended without an answer")
-            {
-                Ok(Ok(snapshot)) => Some(snapshot.digest),
-                Ok(Err(error)) => {
-                    transcript.nagi(&format!("the workspace cannot be fingerprinted, so changes cannot be detected: {error}"));
-                    None
-                }
-                Err(error) => {
-                    transcript.nagi(&format!(
-                        "the workspace fingerprint failed, so changes cannot be detected: {error}"
-                    ));
-                    None
-                }
+    let digest = match (baseline, digest_scan) {
+        (Baseline::Known(digest), _) => digest,
+        (_, None) => None,
+        (_, Some(scan)) => match scan.await {
+            Ok(scanned) => fingerprint_digest(scanned, &transcript),
+            Err(_) => {
+                transcript.nagi("the workspace fingerprint failed, so changes cannot be detected: the fingerprint thread ended without an answer");
+                None
             }
-        }
+        },
     };
     let _ = digest_at_start.set(digest.clone());
     let mut enforcement = planned_enforcement;
@@ -652,6 +653,100 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         let _ = commands.send(ProviderCommand::SendTurn(text)).await;
     }
     Ok(())
+}
+
+/// The read-only guard's "before" picture of the workspace.
+enum Baseline {
+    /// A write-scope run: nothing to guard.
+    Unguarded,
+    /// Taken while the provider starts: only for a run the kernel keeps from writing the
+    /// worktree (Landlock), whose start-up therefore cannot change it.
+    DuringStart,
+    /// Taken before the provider started, or kept by the run from before a restart (`None`:
+    /// it could not be taken, and the transcript says so).
+    Known(Option<String>),
+}
+
+fn fingerprint_digest(
+    scanned: Result<crate::workspace::WorkspaceSnapshot, crate::workspace::WorkspaceError>,
+    transcript: &Transcript,
+) -> Option<String> {
+    match scanned {
+        Ok(snapshot) => Some(snapshot.digest),
+        Err(error) => {
+            transcript.nagi(&format!(
+                "the workspace cannot be fingerprinted, so changes cannot be detected: {error}"
+            ));
+            None
+        }
+    }
+}
+
+/// Fingerprints the workspace on a blocking thread and waits for it.
+async fn fingerprint_now(root: &str, transcript: &Transcript) -> Option<String> {
+    let root = PathBuf::from(root);
+    match tokio::task::spawn_blocking(move || {
+        crate::workspace::scan_workspace(&root, &Default::default())
+    })
+    .await
+    {
+        Ok(scanned) => fingerprint_digest(scanned, transcript),
+        Err(error) => {
+            transcript.nagi(&format!(
+                "the workspace fingerprint failed, so changes cannot be detected: {error}"
+            ));
+            None
+        }
+    }
+}
+
+/// Decides the baseline of a read-only run before its provider is spawned. An unconfined
+/// provider could write during its start-up, so its picture is taken first. A resumed run
+/// keeps the picture of its first start (a fresh one would absorb whatever changed while
+/// the server was down) and is compared with the workspace now: a change raises the
+/// security warning before the provider runs again.
+async fn read_only_baseline(
+    engine: &Arc<Engine>,
+    mission_id: &str,
+    run: &Run,
+    recovered: bool,
+    already_spawned: bool,
+    transcript: &Transcript,
+) -> Result<Baseline, EngineError> {
+    if run.sandbox != SandboxGrant::ReadOnly {
+        return Ok(Baseline::Unguarded);
+    }
+    if recovered {
+        let now = fingerprint_now(&run.worktree_path, transcript).await;
+        return Ok(match (&run.workspace_digest_at_start, now) {
+            (Some(before), Some(now)) => {
+                if *before != now {
+                    super::supervisor::warn_workspace_changed(
+                        engine,
+                        mission_id,
+                        &run.run_id,
+                        &now,
+                        transcript,
+                    )
+                    .await?;
+                }
+                Baseline::Known(Some(before.clone()))
+            }
+            (None, now) => {
+                transcript.nagi("no picture of the workspace was kept from before the restart; changes are detected from now on");
+                Baseline::Known(now)
+            }
+            (Some(before), None) => Baseline::Known(Some(before.clone())),
+        });
+    }
+    let confined =
+        super::launch::landlock_version_for(&engine.config, run.provider, run.sandbox).is_some();
+    if confined || already_spawned {
+        return Ok(Baseline::DuringStart);
+    }
+    Ok(Baseline::Known(
+        fingerprint_now(&run.worktree_path, transcript).await,
+    ))
 }
 
 /// The fingerprint's nice value: enough to let a provider's start-up go first on a small

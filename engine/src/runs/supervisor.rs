@@ -259,6 +259,35 @@ async fn workspace_changed(context: &RunContext) -> Option<String> {
     (after.digest != before).then_some(after.digest)
 }
 
+/// Raises the critical security warning of a read-only run whose workspace changed (one
+/// per run and digest: the same change found twice is one item).
+pub async fn warn_workspace_changed(
+    engine: &Arc<Engine>,
+    mission_id: &str,
+    run_id: &str,
+    digest: &str,
+    transcript: &Transcript,
+) -> Result<(), EngineError> {
+    transcript.nagi("WARNING: the workspace changed during a read-only run");
+    let attention_id = stable_runtime_id("security-warning", &[run_id, digest]);
+    let text = format!(
+        "The workspace changed during read-only run {run_id} (workspace digest {digest}); review the changes before trusting any evidence"
+    );
+    let run_for_notice = run_id.to_string();
+    commit(engine, mission_id, move |mission| {
+        run::notice(
+            mission,
+            &run_for_notice,
+            &attention_id,
+            AttentionKindV1::SecurityWarning,
+            AttentionRiskV1::Critical,
+            &text,
+            now_millis(),
+        )
+    })
+    .await
+}
+
 /// The provider part of the run is over: the read-only guard, the status change, the
 /// declared checks when consented, and the claim's release.
 pub async fn finish_run(
@@ -268,33 +297,15 @@ pub async fn finish_run(
 ) -> Result<(), EngineError> {
     let mission_id = context.mission_id.clone();
     let run_id = context.run_id.clone();
-    let changed = if context.sandbox == SandboxGrant::ReadOnly && end == TurnEnd::Completed {
+    // Every end of a read-only run is compared, a crash or a failed turn included: a write
+    // followed by a crash is still a write.
+    let changed = if context.sandbox == SandboxGrant::ReadOnly {
         workspace_changed(context).await
     } else {
         None
     };
     if let Some(digest) = &changed {
-        context
-            .transcript
-            .nagi("WARNING: the workspace changed during a read-only run");
-        let attention_id =
-            stable_runtime_id("security-warning", &[run_id.as_str(), digest.as_str()]);
-        let text = format!(
-            "The workspace changed during read-only run {run_id} (workspace digest {digest}); review the changes before trusting any evidence"
-        );
-        let run_for_notice = run_id.clone();
-        commit(engine, &mission_id, move |mission| {
-            run::notice(
-                mission,
-                &run_for_notice,
-                &attention_id,
-                AttentionKindV1::SecurityWarning,
-                AttentionRiskV1::Critical,
-                &text,
-                now_millis(),
-            )
-        })
-        .await?;
+        warn_workspace_changed(engine, &mission_id, &run_id, digest, &context.transcript).await?;
     }
     let recovered = context.recovered;
     let end_for_commit = end.clone();

@@ -19,11 +19,11 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use std::os::fd::AsRawFd;
 
 use super::framing::{Frame, LineReader};
-use super::peer::PeerProcess;
-use crate::consent::peer::judge_connection;
 use super::live_events::{self, LiveEvents};
+use super::peer::PeerProcess;
 use super::reply_poll::{ConnectionPoll, ReplyPolling, Serving};
 use crate::api::{self, Peer, Reply};
+use crate::consent::peer::judge_connection;
 use crate::engine::Engine;
 use crate::errors::{EngineError, wire_error};
 

@@ -60,8 +60,13 @@ impl PeerProcess {
     /// the pid `SO_PEERCRED` gave (a narrower guarantee: the pid could in theory have been
     /// reused between the connect and this call; the descendant walk then judges the new
     /// process, which is why an exited peer is refused rather than trusted).
-    pub fn of_socket(socket: RawFd, credential_pid: Option<i32>) -> Result<PeerProcess, PeerProcessError> {
-        let pid = credential_pid.filter(|pid| *pid > 0).ok_or(PeerProcessError::Unidentified)?;
+    pub fn of_socket(
+        socket: RawFd,
+        credential_pid: Option<i32>,
+    ) -> Result<PeerProcess, PeerProcessError> {
+        let pid = credential_pid
+            .filter(|pid| *pid > 0)
+            .ok_or(PeerProcessError::Unidentified)?;
         let pidfd = match peer_pidfd(socket) {
             Ok(pidfd) => pidfd,
             Err(error) if error.raw_os_error() == Some(libc::ESRCH) => {

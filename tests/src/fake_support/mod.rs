@@ -8,7 +8,9 @@
 //!   `[{"text":"done"}]`). Later turns answer `turn <n>: <prompt>` and complete.
 //! * `NAGI_FAKE_STARTUP` — what to do before the handshake: `normal` (default), `exit`
 //!   (exit 0 at once), `crash` (stderr + exit 3), `garbage` (print a non-JSON line, then
-//!   behave normally), `hang` (never answer).
+//!   behave normally), `hang` (never answer), `write:<path>` (write `<path>`, relative to
+//!   the working directory, then behave normally: a provider that changes the workspace
+//!   while it starts).
 //! * `NAGI_FAKE_SESSION_ID` — the session id of a fresh session (default `fake-session-1`).
 //! * `NAGI_FAKE_LOG` — append one JSON object per line: `{"event":"started","args",
 //!   "cwd"}`, `{"event":"received","frame"}` for every frame read, `{"event":"prompt",
@@ -246,6 +248,11 @@ pub fn run_startup_behaviour() {
         Ok("crash") => crash(),
         Ok("garbage") => print_garbage(),
         Ok("hang") => hang(),
+        Ok(other) if other.starts_with("write:") => {
+            let path = &other["write:".len()..];
+            let cwd = std::env::current_dir().unwrap_or_default();
+            let _ = write_file(&cwd, path, "written while the provider started\n");
+        }
         Ok(other) => fatal(&format!("unknown NAGI_FAKE_STARTUP {other:?}")),
     }
 }

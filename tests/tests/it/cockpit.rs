@@ -14,7 +14,7 @@ use crate::panes::{PATIENCE, Tmux};
 /// Points every provider at its fake program with `script`; returns the fake's log path.
 fn configure_fakes(env: &TestEnv, script: &Value) -> PathBuf {
     std::fs::create_dir_all(&env.config_dir).unwrap();
-    let log = env.home().join("fake.log");
+    let log = fake_log_path(env);
     let fake_env = format!(
         "NAGI_FAKE_SCRIPT = {}, NAGI_FAKE_LOG = {}",
         toml_string(&script.to_string()),
@@ -32,7 +32,11 @@ fn configure_fakes(env: &TestEnv, script: &Value) -> PathBuf {
             toml_string(test_binary(binary).to_str().unwrap())
         ));
     }
-    std::fs::write(env.config_dir.join("config.toml"), config).unwrap();
+    std::fs::write(
+        env.config_dir.join("config.toml"),
+        format!("{config}{}", fake_sandbox_section(env)),
+    )
+    .unwrap();
     log
 }
 

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 fn configure(env: &TestEnv, script: &Value) -> std::path::PathBuf {
     std::fs::create_dir_all(&env.config_dir).unwrap();
-    let log = env.home().join("fake.log");
+    let log = fake_log_path(env);
     let fake_env = format!(
         "NAGI_FAKE_SCRIPT = {}, NAGI_FAKE_LOG = {}",
         toml_string(&script.to_string()),
@@ -25,7 +25,11 @@ fn configure(env: &TestEnv, script: &Value) -> std::path::PathBuf {
             toml_string(test_binary(binary).to_str().unwrap())
         ));
     }
-    std::fs::write(env.config_dir.join("config.toml"), config).unwrap();
+    std::fs::write(
+        env.config_dir.join("config.toml"),
+        format!("{config}{}", fake_sandbox_section(env)),
+    )
+    .unwrap();
     log
 }
 
@@ -472,7 +476,10 @@ fn an_approved_action_that_fails_is_recorded_as_failed() {
     let action = json!({"kind": "start_run", "mission_id": "m2", "run_id": "r1", "provider": "codex", "write_scope": false});
     let shown = preview(&s.env, &action);
     let decided = decide(&s.env, &action, &shown["digest"], "approve");
-    let code = decided["error"]["code"].as_str().unwrap_or_default().to_string();
+    let code = decided["error"]["code"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     assert!(!code.is_empty(), "the start must fail: {decided}");
     let connection = rusqlite::Connection::open_with_flags(
         s.env.database_path(),

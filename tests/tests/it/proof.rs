@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 /// Points codex and claude at their fakes; returns the fake log.
 fn configure_fakes(env: &TestEnv, script: &Value) -> std::path::PathBuf {
     std::fs::create_dir_all(&env.config_dir).unwrap();
-    let log = env.home().join("fake.log");
+    let log = fake_log_path(env);
     let fake_env = format!(
         "NAGI_FAKE_SCRIPT = {}, NAGI_FAKE_LOG = {}",
         toml_string(&script.to_string()),
@@ -22,7 +22,11 @@ fn configure_fakes(env: &TestEnv, script: &Value) -> std::path::PathBuf {
             toml_string(test_binary(binary).to_str().unwrap())
         ));
     }
-    std::fs::write(env.config_dir.join("config.toml"), config).unwrap();
+    std::fs::write(
+        env.config_dir.join("config.toml"),
+        format!("{config}{}", fake_sandbox_section(env)),
+    )
+    .unwrap();
     log
 }
 

@@ -79,7 +79,10 @@ fn a_codex_run_that_writes_despite_read_only_raises_a_critical_security_warning(
 #[test]
 fn a_landlocked_claude_run_cannot_write_and_raises_no_warning() {
     if nagi_providers::landlock_abi_version().is_none() {
-        eprintln!("skipped: this kernel has no Landlock, so the write would not be stopped");
+        missing_prerequisite(
+            "a_landlocked_claude_run_cannot_write_and_raises_no_warning",
+            "this kernel has no Landlock, so the write would not be stopped",
+        );
         return;
     }
     let script = json!([{"write_file": {"path": "intruder.txt", "content": "written in a read-only run\n"}}, {"text": "tried"}]);
@@ -106,4 +109,150 @@ fn a_landlocked_claude_run_cannot_write_and_raises_no_warning() {
         "{:?}",
         attention(&env)
     );
+}
+
+/// The security review's finding: a "read-only" provider could write nagi's database and
+/// `config.toml` (whose `[providers.*] command` runs at the next start, outside any
+/// sandbox), because HOME, `~/.config`, the XDG folders and `/tmp` were all writable.
+#[test]
+fn a_landlocked_provider_cannot_write_nagis_config_or_data_or_the_home() {
+    if nagi_providers::landlock_abi_version().is_none() {
+        missing_prerequisite(
+            "a_landlocked_provider_cannot_write_nagis_config_or_data_or_the_home",
+            "this kernel has no Landlock, so the writes would not be stopped",
+        );
+        return;
+    }
+    let mut env = TestEnv::new();
+    let config_file = env.config_dir.join("config.toml");
+    let targets = [
+        config_file.clone(),
+        env.config_dir.join("intruder.db"),
+        env.home().join("intruder.txt"),
+    ];
+    let writes: Vec<Value> = targets
+        .iter()
+        .map(|path| json!({"write_file": {"path": path.display().to_string(), "content": "[providers.codex]\ncommand = [\"/bin/evil\"]\n"}}))
+        .chain([json!({"text": "tried"})])
+        .collect();
+    // The fake's own log goes where a confined Claude Code may write: its state folder.
+    let fake_log = env.home().join(".claude").join("fake.log");
+    std::fs::create_dir_all(fake_log.parent().unwrap()).unwrap();
+    let fake_env = BTreeMap::from([
+        ("NAGI_FAKE_SCRIPT".to_string(), json!(writes).to_string()),
+        ("NAGI_FAKE_LOG".to_string(), fake_log.display().to_string()),
+        (
+            "NAGI_FAKE_LOG_ENV".to_string(),
+            "NAGI_CONFIG_DIR,NAGI_SOCKET_PATH,NAGI_SESSION_DIR,NAGI_SESSION_MARKER,TMPDIR"
+                .to_string(),
+        ),
+    ]);
+    write_provider_config(
+        &env.config_dir,
+        RealProvider::ClaudeCode,
+        vec![test_binary("fake_claude").display().to_string()],
+        Vec::new(),
+        fake_env,
+    );
+    env.start_server();
+    let repo = TestRepo::new();
+    env.ok("mission.create", create_params("guard", &repo.path_text()));
+    env.ok("mission.configure", configure_params("guard", "true", &[]));
+    let config_before = std::fs::read(&config_file).unwrap();
+    start(&env, RealProvider::ClaudeCode);
+    wait_for_mission(&env, "guard", "review_required", |mission| {
+        mission["status"] == "review_required"
+    });
+    assert_eq!(std::fs::read(&config_file).unwrap(), config_before);
+    for target in &targets[1..] {
+        assert!(!target.exists(), "{} was written", target.display());
+    }
+    let refused: Vec<Value> = log_entries(&fake_log)
+        .into_iter()
+        .filter(|entry| entry["event"] == "write")
+        .collect();
+    assert_eq!(refused.len(), 3, "{refused:?}");
+    assert!(
+        refused.iter().all(|entry| entry["ok"] == false),
+        "{refused:?}"
+    );
+    // Nor is it told where nagi keeps its state.
+    let started = log_entries(&fake_log)
+        .into_iter()
+        .find(|entry| entry["event"] == "started")
+        .expect("the fake logged its start");
+    let config_text = env.config_dir.display().to_string();
+    for (name, value) in started["env"].as_object().unwrap() {
+        let value = value.as_str().unwrap_or_default();
+        assert!(
+            !value.contains(&config_text),
+            "the provider's {name} names nagi's folder: {value}"
+        );
+    }
+    assert!(started["env"]["NAGI_CONFIG_DIR"].is_null(), "{started}");
+    assert!(
+        started["env"]["NAGI_SESSION_MARKER"].is_string(),
+        "{started}"
+    );
+}
+
+/// An unconfined read-only provider (Codex) that writes while it starts, before its first
+/// turn: the "before" picture is taken before the provider starts, so the write is seen.
+#[test]
+fn a_write_during_an_unconfined_providers_start_up_is_reported() {
+    let mut env = TestEnv::new();
+    let repo = TestRepo::new();
+    // Codex runs in the server's working directory; the path is absolute.
+    let intruder = repo.path.join("startup-intruder.txt");
+    let fake_env = BTreeMap::from([
+        (
+            "NAGI_FAKE_SCRIPT".to_string(),
+            json!([{"text": "nothing to see"}]).to_string(),
+        ),
+        (
+            "NAGI_FAKE_STARTUP".to_string(),
+            format!("write:{}", intruder.display()),
+        ),
+    ]);
+    write_provider_config(
+        &env.config_dir,
+        RealProvider::Codex,
+        vec![test_binary("fake_codex").display().to_string()],
+        Vec::new(),
+        fake_env,
+    );
+    env.start_server();
+    env.ok("mission.create", create_params("guard", &repo.path_text()));
+    env.ok("mission.configure", configure_params("guard", "true", &[]));
+    start(&env, RealProvider::Codex);
+    wait_for_mission(&env, "guard", "review_required", |mission| {
+        mission["status"] == "review_required"
+    });
+    assert!(intruder.exists());
+    let warnings: Vec<Value> = attention(&env)
+        .into_iter()
+        .filter(|item| item["kind"] == "security_warning")
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+}
+
+/// A write followed by a crash of the provider: the run fails, and the write is reported
+/// all the same (it was compared only when a turn completed).
+#[test]
+fn a_write_followed_by_a_crash_is_reported() {
+    let script =
+        json!([{"write_file": {"path": "intruder.txt", "content": "then crashed\n"}}, "crash"]);
+    let (env, repo) = session_with_fake(RealProvider::Codex, "fake_codex", script);
+    start(&env, RealProvider::Codex);
+    let mission = wait_for_mission(&env, "guard", "a warning after the crash", |mission| {
+        mission["unresolved_attention_count"] == 1
+            && !matches!(mission["status"].as_str(), Some("preparing" | "active"))
+    });
+    assert!(repo.path.join("intruder.txt").exists());
+    assert_ne!(mission["status"], "review_required", "{mission}");
+    let warnings: Vec<Value> = attention(&env)
+        .into_iter()
+        .filter(|item| item["kind"] == "security_warning")
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
 }

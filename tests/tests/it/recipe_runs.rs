@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 /// Points every provider at its fake with `script`; the fake logs `WEB_PORT` it was given.
 fn configure_fakes(env: &TestEnv, script: &Value) -> std::path::PathBuf {
     std::fs::create_dir_all(&env.config_dir).unwrap();
-    let log = env.home().join("fake.log");
+    let log = fake_log_path(env);
     let fake_env = format!(
         "NAGI_FAKE_SCRIPT = {}, NAGI_FAKE_LOG = {}, NAGI_FAKE_LOG_ENV = \"WEB_PORT\"",
         toml_string(&script.to_string()),
@@ -21,7 +21,11 @@ fn configure_fakes(env: &TestEnv, script: &Value) -> std::path::PathBuf {
         "[providers.codex]\ncommand = [{}]\nenv = {{ {fake_env} }}\n",
         toml_string(test_binary("fake_codex").to_str().unwrap())
     );
-    std::fs::write(env.config_dir.join("config.toml"), config).unwrap();
+    std::fs::write(
+        env.config_dir.join("config.toml"),
+        format!("{config}{}", fake_sandbox_section(env)),
+    )
+    .unwrap();
     log
 }
 

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 fn configure_fakes(env: &TestEnv, script: &Value, startup: Option<&str>) -> std::path::PathBuf {
     std::fs::create_dir_all(&env.config_dir).unwrap();
-    let log = env.home().join("fake.log");
+    let log = fake_log_path(env);
     let mut fake_env = format!(
         "NAGI_FAKE_SCRIPT = {}, NAGI_FAKE_LOG = {}",
         toml_string(&script.to_string()),
@@ -22,12 +22,16 @@ fn configure_fakes(env: &TestEnv, script: &Value, startup: Option<&str>) -> std:
         "[providers.codex]\ncommand = [{}]\nenv = {{ {fake_env} }}\n",
         toml_string(test_binary("fake_codex").to_str().unwrap())
     );
-    std::fs::write(env.config_dir.join("config.toml"), config).unwrap();
+    std::fs::write(
+        env.config_dir.join("config.toml"),
+        format!("{config}{}", fake_sandbox_section(env)),
+    )
+    .unwrap();
     log
 }
 
 fn processes_with_marker(session_dir: &Path) -> Vec<i32> {
-    let needle = format!("NAGI_SESSION_DIR={}", session_dir.display()).into_bytes();
+    let needle = session_marker_entry(session_dir).into_bytes();
     std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
@@ -260,4 +264,43 @@ fn recover_dry_run_shows_what_would_happen() {
         stored.contains("\"status\":\"active\""),
         "a dry run changes nothing"
     );
+}
+
+/// A read-only run's workspace changed while the server was down (the provider wrote and
+/// then the server was killed, or anything else wrote meanwhile): recovery compares the
+/// workspace with the picture of the run's first start and raises the security warning,
+/// instead of taking a fresh picture that would absorb the change.
+#[test]
+fn a_change_while_the_server_was_down_is_reported_at_recovery() {
+    let mut env = TestEnv::new();
+    configure_fakes(&env, &json!([{"approve_command": "make deploy"}]), None);
+    env.start_server();
+    let repo = TestRepo::new();
+    start(&env, &repo);
+    wait_for_mission(&env, "m1", "waiting on an approval", |mission| {
+        mission["unresolved_attention_count"] == 1
+            && mission["run"]["enforcement"]
+                .as_str()
+                .is_some_and(|enforcement| enforcement.ends_with("+workspace_digest"))
+    });
+    env.kill_server();
+    std::fs::write(repo.path.join("written-while-down.txt"), "unseen?\n").unwrap();
+    configure_fakes(&env, &json!([{"text": "continuing"}]), None);
+    env.start_server();
+    let mission = wait_for_mission(&env, "m1", "a security warning after recovery", |mission| {
+        ["review_required", "ready_to_close"]
+            .contains(&mission["status"].as_str().unwrap_or_default())
+    });
+    let warnings: Vec<Value> = env.ok(
+        "attention.list",
+        json!({"mission_id": "m1", "include_closed": true}),
+    )["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|item| item["kind"] == "security_warning")
+        .cloned()
+        .collect();
+    assert_eq!(warnings.len(), 1, "{mission}\n{warnings:?}");
+    assert_eq!(warnings[0]["risk"], "critical");
 }

@@ -15,7 +15,7 @@ struct Runs {
 fn write_config(env: &TestEnv, script: &Value, extra_env: &[(&str, &str)]) -> std::path::PathBuf {
     std::fs::create_dir_all(&env.config_dir).unwrap();
     // Under the session's HOME: a confined read-only provider may write there.
-    let log = env.home().join("fake.log");
+    let log = fake_log_path(env);
     let mut fake_env = format!(
         "NAGI_FAKE_SCRIPT = {}, NAGI_FAKE_LOG = {}",
         toml_string(&script.to_string()),
@@ -36,7 +36,11 @@ fn write_config(env: &TestEnv, script: &Value, extra_env: &[(&str, &str)]) -> st
             toml_string(test_binary(binary).to_str().unwrap())
         ));
     }
-    std::fs::write(env.config_dir.join("config.toml"), config).unwrap();
+    std::fs::write(
+        env.config_dir.join("config.toml"),
+        format!("{config}{}", fake_sandbox_section(env)),
+    )
+    .unwrap();
     log
 }
 
@@ -336,7 +340,7 @@ fn without_kernel_confinement_the_digest_guard_catches_a_write() {
         &[],
     );
     let mut config = std::fs::read_to_string(env.config_dir.join("config.toml")).unwrap();
-    config.push_str("[sandbox]\nlandlock = false\n");
+    config = config.replace("[sandbox]\n", "[sandbox]\nlandlock = false\n");
     std::fs::write(env.config_dir.join("config.toml"), config).unwrap();
     env.start_server();
     let repo = TestRepo::new();

@@ -149,7 +149,7 @@ fn rebuild_check(env: &TestEnv) {
 }
 
 fn marked_runs(env: &TestEnv) -> Vec<String> {
-    let session = format!("NAGI_SESSION_DIR={}", env.config_dir.display());
+    let session = session_marker_entry(&env.config_dir);
     let mut runs = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {

@@ -103,23 +103,17 @@ impl Default for RecipeExecConfig {
     }
 }
 
-/// An id as one path component: `.` and `..` (valid ids) must not walk the tree.
-fn path_segment(id: &str) -> String {
-    match id {
-        "." => "%2E".into(),
-        ".." => "%2E%2E".into(),
-        other => other.into(),
-    }
-}
-
 /// The run's recipe transcript, followed by the project pane.
 pub fn recipe_transcript_path(engine: &Engine, mission_id: &str, run_id: &str) -> PathBuf {
     engine
         .config
         .paths
         .transcript_dir()
-        .join(path_segment(mission_id))
-        .join(format!("{}.project.log", path_segment(run_id)))
+        .join(crate::paths::path_segment(mission_id))
+        .join(format!(
+            "{}.project.log",
+            crate::paths::path_segment(run_id)
+        ))
 }
 
 /// Where a service of a run writes its output.
@@ -134,7 +128,7 @@ pub fn service_log_path(
         .paths
         .data_dir
         .join("services")
-        .join(path_segment(mission_id))
-        .join(path_segment(run_id))
-        .join(format!("{}.log", path_segment(service_id)))
+        .join(crate::paths::path_segment(mission_id))
+        .join(crate::paths::path_segment(run_id))
+        .join(format!("{}.log", crate::paths::path_segment(service_id)))
 }

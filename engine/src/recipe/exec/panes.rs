@@ -3,7 +3,7 @@
 //! one tab per service following that service's log — all with `tail -F`, the pattern of
 //! the run panes (`runs::start`), so `nagi pane attach` shows them live.
 //!
-//! The followers carry `NAGI_SESSION_DIR`, so a restarted server ends them as leftovers;
+//! The followers carry `NAGI_SESSION_MARKER`, so a restarted server ends them as leftovers;
 //! the files they follow stay, and recovery opens a new project pane. A pane that cannot be
 //! opened is reported as a progress line and does not fail the launch: the output is in the
 //! files either way.
@@ -38,7 +38,7 @@ fn follow(path: &Path) -> Vec<String> {
 fn marker_environment(engine: &Engine) -> BTreeMap<String, String> {
     [(
         SESSION_MARKER.to_string(),
-        engine.config.paths.data_dir.display().to_string(),
+        crate::runs::leftovers::session_marker_value(&engine.config.paths.data_dir),
     )]
     .into_iter()
     .collect()

@@ -3,7 +3,7 @@
 //!
 //! # Markers
 //!
-//! Every process the server starts for a run carries `NAGI_SESSION_DIR` (and
+//! Every process the server starts for a run carries `NAGI_SESSION_MARKER` (and
 //! `NAGI_RUN_ID`), and a restarted server ends all of those at start-up, before recovery
 //! adopts anything (`runs::leftovers`). Services must survive a restart to be adopted, so
 //! they carry neither: both are removed from their environment, and they carry

@@ -47,7 +47,7 @@ fn command_markers(engine: &Engine, target: &RunTarget) -> Vec<(OsString, OsStri
     vec![
         (
             SESSION_MARKER.into(),
-            engine.config.paths.data_dir.clone().into_os_string(),
+            crate::runs::leftovers::session_marker_value(&engine.config.paths.data_dir).into(),
         ),
         (RUN_MARKER.into(), target.run_id.clone().into()),
     ]
