@@ -16,6 +16,7 @@
 //!
 //! [server]
 //! reply_poll_microseconds = 100        # poll a prompt client's socket after a reply; 0 = off
+//! provider_start_timeout_seconds = 120 # a run whose provider binds no session by then fails
 //! ```
 
 use std::collections::BTreeMap;
@@ -87,6 +88,16 @@ pub struct ServerSettings {
     /// each reply before its thread parks (see `server/reply_poll.rs`); 0 turns it off.
     #[serde(default = "default_reply_poll_microseconds")]
     pub reply_poll_microseconds: u64,
+    /// How long a provider may take from its start to a bound session before the run fails
+    /// with that reason (a start-up that hangs, on a repository hook or fsmonitor say).
+    #[serde(default = "default_provider_start_timeout_seconds")]
+    pub provider_start_timeout_seconds: u64,
+}
+
+pub const DEFAULT_PROVIDER_START_TIMEOUT_SECONDS: u64 = 120;
+
+fn default_provider_start_timeout_seconds() -> u64 {
+    DEFAULT_PROVIDER_START_TIMEOUT_SECONDS
 }
 
 pub const DEFAULT_REPLY_POLL_MICROSECONDS: u64 = 100;
@@ -100,6 +111,7 @@ impl Default for ServerSettings {
     fn default() -> Self {
         ServerSettings {
             reply_poll_microseconds: DEFAULT_REPLY_POLL_MICROSECONDS,
+            provider_start_timeout_seconds: DEFAULT_PROVIDER_START_TIMEOUT_SECONDS,
         }
     }
 }

@@ -547,6 +547,9 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         transcript: transcript.clone(),
         digest_at_start: digest_at_start.clone(),
         session_settled: session_settled.clone(),
+        start_timeout: std::time::Duration::from_secs(
+            engine.config.user.server.provider_start_timeout_seconds,
+        ),
     };
     spawn_supervisor(engine.clone(), context, handle);
     // The read-only guard's fingerprint of the workspace (it runs `git`: ~10–20 ms of CPU

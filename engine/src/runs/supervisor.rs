@@ -43,6 +43,9 @@ pub struct RunContext {
     /// Notified once the session's binding is committed, or when supervision ends without
     /// one (the launch opens the run's pane after it, off the path to a bound session).
     pub session_settled: Arc<tokio::sync::Notify>,
+    /// A provider that has bound no session this long after its start is stopped, and the
+    /// run fails with that reason.
+    pub start_timeout: std::time::Duration,
 }
 
 /// The read-only guard's "before" digest: unset while the scan runs, then `Some(digest)`, or
@@ -159,9 +162,29 @@ async fn supervise(
     let run_id = context.run_id.clone();
     let mut end: Option<TurnEnd> = None;
     let mut exit_code = None;
-    while let Some(event) = handle.events.recv().await {
+    let mut start_deadline = Some(tokio::time::Instant::now() + context.start_timeout);
+    loop {
+        let event = match start_deadline {
+            None => handle.events.recv().await,
+            Some(deadline) => match tokio::time::timeout_at(deadline, handle.events.recv()).await {
+                Ok(event) => event,
+                Err(_) => {
+                    start_deadline = None;
+                    let reason = format!(
+                        "the provider did not start its session within {} s (is something in its start-up hanging, such as a repository hook or fsmonitor? see the transcript); it was stopped",
+                        context.start_timeout.as_secs()
+                    );
+                    context.transcript.nagi(&reason);
+                    end.get_or_insert(TurnEnd::TransportFailed(reason));
+                    let _ = handle.commands.send(ProviderCommand::Shutdown).await;
+                    continue;
+                }
+            },
+        };
+        let Some(event) = event else { break };
         match event {
             ProviderEvent::SessionBound { session_id } => {
+                start_deadline = None;
                 context.transcript.nagi("the provider session is bound");
                 if context.recovered {
                     context

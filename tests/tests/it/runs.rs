@@ -679,3 +679,61 @@ fn checks_that_fail_are_shown_with_their_exit_code() {
     assert_eq!(evidence["exit_code"], 3);
     assert!(evidence["output_tail"].as_str().unwrap().contains("nope"));
 }
+
+/// A provider whose start-up hangs (in the security review, Claude Code's own `git status`
+/// ran a hostile fsmonitor) no longer leaves the run `preparing` for good: past the start
+/// timeout it is stopped and the run fails with that reason.
+#[test]
+fn a_provider_that_never_starts_its_session_fails_the_run_after_the_start_timeout() {
+    for provider in ["claude_code", "codex"] {
+        let mut env = TestEnv::new();
+        write_config(
+            &env,
+            &json!([{"text": "never"}]),
+            &[("NAGI_FAKE_STARTUP", "hang")],
+        );
+        let config_file = env.config_dir.join("config.toml");
+        let mut config = std::fs::read_to_string(&config_file).unwrap();
+        config.push_str("[server]\nprovider_start_timeout_seconds = 2\n");
+        std::fs::write(&config_file, config).unwrap();
+        env.start_server();
+        let repo = TestRepo::new();
+        env.ok("mission.create", create_params("m1", &repo.path_text()));
+        env.ok("mission.configure", configure_params("m1", "true", &[]));
+        env.ok("mission.start", start_params(provider, "r1"));
+        let mission = wait_for_mission(
+            &env,
+            "m1",
+            "failed after the start timeout",
+            status_is("failed"),
+        );
+        let reason = mission["status_reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains("did not start its session within 2 s"),
+            "{provider}: {mission}"
+        );
+        assert!(
+            processes_with_run_marker(&env, "r1").is_empty(),
+            "{provider}: the hanging provider was stopped"
+        );
+    }
+}
+
+fn processes_with_run_marker(env: &TestEnv, run_id: &str) -> Vec<i32> {
+    let session = session_marker_entry(&env.config_dir);
+    let run = format!("NAGI_RUN_ID={run_id}");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+                return false;
+            };
+            let entries: Vec<&[u8]> = environ.split(|byte| *byte == 0).collect();
+            let is_zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .unwrap_or_default()
+                .contains(") Z ");
+            !is_zombie && entries.contains(&session.as_bytes()) && entries.contains(&run.as_bytes())
+        })
+        .collect()
+}
