@@ -71,7 +71,45 @@ pub fn check_text(field: &str, text: &str, max_bytes: usize) -> Result<(), Strin
             bad as u32
         ));
     }
+    if let Some((position, bad, kind)) =
+        text.chars().enumerate().find_map(|(position, character)| {
+            hidden_character_kind(character).map(|kind| (position, character, kind))
+        })
+    {
+        return Err(format!(
+            "{field} contains U+{:04X} ({kind}) at character {}; what a person reads could differ from what is stored, so it is refused",
+            bad as u32,
+            position + 1
+        ));
+    }
     Ok(())
+}
+
+/// Characters that change how text is shown without showing themselves: bidirectional
+/// controls (which can reorder what a person reads), zero-width and other invisible
+/// characters, and the Unicode line and paragraph separators (a line break most views do
+/// not draw as one). Emoji variation selectors and tag characters are allowed: they only
+/// pick how an emoji is drawn.
+pub fn hidden_character_kind(character: char) -> Option<&'static str> {
+    match character {
+        '\u{202A}'..='\u{202E}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{200E}'
+        | '\u{200F}'
+        | '\u{061C}' => Some("a bidirectional control"),
+        '\u{200B}'..='\u{200D}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{FEFF}'
+        | '\u{180E}'
+        | '\u{00AD}'
+        | '\u{034F}'
+        | '\u{115F}'
+        | '\u{1160}'
+        | '\u{3164}'
+        | '\u{FFA0}' => Some("an invisible character"),
+        '\u{2028}' | '\u{2029}' => Some("a line or paragraph separator"),
+        _ => None,
+    }
 }
 
 /// Normalises a workspace-relative path (§5.1). `allow_root` says whether "nothing left"
@@ -143,6 +181,34 @@ pub fn normalise_path_rule(rule: &MissionPathRule) -> Result<MissionPathRule, St
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn bidirectional_invisible_and_separator_characters_are_refused_with_their_place() {
+        for (text, code_point, kind, position) in [
+            ("Fix \u{202E}nigol", "U+202E", "bidirectional control", 5),
+            ("a\u{2066}b", "U+2066", "bidirectional control", 2),
+            ("zero\u{200B}width", "U+200B", "invisible character", 5),
+            ("\u{FEFF}bom", "U+FEFF", "invisible character", 1),
+            ("soft\u{00AD}hyphen", "U+00AD", "invisible character", 5),
+            (
+                "line\u{2028}separator",
+                "U+2028",
+                "line or paragraph separator",
+                5,
+            ),
+            ("para\u{2029}", "U+2029", "line or paragraph separator", 5),
+        ] {
+            let error = check_text("objective", text, 1024).unwrap_err();
+            assert!(error.starts_with("objective contains"), "{error}");
+            assert!(error.contains(code_point), "{error}");
+            assert!(error.contains(kind), "{error}");
+            assert!(
+                error.contains(&format!("at character {position};")),
+                "{error}"
+            );
+        }
+        assert!(check_text("title", "Fix the ❤️ and 🇫🇷 icons, naïve café", 256).is_ok());
+    }
     use super::*;
 
     #[test]

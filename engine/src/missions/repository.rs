@@ -31,6 +31,11 @@ pub fn canonical_checkout(raw: &str) -> Result<Checkout, String> {
         return Err("the repository path contains a NUL byte".into());
     }
     let path = Path::new(raw);
+    if !path.is_absolute() {
+        return Err(format!(
+            "{raw:?} is a relative path; give the checkout's absolute path (the server's working directory is not the caller's)"
+        ));
+    }
     let canonical =
         std::fs::canonicalize(path).map_err(|error| format!("cannot resolve {raw:?}: {error}"))?;
     if !canonical.is_dir() {
@@ -87,7 +92,8 @@ fn git_entry_stamp(root: &Path) -> Option<GitEntryStamp> {
 
 impl CheckoutCache {
     pub fn canonical_checkout(&self, raw: &str) -> Result<Checkout, String> {
-        if let Ok(canonical) = std::fs::canonicalize(raw)
+        if Path::new(raw).is_absolute()
+            && let Ok(canonical) = std::fs::canonicalize(raw)
             && let Some(stamp) = git_entry_stamp(&canonical)
             && let Some((cached_stamp, checkout)) = self
                 .entries

@@ -541,6 +541,31 @@ fn create_cases(fixture: &Fixture, cases: &mut Vec<Case>) {
         "invalid_mission",
     );
     add(
+        "mission id ..",
+        with(base.clone(), "/mission_id", json!("..")),
+        "invalid_mission",
+    );
+    add(
+        "mission id .",
+        with(base.clone(), "/mission_id", json!(".")),
+        "invalid_mission",
+    );
+    add(
+        "title with a right-to-left override",
+        with(base.clone(), "/title", json!("Fix \u{202E}nigol")),
+        "invalid_mission",
+    );
+    add(
+        "objective with a zero-width space",
+        with(base.clone(), "/objective", json!("Make it\u{200B} work")),
+        "invalid_mission",
+    );
+    add(
+        "objective with a line separator",
+        with(base.clone(), "/objective", json!("one\u{2028}two")),
+        "invalid_mission",
+    );
+    add(
         "id with a backslash",
         with(base.clone(), "/mission_id", json!("a\\b")),
         "invalid_mission",
@@ -585,6 +610,21 @@ fn create_cases(fixture: &Fixture, cases: &mut Vec<Case>) {
     add(
         "relative repository ../../",
         with(base.clone(), "/repository_path", json!("../../../../")),
+        "invalid_repository",
+    );
+    add(
+        // Resolved against the server's working directory, this names the fixture's
+        // checkout: a relative path must be refused, never resolved there.
+        "relative repository path that would resolve to the checkout",
+        with(
+            base.clone(),
+            "/repository_path",
+            json!(format!(
+                "{}{}",
+                "../".repeat(64),
+                fixture.repo.path_text().trim_start_matches('/')
+            )),
+        ),
         "invalid_repository",
     );
     add(
