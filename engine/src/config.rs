@@ -17,6 +17,7 @@
 //! [server]
 //! reply_poll_microseconds = 100        # poll a prompt client's socket after a reply; 0 = off
 //! provider_start_timeout_seconds = 120 # a run whose provider binds no session by then fails
+//! full_integrity_check = false         # integrity_check instead of quick_check at start
 //! ```
 
 use std::collections::BTreeMap;
@@ -92,6 +93,10 @@ pub struct ServerSettings {
     /// with that reason (a start-up that hangs, on a repository hook or fsmonitor say).
     #[serde(default = "default_provider_start_timeout_seconds")]
     pub provider_start_timeout_seconds: u64,
+    /// Check the database with `PRAGMA integrity_check` (every index against its table) at
+    /// start, instead of the default `quick_check`.
+    #[serde(default)]
+    pub full_integrity_check: bool,
 }
 
 pub const DEFAULT_PROVIDER_START_TIMEOUT_SECONDS: u64 = 120;
@@ -112,6 +117,7 @@ impl Default for ServerSettings {
         ServerSettings {
             reply_poll_microseconds: DEFAULT_REPLY_POLL_MICROSECONDS,
             provider_start_timeout_seconds: DEFAULT_PROVIDER_START_TIMEOUT_SECONDS,
+            full_integrity_check: false,
         }
     }
 }

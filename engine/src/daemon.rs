@@ -197,6 +197,9 @@ pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
 
     let mut store_config = StoreConfig::new(paths.database_path());
     store_config.max_page_count = config.store_max_page_count;
+    if config.user.server.full_integrity_check {
+        store_config.integrity_check = nagi_store::IntegrityCheck::Full;
+    }
     let store = Arc::new(
         Store::open(store_config).map_err(|error| DaemonError::Store {
             path: paths.database_path().display().to_string(),

@@ -33,6 +33,20 @@ pub struct StoreConfig {
     pub queue_capacity: usize,
     /// SQLite `max_page_count` for the writer (tests simulate a full disk with it).
     pub max_page_count: Option<u64>,
+    /// How the database is checked before it is used: a damaged one is refused, never
+    /// served (reads would fail while writes seemed to succeed).
+    pub integrity_check: IntegrityCheck,
+}
+
+/// The check of a database at open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IntegrityCheck {
+    /// `PRAGMA quick_check`: every b-tree page is well formed (linear in the file size;
+    /// it skips the index-content cross-check).
+    #[default]
+    Quick,
+    /// `PRAGMA integrity_check`: also that every index matches its table.
+    Full,
 }
 
 impl StoreConfig {
@@ -42,8 +56,49 @@ impl StoreConfig {
             max_batch: 256,
             queue_capacity: 4096,
             max_page_count: None,
+            integrity_check: IntegrityCheck::Quick,
         }
     }
+}
+
+/// Runs the integrity check; a damaged database is a `Corrupt` error that names the first
+/// problems SQLite found.
+fn check_integrity(
+    connection: &Connection,
+    path: &Path,
+    check: IntegrityCheck,
+) -> Result<(), StoreError> {
+    let pragma = match check {
+        IntegrityCheck::Quick => "quick_check",
+        IntegrityCheck::Full => "integrity_check",
+    };
+    let findings: Vec<String> = connection
+        .prepare(&format!("PRAGMA {pragma}(8)"))
+        .and_then(|mut statement| {
+            statement
+                .query_map([], |row| row.get::<_, String>(0))?
+                .collect::<Result<Vec<String>, _>>()
+        })
+        .map_err(|error| {
+            StoreError::new(
+                StoreErrorKind::Corrupt,
+                format!(
+                    "the database {} is damaged ({pragma}: {error}); move it aside or restore a backup; nothing was changed",
+                    path.display()
+                ),
+            )
+        })?;
+    if findings.len() == 1 && findings[0] == "ok" {
+        return Ok(());
+    }
+    Err(StoreError::new(
+        StoreErrorKind::Corrupt,
+        format!(
+            "the database {} is damaged ({pragma}: {}); move it aside or restore a backup; nothing was changed",
+            path.display(),
+            findings.join("; ")
+        ),
+    ))
 }
 
 pub struct Store {
@@ -100,6 +155,7 @@ impl Store {
     pub fn open(config: StoreConfig) -> Result<Store, StoreError> {
         create_private_file(&config.path)?;
         let mut connection = Connection::open(&config.path)?;
+        check_integrity(&connection, &config.path, config.integrity_check)?;
         configure_writer(&connection, &config)?;
         // A file that is not SQLite fails here with a clear "not a database" error.
         migrations::apply_migrations(&mut connection)?;

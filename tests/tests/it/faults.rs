@@ -219,3 +219,66 @@ fn a_read_only_data_directory_stops_the_server_with_a_clear_message_and_loses_no
         true
     );
 }
+
+/// A damaged database is refused at start with the reason, and left as it is: before, the
+/// server served it, reads failed with `storage_failed` and creates were acknowledged but
+/// could not be read back.
+#[test]
+fn a_damaged_database_is_refused_at_start_and_left_untouched() {
+    let mut env = TestEnv::new();
+    env.start_server();
+    let repo = TestRepo::new();
+    let (acknowledged, failure) = create_until_failure(&env, &repo, "c", 400);
+    assert!(failure.is_none(), "{failure:?}");
+    assert_eq!(acknowledged.len(), 400);
+    env.signal_server(libc::SIGTERM);
+    let database = env.database_path();
+    {
+        // Everything into the main file, so the damage below is what SQLite reads.
+        let connection = rusqlite::Connection::open(&database).unwrap();
+        connection
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .unwrap();
+    }
+    let mut bytes = std::fs::read(&database).unwrap();
+    let page_size = 4096;
+    let pages = bytes.len() / page_size;
+    assert!(pages > 8, "the database has {pages} pages");
+    // Page 1 holds the header and the schema: keep it, so SQLite opens the file; garble
+    // the middle of every other page after it.
+    for page in (2..pages).step_by(2) {
+        let start = page * page_size + 100;
+        bytes[start..start + 2000].fill(0xA5);
+    }
+    std::fs::write(&database, &bytes).unwrap();
+    let mut server = env
+        .command()
+        .arg("server")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = server.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = server.kill();
+            panic!("the server started on a damaged database");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let output = server.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!status.success());
+    assert!(
+        stderr.contains("is damaged") && stderr.contains("quick_check"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(&database).unwrap(),
+        bytes,
+        "the file was changed"
+    );
+}
