@@ -19,6 +19,22 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use crate::exit::{CliError, EXIT_CODES_HELP};
 
+/// mimalloc's `purge_delay` option (`mi_option_purge_delay` in mimalloc.h; the Rust
+/// bindings do not name it).
+const MIMALLOC_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// Freed memory goes back to the system at once. mimalloc's default delays it by 10 ms and
+/// purges only when the thread that freed it allocates again, so a burst (thousands of
+/// connections holding large unfinished lines, then closing) left the server's runtime
+/// threads idle with the memory still resident. `MIMALLOC_PURGE_DELAY` in the environment
+/// still decides, for measurements.
+fn return_freed_memory_promptly() {
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+        // SAFETY: sets one allocator option; no memory is touched.
+        unsafe { libmimalloc_sys::mi_option_set(MIMALLOC_OPTION_PURGE_DELAY, 0) };
+    }
+}
+
 #[derive(Debug, Parser)]
 #[command(name = "nagi", version, about = "A durable mission engine for coding agents", after_help = EXIT_CODES_HELP)]
 pub struct Cli {
@@ -77,6 +93,7 @@ pub enum Command {
 }
 
 fn main() {
+    return_freed_memory_promptly();
     let cli = Cli::parse();
     let json = cli.json;
     let outcome = commands::run(cli);

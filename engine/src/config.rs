@@ -18,6 +18,7 @@
 //! reply_poll_microseconds = 100        # poll a prompt client's socket after a reply; 0 = off
 //! provider_start_timeout_seconds = 120 # a run whose provider binds no session by then fails
 //! full_integrity_check = false         # integrity_check instead of quick_check at start
+//! partial_line_budget_mib = 64         # unfinished request lines of all connections together
 //! ```
 
 use std::collections::BTreeMap;
@@ -97,6 +98,17 @@ pub struct ServerSettings {
     /// start, instead of the default `quick_check`.
     #[serde(default)]
     pub full_integrity_check: bool,
+    /// The memory all connections together may hold in unfinished request lines, past a
+    /// small allowance per line; a line that would exceed it is refused with
+    /// `server_unavailable` and its connection closed.
+    #[serde(default = "default_partial_line_budget_mib")]
+    pub partial_line_budget_mib: u64,
+}
+
+pub const DEFAULT_PARTIAL_LINE_BUDGET_MIB: u64 = 64;
+
+fn default_partial_line_budget_mib() -> u64 {
+    DEFAULT_PARTIAL_LINE_BUDGET_MIB
 }
 
 pub const DEFAULT_PROVIDER_START_TIMEOUT_SECONDS: u64 = 120;
@@ -118,6 +130,7 @@ impl Default for ServerSettings {
             reply_poll_microseconds: DEFAULT_REPLY_POLL_MICROSECONDS,
             provider_start_timeout_seconds: DEFAULT_PROVIDER_START_TIMEOUT_SECONDS,
             full_integrity_check: false,
+            partial_line_budget_mib: DEFAULT_PARTIAL_LINE_BUDGET_MIB,
         }
     }
 }

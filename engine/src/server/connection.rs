@@ -19,6 +19,7 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use std::os::fd::AsRawFd;
 
 use super::framing::{Frame, LineReader};
+use super::line_budget::PartialLineBudget;
 use super::live_events::{self, LiveEvents};
 use super::peer::PeerProcess;
 use super::reply_poll::{ConnectionPoll, ReplyPolling, Serving};
@@ -70,7 +71,12 @@ fn result_line(id: &str, result: &ResponseResult) -> String {
     })
 }
 
-pub async fn serve_connection(engine: Arc<Engine>, stream: UnixStream, polling: &ReplyPolling) {
+pub async fn serve_connection(
+    engine: Arc<Engine>,
+    stream: UnixStream,
+    polling: &ReplyPolling,
+    budget: &PartialLineBudget,
+) {
     let credentials = stream.peer_cred();
     // The consent verdict is taken now, from a pidfd of the connecting process, and never
     // again: a socket passed on to another process keeps the verdict of the one that
@@ -102,9 +108,10 @@ pub async fn serve_connection(engine: Arc<Engine>, stream: UnixStream, polling: 
             return;
         }
     };
-    let mut lines: Lines = LineReader::new(
+    let mut lines: Lines = LineReader::with_budget(
         BufReader::with_capacity(64 * 1024, read_half),
         MAX_REQUEST_LINE_BYTES,
+        Some(budget.clone()),
     );
     let idle = engine.config.idle_timeout;
     let mut poll = ConnectionPoll::default();
@@ -123,6 +130,11 @@ pub async fn serve_connection(engine: Arc<Engine>, stream: UnixStream, polling: 
                 drain_briefly(&mut lines).await;
                 break;
             }
+            Ok(Ok(Frame::BudgetSpent)) => {
+                let _ = write_line(&mut output, &error_line("", &budget_spent_error(budget))).await;
+                let _ = output.flush().await;
+                break;
+            }
             Ok(Ok(Frame::Line(bytes))) => bytes,
         };
         poll.request_read(polling, &polled);
@@ -138,6 +150,15 @@ pub async fn serve_connection(engine: Arc<Engine>, stream: UnixStream, polling: 
         poll.replied(read_at);
     }
     let _ = output.flush().await;
+}
+
+/// The refusal of a line that the shared budget of unfinished lines could not hold.
+pub(super) fn budget_spent_error(budget: &PartialLineBudget) -> EngineError {
+    EngineError::ServerUnavailable(format!(
+        "the server holds too many unfinished request lines ({} MiB across connections); \
+         this connection's line was dropped: send complete lines, or try again shortly",
+        budget.limit_bytes() / (1024 * 1024)
+    ))
 }
 
 /// After an over-long line, reads and discards what the peer is still sending for a
@@ -351,7 +372,7 @@ async fn stream_subscription(
             frame = lines.next_frame() => match frame {
                 // Further lines on a subscription are ignored; the end of input ends it.
                 Ok(Frame::Line(_)) | Ok(Frame::TooLong) => {}
-                Ok(Frame::End) | Err(_) => return false,
+                Ok(Frame::End) | Ok(Frame::BudgetSpent) | Err(_) => return false,
             },
             _ = engine.shutdown.wait() => return false,
         }

@@ -4,12 +4,17 @@
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
+use super::line_budget::{PartialLineBudget, PendingLine};
+
 #[derive(Debug, PartialEq, Eq)]
 pub enum Frame {
     /// One complete line without its `\n` (and without a trailing `\r`).
     Line(Vec<u8>),
     /// The line grew past the limit before its newline arrived.
     TooLong,
+    /// The unfinished lines of all connections hold the whole budget; this line was
+    /// dropped.
+    BudgetSpent,
     /// The peer closed the connection (a partial line, if any, is dropped).
     End,
 }
@@ -18,7 +23,7 @@ pub struct LineReader<R> {
     inner: R,
     max_line_bytes: usize,
     /// The start of a line whose newline has not arrived yet.
-    pending: Vec<u8>,
+    pending: PendingLine,
     /// Bytes read ahead of `inner` (see [`LineReader::read_ahead`]), not yet framed.
     ahead: Vec<u8>,
     /// The peer closed the connection after the bytes in `ahead`.
@@ -33,10 +38,19 @@ struct Taken {
 
 impl<R> LineReader<R> {
     pub fn new(inner: R, max_line_bytes: usize) -> LineReader<R> {
+        LineReader::with_budget(inner, max_line_bytes, None)
+    }
+
+    /// A reader whose unfinished line is charged to `budget`, shared by every connection.
+    pub fn with_budget(
+        inner: R,
+        max_line_bytes: usize,
+        budget: Option<PartialLineBudget>,
+    ) -> LineReader<R> {
         LineReader {
             inner,
             max_line_bytes,
-            pending: Vec::new(),
+            pending: PendingLine::bounded(budget),
             ahead: Vec::new(),
             ahead_ended: false,
         }
@@ -80,7 +94,7 @@ impl<R> LineReader<R> {
 }
 
 /// Frames what `available` adds to the `pending` line.
-fn take(pending: &mut Vec<u8>, max_line_bytes: usize, available: &[u8]) -> Taken {
+fn take(pending: &mut PendingLine, max_line_bytes: usize, available: &[u8]) -> Taken {
     match available.iter().position(|byte| *byte == b'\n') {
         Some(newline) => {
             if pending.len() + newline > max_line_bytes {
@@ -90,8 +104,13 @@ fn take(pending: &mut Vec<u8>, max_line_bytes: usize, available: &[u8]) -> Taken
                     frame: Some(Frame::TooLong),
                 };
             }
-            pending.extend_from_slice(&available[..newline]);
-            let mut line = std::mem::take(pending);
+            if pending.extend(&available[..newline]).is_err() {
+                return Taken {
+                    consumed: available.len(),
+                    frame: Some(Frame::BudgetSpent),
+                };
+            }
+            let mut line = pending.take();
             if line.last() == Some(&b'\r') {
                 line.pop();
             }
@@ -109,10 +128,10 @@ fn take(pending: &mut Vec<u8>, max_line_bytes: usize, available: &[u8]) -> Taken
                     frame: Some(Frame::TooLong),
                 };
             }
-            pending.extend_from_slice(available);
+            let frame = pending.extend(available).err().map(|_| Frame::BudgetSpent);
             Taken {
                 consumed: length,
-                frame: None,
+                frame,
             }
         }
     }

@@ -3,6 +3,7 @@
 
 pub mod connection;
 pub mod framing;
+pub mod line_budget;
 pub mod live_events;
 pub mod peer;
 pub mod reply_poll;
@@ -28,6 +29,9 @@ pub async fn run(listener: UnixListener, engine: Arc<Engine>) {
     let polling = Arc::new(reply_poll::ReplyPolling::new(Duration::from_micros(
         engine.config.user.server.reply_poll_microseconds,
     )));
+    let budget = line_budget::PartialLineBudget::new(
+        engine.config.user.server.partial_line_budget_mib as usize * 1024 * 1024,
+    );
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -39,8 +43,9 @@ pub async fn run(listener: UnixListener, engine: Arc<Engine>) {
                     let engine = engine.clone();
                     let alive = alive_sender.clone();
                     let polling = polling.clone();
+                    let budget = budget.clone();
                     tokio::spawn(async move {
-                        connection::serve_connection(engine, stream, &polling).await;
+                        connection::serve_connection(engine, stream, &polling, &budget).await;
                         drop(permit);
                         drop(alive);
                     });

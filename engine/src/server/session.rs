@@ -164,6 +164,15 @@ async fn read_messages(
                             .await;
                         return;
                     }
+                    Ok(Frame::BudgetSpent) => {
+                        let error = EngineError::ServerUnavailable(
+                            "the server holds too many unfinished request lines; this session's line was dropped".into(),
+                        );
+                        let _ = commands
+                            .send(WriterCommand::Line(session_error_line(None, &error)))
+                            .await;
+                        return;
+                    }
                     Ok(Frame::End) | Err(_) => return,
                 }
             }

@@ -248,3 +248,83 @@ fn a_prompt_client_on_a_polled_socket_gets_every_answer_in_order() {
         "{listed}"
     );
 }
+
+fn resident_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+/// The security review held 4,000 connections with ~1 MiB of an unfinished line each and
+/// pinned 4.7 GB of the server. The unfinished lines of all connections now share one
+/// budget: past it a line is refused with `server_unavailable`, the server stays small,
+/// and a fresh request is still served.
+#[test]
+fn unfinished_lines_of_many_connections_share_one_budget() {
+    use std::io::{Read, Write};
+    let mut env = TestEnv::new();
+    std::fs::create_dir_all(&env.config_dir).unwrap();
+    std::fs::write(
+        env.config_dir.join("config.toml"),
+        "[server]\npartial_line_budget_mib = 4\n",
+    )
+    .unwrap();
+    let pid = env.start_server();
+    env.ok("ping", json!({}));
+    let baseline = resident_kib(pid);
+    let chunk = vec![b'x'; 512 * 1024];
+    let mut held = Vec::new();
+    let mut refused = 0;
+    for _ in 0..200 {
+        let mut stream = std::os::unix::net::UnixStream::connect(&env.socket).unwrap();
+        // A refused connection is closed by the server while we write: that is expected.
+        let _ = stream.write_all(b"{\"id\":\"1\",\"method\":\"ping\",\"params\":{\"pad\":\"");
+        let _ = stream.write_all(&chunk);
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_millis(100)))
+            .unwrap();
+        let mut answer = Vec::new();
+        let mut buffer = [0u8; 4096];
+        loop {
+            match stream.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(read) => answer.extend_from_slice(&buffer[..read]),
+                Err(_) => break,
+            }
+        }
+        if !answer.is_empty() {
+            let text = String::from_utf8_lossy(&answer);
+            assert!(text.contains("\"server_unavailable\""), "{text}");
+            assert!(text.contains("unfinished request lines"), "{text}");
+            refused += 1;
+        }
+        held.push(stream);
+    }
+    let holding = resident_kib(pid);
+    assert!(refused >= 150, "only {refused} of 200 lines were refused");
+    // Fresh, complete requests are still served.
+    env.ok("ping", json!({}));
+    // 200 × 512 KiB would be 100 MiB; the budget holds 4 MiB, plus each connection's read
+    // buffer (64 KiB) and line allowance (16 KiB).
+    assert!(
+        holding < baseline + 40 * 1024,
+        "the server grew from {baseline} KiB to {holding} KiB"
+    );
+    drop(held);
+    env.ok("ping", json!({}));
+    // And the memory goes back to the system once the connections are gone (a memory
+    // figure, not a timing: the wait only lets the server notice the hang-ups).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut after = resident_kib(pid);
+    while after > baseline + 12 * 1024 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        after = resident_kib(pid);
+    }
+    assert!(
+        after <= baseline + 12 * 1024,
+        "the server held {after} KiB after the connections closed (baseline {baseline} KiB, {holding} KiB while held)"
+    );
+}
