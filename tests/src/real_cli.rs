@@ -21,9 +21,12 @@ pub fn installed_cli(name: &str) -> Option<PathBuf> {
     if path.exists() {
         Some(path)
     } else {
-        eprintln!(
-            "skipped: the real {name} CLI is not installed at {} (run .ci/install-providers)",
-            path.display()
+        crate::harness::missing_prerequisite(
+            &format!("the real {name} CLI"),
+            &format!(
+                "it is not installed at {} (run .ci/install-providers)",
+                path.display()
+            ),
         );
         None
     }

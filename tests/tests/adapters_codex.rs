@@ -255,7 +255,10 @@ async fn a_missing_program_is_a_synchronous_launch_error() {
 #[tokio::test]
 async fn kernel_confinement_keeps_a_read_only_worktree_unwritten() {
     if nagi_providers::landlock_abi_version().is_none() {
-        eprintln!("skipping: this kernel offers no Landlock");
+        nagi_tests::missing_prerequisite(
+            "kernel_confinement_keeps_a_read_only_worktree_unwritten",
+            "this kernel offers no Landlock",
+        );
         return;
     }
     let fixture = Fixture::new();

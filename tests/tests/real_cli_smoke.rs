@@ -23,27 +23,9 @@ use serde_json::Value;
 const README_TEXT: &str = "The secret word is pomegranate.\n";
 const SECRET_WORD: &str = "pomegranate";
 
-fn repository_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the tests crate lives inside the repository")
-        .to_owned()
-}
-
-/// The installed CLI, or `None` (after printing why the test is skipped).
+/// The installed CLI, or `None` after reporting it missing (which fails the test under CI).
 fn installed_cli(name: &str) -> Option<PathBuf> {
-    let path = repository_root()
-        .join(".tools/npm/node_modules/.bin")
-        .join(name);
-    if path.exists() {
-        Some(path)
-    } else {
-        println!(
-            "skipping the {name} smoke test: {} does not exist (run .ci/install-providers)",
-            path.display()
-        );
-        None
-    }
+    nagi_tests::real_cli::installed_cli(name)
 }
 
 /// A temp dir with a worktree holding a README, and a separate throwaway HOME.

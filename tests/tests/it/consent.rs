@@ -389,7 +389,10 @@ fn a_process_in_a_managed_pane_cannot_consent_even_after_double_forking_and_sets
         .output()
         .is_err()
     {
-        eprintln!("skipped: python3 is needed to forge from a pane");
+        missing_prerequisite(
+            "a_process_in_a_managed_pane_cannot_consent_even_after_double_forking_and_setsid",
+            "python3 is needed to forge from a pane",
+        );
         return;
     }
     let s = session(json!([{"text": "x"}]), command_check());

@@ -117,7 +117,10 @@ impl Drop for TinyFilesystem {
 fn tiny_session(size: &str) -> Option<(TestEnv, TinyFilesystem)> {
     let mut env = TestEnv::new();
     let Some(filesystem) = TinyFilesystem::mount(&env.root(), size) else {
-        eprintln!("skipped: mounting a tmpfs needs root (CAP_SYS_ADMIN)");
+        missing_prerequisite(
+            "a full-disk test",
+            "mounting a tmpfs needs root (CAP_SYS_ADMIN)",
+        );
         return None;
     };
     let socket = filesystem.mount_point.join("nagi.sock");

@@ -334,7 +334,10 @@ impl Tmux {
             .output()
             .is_err()
         {
-            eprintln!("SKIPPED the tmux part: tmux is not installed (apt-get install -y tmux)");
+            missing_prerequisite(
+                "a tmux test",
+                "tmux is not installed (apt-get install -y tmux)",
+            );
             return None;
         }
         Some(Tmux {

@@ -179,7 +179,10 @@ fn request_as(user: &TestUser, socket: &std::path::Path, line: &[u8]) -> i32 {
 #[test]
 fn a_peer_with_another_uid_is_refused() {
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: switching to another uid needs root");
+        missing_prerequisite(
+            "a_peer_with_another_uid_is_refused",
+            "switching to another uid needs root",
+        );
         return;
     }
     let user = TestUser::create();
