@@ -198,7 +198,21 @@ fn writable_paths(
         private_tmp.to_path_buf(),
     ];
     candidates.extend(variable("TMPDIR"));
-    candidates.extend(vendor_state_paths(provider, home.as_deref(), &variable));
+    // A vendor's state folder that does not exist yet could not be granted (Landlock needs
+    // an open path) and the CLI could not make it; it is made here, private. Its files
+    // (`~/.claude.json`) are left to the CLI.
+    for path in vendor_state_paths(provider, home.as_deref(), &variable) {
+        let is_file = path
+            .extension()
+            .is_some_and(|extension| extension == "json" || extension == "backup");
+        if !is_file && !path.exists() {
+            let _ = std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&path);
+        }
+        candidates.push(path);
+    }
     candidates.extend(extra.iter().cloned());
     let mut fenced: Vec<PathBuf> = vec![worktree.to_path_buf()];
     fenced.extend(
