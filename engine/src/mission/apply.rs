@@ -62,7 +62,12 @@ pub fn apply(mission: Option<Mission>, event: &MissionEvent) -> Mission {
             mission
         }
     };
-    mission.updated_at_millis = mission.updated_at_millis.max(at);
+    // A recorded consent is the person's decision about the mission, not a change of it:
+    // `updated_at_millis` (which the handoff artifact's suggested run id is derived from)
+    // stays, so a consent does not invalidate the preview it approves.
+    if !matches!(event, MissionEvent::ConsentRecorded { .. }) {
+        mission.updated_at_millis = mission.updated_at_millis.max(at);
+    }
     mission
 }
 

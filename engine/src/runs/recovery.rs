@@ -26,6 +26,7 @@ use crate::clock::now_millis;
 use crate::engine::Engine;
 use crate::errors::EngineError;
 use crate::mission::MissionEvent;
+use crate::mission::model::SandboxGrant;
 use crate::mission::model::{AttemptState, AttentionLifecycle, Mission};
 use crate::mission::run::status_change;
 
@@ -101,9 +102,16 @@ pub fn plan_for(mission: &Mission) -> RecoveryAction {
             "block",
             "the server restarted and the run has no provider session to resume",
         ),
-        (MissionStatus::Active, Some(_)) => action(
+        (MissionStatus::Active, Some(run)) => action(
             "resume",
-            "the provider session is resumed read-only, without replaying its prompt",
+            match run.sandbox {
+                SandboxGrant::ReadOnly => {
+                    "the provider session is resumed read-only and asked to continue; its prompt is not sent again"
+                }
+                SandboxGrant::WorkspaceWrite => {
+                    "the provider session is resumed with the write scope it was granted and asked to continue; its prompt is not sent again"
+                }
+            },
         ),
         _ => action("release_claim", "the run is no longer live"),
     }

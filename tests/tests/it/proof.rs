@@ -487,3 +487,36 @@ fn checks_interrupted_by_a_crash_are_run_again() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// The cockpit's handoff: preview, consent, start. The consent it records used to move the
+/// mission's `updated_at_millis`, from which the artifact's suggested run id is derived, so
+/// every cockpit handoff was refused as `handoff_artifact_changed`.
+#[test]
+fn a_handoff_consented_in_the_cockpit_starts() {
+    let s = session(
+        json!([check("unit", "test", &["-f", "README.md"], json!([]))]),
+        true,
+    );
+    wait_for_mission(&s.env, "m1", "ready_to_close", |mission| {
+        mission["status"] == "ready_to_close"
+    });
+    let artifact = preview(&s.env, "claude_code");
+    let action = json!({"kind": "handoff_start", "mission_id": "m1", "to": "claude_code",
+                        "generated_at_millis": artifact["generated_at_millis"],
+                        "artifact_sha256": artifact["artifact_sha256"], "write_scope": false});
+    let shown = s.env.ok("cockpit.preview", json!({"action": action}))["preview"].clone();
+    let decided = s.env.call(
+        "cockpit.decide",
+        json!({"action": action, "shown_digest": shown["digest"], "decision": "approve"}),
+    );
+    assert_eq!(
+        decided["result"]["outcome"]["decision"], "approve",
+        "{decided}"
+    );
+    let mission = &decided["result"]["outcome"]["mission"];
+    assert_eq!(mission["run"]["provider"], "claude_code", "{decided}");
+    assert_eq!(
+        mission["run"]["run_id"], artifact["suggested_run_id"],
+        "{decided}"
+    );
+}
