@@ -454,16 +454,21 @@ fn the_artifact_digest_follows_every_input_and_is_stable_otherwise() {
     );
     assert_eq!(after_checks.checks[0].status, MissionCheckStatusV1::Passed);
     expect_new(after_checks, "a check status change");
+    let before_consent = preview(&ledger, MissionProvider::ClaudeCode, 7_000);
     let at_millis = ledger.tick();
     ledger.commit(MissionEvent::ConsentRecorded {
         consent_id: "c1".into(),
-        subject: "nothing".into(),
-        decision: "noted".into(),
+        subject: "handoff_start".into(),
+        decision: "approve".into(),
         at_millis,
     });
-    expect_new(
-        preview(&ledger, MissionProvider::ClaudeCode, 7_000),
-        "a mutation that only bumps updated_at",
+    // The consent to a handoff is recorded before the handoff starts: it must not change
+    // the artifact it approves (it once moved `updated_at_millis`, and with it the
+    // suggested run id, so every cockpit handoff was refused as changed).
+    assert_eq!(
+        preview(&ledger, MissionProvider::ClaudeCode, 7_000).artifact_sha256,
+        before_consent.artifact_sha256,
+        "a recorded consent changed the artifact"
     );
     let before_decision = preview(&ledger, MissionProvider::ClaudeCode, 7_000);
     let attention = open_and_answer(&mut ledger);

@@ -983,7 +983,10 @@ fn run_sequence(commands: &[(i64, Command)]) -> BTreeSet<MissionStatus> {
         clock = clock.saturating_add_signed(*delta);
         for event in decide(mission.as_ref(), &mut model, command, clock) {
             record_in_model(&mut model, &event);
-            latest_at = latest_at.max(event.at_millis());
+            // A recorded consent is not a change of the mission (`mission::apply`).
+            if !matches!(event, MissionEvent::ConsentRecorded { .. }) {
+                latest_at = latest_at.max(event.at_millis());
+            }
             let after = apply(mission.clone(), &event);
             check_step(
                 mission.as_ref(),
