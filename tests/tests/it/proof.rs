@@ -520,3 +520,51 @@ fn a_handoff_consented_in_the_cockpit_starts() {
         "{decided}"
     );
 }
+
+/// The security review's reproduction: a repository whose `.git/info/attributes` gives
+/// every file a filter that its `.git/config` names as a program. nagi's own git (the
+/// handoff preview's status and diff) must run none of it.
+#[test]
+fn a_handoff_preview_runs_no_program_the_repository_names() {
+    let s = session(
+        json!([check("unit", "test", &["-f", "README.md"], json!([]))]),
+        true,
+    );
+    wait_for_mission(&s.env, "m1", "ready_to_close", |mission| {
+        mission["status"] == "ready_to_close"
+    });
+    let marker = s.env.root().join("hostile-ran");
+    let script = s.env.root().join("hostile.sh");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\necho \"$0 $*\" >> {}\ncat\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let script_text = script.display().to_string();
+    std::fs::write(
+        s.repo.path.join(".git/info/attributes"),
+        "* filter=evil diff=evil\n",
+    )
+    .unwrap();
+    for key in [
+        "filter.evil.clean",
+        "filter.evil.smudge",
+        "filter.evil.process",
+        "diff.evil.textconv",
+        "diff.evil.command",
+        "diff.external",
+        "core.fsmonitor",
+        "core.pager",
+    ] {
+        git(&s.repo.path, &["config", key, &script_text]);
+    }
+    s.repo.write("README.md", "# changed by the person\n");
+    let artifact = preview(&s.env, "claude_code");
+    assert_eq!(artifact["diff"]["changed_paths"], json!(["README.md"]));
+    assert!(
+        !marker.exists(),
+        "a program named by the repository ran: {}",
+        std::fs::read_to_string(&marker).unwrap_or_default()
+    );
+}
