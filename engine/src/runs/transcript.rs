@@ -23,12 +23,26 @@ enum Sink {
 
 const RESET: &str = "\x1b[0m";
 
+/// Colour and cursor sequences a provider wrote (Codex colours its stderr): CSI and OSC
+/// sequences, and lone escapes.
+static TERMINAL_SEQUENCE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r"\x1b\[[0-9:;<=>?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?",
+    )
+    .expect("terminal sequence pattern compiles")
+});
+
+/// What a transcript line may hold: provider text must not drive the pane's terminal, so
+/// its escape sequences are removed whole (not left as `[31m` once the escape is gone) and
+/// other control characters except newlines and tabs dropped; and secrets are redacted,
+/// since the transcript is kept on disk and shown in the run's pane.
 fn clean(text: &str) -> String {
-    // Provider text must not drive the pane's terminal: drop control characters except
-    // newlines and tabs.
-    text.chars()
+    let without_sequences = TERMINAL_SEQUENCE.replace_all(text, "");
+    let printable: String = without_sequences
+        .chars()
         .filter(|character| !character.is_control() || matches!(character, '\n' | '\t'))
-        .collect()
+        .collect();
+    crate::redact::redact(&printable).into_owned()
 }
 
 impl Transcript {
@@ -144,5 +158,26 @@ mod tests {
         let after = text.find("after the file").expect("the later line");
         assert!(before < after, "{text}");
         assert_eq!(text.matches("before the file").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn provider_colours_are_removed_whole_and_secrets_redacted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.log");
+        let transcript = Transcript::open(&path).unwrap();
+        transcript.line(&TranscriptLine::Stderr(
+            "\x1b[2m2026-12-03\x1b[0m \x1b[31mERROR\x1b[0m token refused: ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789 \x1b]0;title\x07done".into(),
+        ));
+        transcript.check_output(b"export NPM_TOKEN=npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789\n");
+        let text = std::fs::read_to_string(&path).unwrap();
+        // The provider's part of the line, after nagi's own label, has no sequence left.
+        assert!(
+            text.contains("│\x1b[0m 2026-12-03 ERROR token refused: [REDACTED] done\n"),
+            "{text:?}"
+        );
+        assert!(
+            !text.contains("ghp_") && !text.contains("npm_AbCd"),
+            "{text:?}"
+        );
     }
 }
