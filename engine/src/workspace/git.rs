@@ -34,8 +34,6 @@ pub const WELL_KNOWN_GIT_LOCATIONS: &[&str] = &[
 /// * `submodule.recurse=false`, `diff.ignoreSubmodules=none`: no recursion;
 ///   submodules are refused anyway.
 /// * `core.hooksPath=/dev/null`: read-only commands run no hooks, but be sure.
-/// * `diff.external=`, `core.pager=cat`: no external diff program, no pager (the
-///   repository may name either).
 const CONFIGURATION_OVERRIDES: &[&str] = &[
     "core.fsmonitor=false",
     "core.untrackedCache=false",
@@ -46,51 +44,7 @@ const CONFIGURATION_OVERRIDES: &[&str] = &[
     "submodule.recurse=false",
     "diff.ignoreSubmodules=none",
     "core.hooksPath=/dev/null",
-    "diff.external=",
-    "core.pager=cat",
 ];
-
-/// `-c` overrides that blank every program the repository's own configuration names for a
-/// driver of its attributes: `filter.<driver>.clean`/`smudge`/`process` (run by status
-/// and diff on any file its attributes give that filter, including `.git/info/attributes`,
-/// which no git option turns off), `diff.<driver>.command`/`textconv` and
-/// `merge.<driver>.driver`. Driver names are the repository's choice, so they are read
-/// from its configuration (libgit2 parses it, includes too, and runs nothing) before each
-/// command. A blanked filter is not `required`, so git compares the bytes as they are.
-fn repository_driver_overrides(cwd: &Path) -> Vec<String> {
-    let Ok(repository) = git2::Repository::discover(cwd) else {
-        return Vec::new();
-    };
-    let Ok(config) = repository.config() else {
-        return Vec::new();
-    };
-    let Ok(mut entries) = config.entries(None) else {
-        return Vec::new();
-    };
-    let mut overrides = Vec::new();
-    while let Some(Ok(entry)) = entries.next() {
-        let Ok(name) = entry.name() else { continue };
-        if let Some(driver) = name.strip_prefix("filter.")
-            && let Some((driver, key)) = driver.rsplit_once('.')
-            && matches!(key, "clean" | "smudge" | "process")
-        {
-            overrides.push(format!("filter.{driver}.{key}="));
-            overrides.push(format!("filter.{driver}.required=false"));
-        } else if let Some(driver) = name.strip_prefix("diff.")
-            && let Some((driver, key)) = driver.rsplit_once('.')
-            && matches!(key, "command" | "textconv")
-        {
-            overrides.push(format!("diff.{driver}.{key}="));
-        } else if let Some(driver) = name.strip_prefix("merge.")
-            && let Some((driver, "driver")) = driver.rsplit_once('.')
-        {
-            overrides.push(format!("merge.{driver}.driver="));
-        }
-    }
-    overrides.sort();
-    overrides.dedup();
-    overrides
-}
 
 /// The only environment a scan's git sees.
 const ENVIRONMENT: &[(&str, &str)] = &[
@@ -226,9 +180,6 @@ impl GitRunner {
         let mut command = Command::new(&self.executable);
         command.arg("--no-pager");
         for override_setting in CONFIGURATION_OVERRIDES {
-            command.arg("-c").arg(override_setting);
-        }
-        for override_setting in repository_driver_overrides(cwd) {
             command.arg("-c").arg(override_setting);
         }
         command

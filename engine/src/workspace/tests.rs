@@ -592,32 +592,6 @@ fn a_hostile_repository_config_runs_nothing_during_scans_and_handoff_diffs() {
     repository.git(&["config", "diff.hostile.command", &script_text]);
     repository.git(&["config", "core.pager", &script_text]);
     repository.write(".gitattributes", "* diff=hostile\n");
-    // Filters and merge drivers, named where no git option reaches: the repository's own
-    // info/attributes. One filter is `required`, which would make git fail without it.
-    std::fs::create_dir_all(repository.path(".git/info")).unwrap();
-    for key in [
-        "filter.evil.clean",
-        "filter.evil.smudge",
-        "filter.evil.process",
-        "filter.Other.clean",
-        "merge.evil.driver",
-    ] {
-        repository.git(&["config", key, &script_text]);
-    }
-    repository.git(&["config", "filter.Other.required", "true"]);
-    // And through an include, as a repository can also do.
-    let included = marker_dir.path().join("included.config");
-    std::fs::write(
-        &included,
-        format!("[filter \"inc\"]\n\tclean = {script_text}\n"),
-    )
-    .unwrap();
-    repository.git(&["config", "include.path", &included.display().to_string()]);
-    std::fs::write(
-        repository.path(".git/info/attributes"),
-        "* filter=evil merge=evil\n*.md filter=Other\n*.txt filter=inc\n",
-    )
-    .unwrap();
     for hook in [
         "pre-commit",
         "post-checkout",
