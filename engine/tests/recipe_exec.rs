@@ -967,3 +967,34 @@ mod recipe_support {
             .collect()
     }
 }
+
+// The same hostile configuration the engine's scan tests plant.
+#[path = "../src/workspace/hostile_config_fixture.rs"]
+mod hostile_config_fixture;
+
+#[test]
+fn creating_a_mission_worktree_runs_no_program_the_repository_config_names() {
+    // libgit2 checks the new worktree out: it must run neither the smudge
+    // filters nor the post-checkout hook the repository names, and the ignore
+    // check of copy_ignored must run nothing either.
+    let repository = TestRepository::new();
+    let scratch = tempfile::tempdir().unwrap();
+    let fixture =
+        hostile_config_fixture::HostileGitConfig::plant(&repository.root(), scratch.path());
+    repository.write("config/local.toml", "db = 'dev'\n");
+    let recipe = copy_recipe(&["config/local.toml"]);
+    let prepared = prepare_mission_worktree(&repository.root(), "m-h", Some(&recipe));
+    let ran = fixture.programs_that_ran();
+    assert!(
+        ran.is_empty(),
+        "programs named by the repository ran: {ran:#?}"
+    );
+    let prepared = prepared.unwrap();
+    for file in hostile_config_fixture::HostileGitConfig::stirred_files() {
+        assert_eq!(
+            std::fs::read_to_string(prepared.worktree.path.join(file)).unwrap(),
+            format!("contents of {file}\n"),
+            "{file} is checked out as committed"
+        );
+    }
+}

@@ -68,6 +68,18 @@ pub enum WorkspaceError {
     FileTooLarge { path: String, size: u64, limit: u64 },
     #[error("more than {limit} bytes would have to be hashed")]
     TooMuchToHash { limit: u64 },
+    #[error(
+        "the repository's Git configuration marks the filter `{driver}` as required \
+         (filter.{driver}.required); nagi's git runs no program the repository names, so it \
+         cannot compare files through that filter. Unset filter.{driver}.required in the \
+         repository's config to let nagi compare the files as stored"
+    )]
+    RequiredFilterDriver { driver: String },
+    #[error(
+        "the repository's Git configuration names {count} programs, more than the limit of \
+         {limit} that nagi's git can be told to ignore"
+    )]
+    TooManyConfiguredPrograms { count: usize, limit: usize },
     #[error("the workspace changed during the scan ({detail}); scan again")]
     ChangedDuringScan { detail: String },
     #[error("cannot read `{path}`: {source}")]

@@ -10,6 +10,7 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::WorkspaceError;
@@ -34,6 +35,10 @@ pub const WELL_KNOWN_GIT_LOCATIONS: &[&str] = &[
 /// * `submodule.recurse=false`, `diff.ignoreSubmodules=none`: no recursion;
 ///   submodules are refused anyway.
 /// * `core.hooksPath=/dev/null`: read-only commands run no hooks, but be sure.
+/// * The rest name no program: these keys have no driver name, so they are
+///   blanked on every command, even one run before the repository's own
+///   configuration was read (see [`super::config_programs`] for the keys
+///   whose names vary).
 const CONFIGURATION_OVERRIDES: &[&str] = &[
     "core.fsmonitor=false",
     "core.untrackedCache=false",
@@ -44,6 +49,17 @@ const CONFIGURATION_OVERRIDES: &[&str] = &[
     "submodule.recurse=false",
     "diff.ignoreSubmodules=none",
     "core.hooksPath=/dev/null",
+    "core.pager=",
+    "core.editor=",
+    "core.sshCommand=",
+    "core.askPass=",
+    "core.gitProxy=",
+    "core.alternateRefsCommand=",
+    "sequence.editor=",
+    "diff.external=",
+    "credential.helper=",
+    "gpg.program=",
+    "interactive.diffFilter=",
 ];
 
 /// The only environment a scan's git sees.
@@ -87,6 +103,9 @@ impl Default for GitConfig {
 pub struct GitRunner {
     executable: PathBuf,
     config: GitConfig,
+    /// Configuration keys of one repository that name programs; every
+    /// command gets them with an empty value (see [`Self::for_repository`]).
+    blanked_keys: Arc<[String]>,
 }
 
 fn is_executable_file(path: &Path) -> bool {
@@ -122,7 +141,33 @@ impl GitRunner {
         Ok(GitRunner {
             executable,
             config: config.clone(),
+            blanked_keys: Arc::from(Vec::new()),
         })
+    }
+
+    /// A runner for commands in the repository containing `directory` that
+    /// runs none of the programs its configuration names: one
+    /// `git config --list` reads that configuration as git will (includes
+    /// followed) and every program-naming entry is blanked on each later
+    /// command. Fails for a repository that requires a filter driver.
+    ///
+    /// Commands that never read file contents through attributes (`rev-parse`,
+    /// `ls-files -s`, tree-to-tree `diff-tree --name-only`) are safe without
+    /// this; anything that compares working-tree files (`status`, `diff`)
+    /// needs it.
+    pub fn for_repository(&self, directory: &Path) -> Result<GitRunner, WorkspaceError> {
+        let listing = self.run(directory, super::config_programs::CONFIG_LIST_ARGUMENTS)?;
+        let keys = super::config_programs::program_keys_to_blank(&listing)?;
+        Ok(GitRunner {
+            executable: self.executable.clone(),
+            config: self.config.clone(),
+            blanked_keys: Arc::from(keys),
+        })
+    }
+
+    /// The keys this runner blanks beyond the fixed overrides.
+    pub fn blanked_keys(&self) -> &[String] {
+        &self.blanked_keys
     }
 
     pub fn executable(&self) -> &Path {
@@ -187,6 +232,17 @@ impl GitRunner {
             .current_dir(cwd)
             .env_clear()
             .envs(ENVIRONMENT.iter().copied());
+        // Command-scope configuration from the environment: read after the
+        // repository's own, so an empty value here wins. Keys travel verbatim
+        // (no `=` splitting as with `-c`).
+        if !self.blanked_keys.is_empty() {
+            command.env("GIT_CONFIG_COUNT", self.blanked_keys.len().to_string());
+            for (position, key) in self.blanked_keys.iter().enumerate() {
+                command
+                    .env(format!("GIT_CONFIG_KEY_{position}"), key)
+                    .env(format!("GIT_CONFIG_VALUE_{position}"), "");
+            }
+        }
         command.envs(extra_environment.iter().copied());
         let limits = SupervisionLimits {
             timeout: self.config.command_timeout,

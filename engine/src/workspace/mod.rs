@@ -11,6 +11,7 @@
 //!
 //! Everything here is blocking; call it from `spawn_blocking`.
 
+mod config_programs;
 mod error;
 mod fingerprint;
 pub mod git;
@@ -21,6 +22,10 @@ pub mod repository;
 pub mod scan;
 pub mod snapshot;
 
+#[cfg(test)]
+mod hostile_config_fixture;
+#[cfg(test)]
+mod hostile_config_tests;
 #[cfg(test)]
 mod tests;
 

@@ -2,7 +2,9 @@
 //! content hashes only for the paths git reported.
 //!
 //! Order of work, and why:
-//! 1. `git rev-parse` locates the checkout (it must be the root) and HEAD.
+//! 1. `git rev-parse` locates the checkout (it must be the root) and HEAD,
+//!    while `git config --list` reads the configuration whose program-naming
+//!    entries every later command blanks ([`super::config_programs`]).
 //! 2. The index file's metadata is noted.
 //! 3. `git status --porcelain=v2 -z` (the one stat walk of the tree) runs
 //!    while another thread reads the index (modes, blob ids, flags; see
@@ -140,8 +142,18 @@ pub(crate) fn walk_workspace<R: Send>(
     config: &ScanConfig,
     alongside: impl FnOnce(&GitRunner, &Path, &str) -> R + Send,
 ) -> Result<(WorkspaceWalk, R), WorkspaceError> {
-    let git = GitRunner::new(&config.git)?;
-    let (location, head) = locate_checkout_root_and_head(&git, root)?;
+    let plain_git = GitRunner::new(&config.git)?;
+    // Reading the repository's configuration (to blank the programs it
+    // names) needs no answer from `rev-parse`, so the two run side by side;
+    // `rev-parse` reads no file contents and so runs no driver.
+    let (located, configured) = std::thread::scope(|scope| {
+        let configured_job = scope.spawn(|| plain_git.for_repository(root));
+        let located = locate_checkout_root_and_head(&plain_git, root);
+        let configured = configured_job.join().expect("config thread panicked");
+        (located, configured)
+    });
+    let (location, head) = located?;
+    let git = configured?;
     let checkout_root = location.checkout_root.clone();
     let index_before = index_marker(&location.index_path);
 

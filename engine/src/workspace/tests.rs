@@ -6,12 +6,12 @@ use std::process::Command;
 
 use super::*;
 
-struct TestRepository {
+pub(super) struct TestRepository {
     directory: tempfile::TempDir,
 }
 
 impl TestRepository {
-    fn new() -> TestRepository {
+    pub(super) fn new() -> TestRepository {
         let repository = TestRepository {
             directory: tempfile::tempdir().unwrap(),
         };
@@ -26,11 +26,11 @@ impl TestRepository {
         repository
     }
 
-    fn root(&self) -> PathBuf {
+    pub(super) fn root(&self) -> PathBuf {
         self.directory.path().canonicalize().unwrap()
     }
 
-    fn git(&self, args: &[&str]) -> String {
+    pub(super) fn git(&self, args: &[&str]) -> String {
         let output = Command::new("git")
             .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
             .args(["-c", "protocol.file.allow=always"])
@@ -53,13 +53,13 @@ impl TestRepository {
         self.git(&["rev-parse", "HEAD"])
     }
 
-    fn write(&self, path: &str, content: &str) {
+    pub(super) fn write(&self, path: &str, content: &str) {
         let full = self.directory.path().join(path);
         std::fs::create_dir_all(full.parent().unwrap()).unwrap();
         std::fs::write(full, content).unwrap();
     }
 
-    fn path(&self, path: &str) -> PathBuf {
+    pub(super) fn path(&self, path: &str) -> PathBuf {
         self.directory.path().join(path)
     }
 

@@ -6,6 +6,11 @@ use std::path::Path;
 use nagi_tests::*;
 use serde_json::{Value, json};
 
+// The same hostile configuration the engine's scan tests plant.
+#[path = "../../../engine/src/workspace/hostile_config_fixture.rs"]
+mod hostile_config_fixture;
+use hostile_config_fixture::HostileGitConfig;
+
 /// Points codex and claude at their fakes; returns the fake log.
 fn configure_fakes(env: &TestEnv, script: &Value) -> std::path::PathBuf {
     std::fs::create_dir_all(&env.config_dir).unwrap();
@@ -42,10 +47,13 @@ struct Proof {
 }
 
 fn session(checks: Value, execute: bool) -> Proof {
+    session_in(TestRepo::new(), checks, execute)
+}
+
+fn session_in(repo: TestRepo, checks: Value, execute: bool) -> Proof {
     let mut env = TestEnv::new();
     let log = configure_fakes(&env, &json!([{"text": "worked on it"}]));
     env.start_server();
-    let repo = TestRepo::new();
     env.ok("mission.create", create_params("m1", &repo.path_text()));
     env.ok(
         "mission.configure",
@@ -519,4 +527,33 @@ fn a_handoff_consented_in_the_cockpit_starts() {
         mission["run"]["run_id"], artifact["suggested_run_id"],
         "{decided}"
     );
+}
+
+#[test]
+fn a_hostile_repository_config_runs_no_program_through_a_run_its_checks_and_a_handoff_preview() {
+    // The repository names a program everywhere git would run one (filters of
+    // any name through .git/info/attributes, .gitattributes and included
+    // config, diff and merge drivers, pager, editor, helpers, hooks, ...).
+    let repo = TestRepo::new();
+    let scratch = tempfile::tempdir().unwrap();
+    let fixture = HostileGitConfig::plant(&repo.path, scratch.path());
+    let s = session_in(
+        repo,
+        json!([check("unit", "test", &["-f", "README.md"], json!([]))]),
+        true,
+    );
+    wait_for_mission(&s.env, "m1", "ready_to_close", |mission| {
+        mission["status"] == "ready_to_close"
+    });
+    let artifact = preview(&s.env, "claude_code");
+    let ran = fixture.programs_that_ran();
+    assert!(
+        ran.is_empty(),
+        "programs named by the repository ran: {ran:#?}"
+    );
+    assert_eq!(artifact["diff"]["dirty"], true);
+    let changed = artifact["diff"]["changed_paths"].as_array().unwrap();
+    for file in HostileGitConfig::stirred_files() {
+        assert!(changed.contains(&json!(file)), "{file} not in {changed:?}");
+    }
 }
