@@ -226,6 +226,7 @@ pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
             panes: panes.clone(),
             checkouts: Default::default(),
             claim_locks: crate::runs::claims::ClaimLocks::new(paths.claim_lock_dir()),
+            provider_versions: Default::default(),
             shutdown: Shutdown::new(),
             server_uid: unsafe { libc::geteuid() },
             server_pid: std::process::id(),

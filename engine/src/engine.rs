@@ -48,6 +48,8 @@ pub struct Engine {
     pub panes: Arc<crate::pane::PaneHost>,
     pub checkouts: crate::missions::repository::CheckoutCache,
     pub claim_locks: crate::runs::claims::ClaimLocks,
+    /// The vendor CLI versions already found supported.
+    pub provider_versions: crate::runs::provider_version::ProviderVersions,
     pub shutdown: Shutdown,
     /// The uid every peer must have.
     pub server_uid: u32,

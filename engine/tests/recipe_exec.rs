@@ -883,6 +883,7 @@ mod recipe_support {
                 panes: PaneHost::new(PaneHostConfig::default()),
                 checkouts: Default::default(),
                 claim_locks: ClaimLocks::new(paths.claim_lock_dir()),
+                provider_versions: Default::default(),
                 shutdown: Shutdown::new(),
                 // SAFETY: geteuid has no preconditions.
                 server_uid: unsafe { libc::geteuid() },

@@ -38,7 +38,9 @@ pub fn claude_arguments(spec: &LaunchSpec) -> Vec<String> {
     let mut args = spec.leading_args.clone();
     let mode = match spec.sandbox {
         Sandbox::ReadOnly => "plan",
-        Sandbox::WorkspaceWrite => "manual",
+        // `default` asks over the permission prompt tool for every edit and command. Claude
+        // Code 2.1.197 refuses `manual`; every supported version takes `default`.
+        Sandbox::WorkspaceWrite => "default",
     };
     for arg in [
         "-p",

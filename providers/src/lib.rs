@@ -23,6 +23,7 @@ pub mod opencode_http;
 pub mod process;
 pub mod runner;
 pub mod spec;
+pub mod versions;
 
 pub use confine::landlock_abi_version;
 pub use spec::*;

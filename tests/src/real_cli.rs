@@ -13,10 +13,22 @@ pub fn repository_root() -> PathBuf {
         .to_owned()
 }
 
-/// The installed CLI, or `None` after printing why the test is skipped.
+/// The installed CLI at the newest supported version, or `None` after reporting it missing
+/// (which fails the test under CI).
 pub fn installed_cli(name: &str) -> Option<PathBuf> {
+    installed_cli_in(".tools/npm", name)
+}
+
+/// The installed CLI at the oldest supported version (`.tools/npm-oldest`, from
+/// `tests/fixtures/providers/oldest`), or `None` after reporting it missing.
+pub fn installed_oldest_cli(name: &str) -> Option<PathBuf> {
+    installed_cli_in(".tools/npm-oldest", name)
+}
+
+fn installed_cli_in(prefix: &str, name: &str) -> Option<PathBuf> {
     let path = repository_root()
-        .join(".tools/npm/node_modules/.bin")
+        .join(prefix)
+        .join("node_modules/.bin")
         .join(name);
     if path.exists() {
         Some(path)

@@ -175,7 +175,7 @@ async fn write_run_approvals_map_to_allow_deny_and_session_rules() {
         "user_temporary"
     );
     let joined = started_args(&fixture).join(" ");
-    assert!(joined.contains("--permission-mode manual"), "{joined}");
+    assert!(joined.contains("--permission-mode default"), "{joined}");
     assert!(!joined.contains("--tools"), "{joined}");
 }
 

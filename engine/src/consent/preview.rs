@@ -100,8 +100,13 @@ pub async fn build(
                 .canonical_checkout(&requested)
                 .map_err(MissionError::InvalidRepository)?;
             let worktree = checkout.root.display().to_string();
-            let resolved = crate::runs::launch::resolve_provider(&engine.config, *provider)
-                .map_err(MissionError::ProviderUnavailable)?;
+            let resolved = crate::runs::provider_version::resolve_supported_provider(
+                &engine.config,
+                &engine.provider_versions,
+                *provider,
+            )
+            .await
+            .map_err(MissionError::ProviderUnavailable)?;
             let mut lines = vec![
                 format!(
                     "Start run {run_id} of mission {mission_id} ({})",

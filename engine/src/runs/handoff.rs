@@ -11,7 +11,6 @@ use nagi_schema::results::ResponseResult;
 use nagi_store::ClaimRow;
 
 use super::claims::release_claim;
-use super::launch::resolve_provider;
 use super::start::{LaunchRun, as_started, fail_recipe_run, launch_run, random_nonce};
 use super::supervisor::commit;
 use crate::api::missions::{load_checked, load_existing, view};
@@ -124,8 +123,13 @@ pub async fn start_with(
         ))
         .into());
     }
-    let resolved =
-        resolve_provider(&engine.config, params.to).map_err(MissionError::ProviderUnavailable)?;
+    let resolved = crate::runs::provider_version::resolve_supported_provider(
+        &engine.config,
+        &engine.provider_versions,
+        params.to,
+    )
+    .await
+    .map_err(MissionError::ProviderUnavailable)?;
     let checkout = engine
         .checkouts
         .canonical_checkout(&source.worktree_path)

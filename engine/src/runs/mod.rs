@@ -6,6 +6,7 @@ pub mod claims;
 pub mod handoff;
 pub mod launch;
 pub mod leftovers;
+pub mod provider_version;
 pub mod recipe;
 pub mod recovery;
 pub mod registry;

@@ -10,7 +10,8 @@ use nagi_schema::results::ResponseResult;
 use nagi_store::ClaimRow;
 
 use super::claims::{ClaimLockError, release_claim};
-use super::launch::{LaunchInputs, landlock_version_for, plan_launch, resolve_provider};
+use super::launch::{LaunchInputs, landlock_version_for, plan_launch};
+use super::provider_version::resolve_supported_provider;
 use super::registry::LiveRun;
 use super::supervisor::{RunContext, StartDigest, commit, spawn_supervisor};
 use super::transcript::Transcript;
@@ -102,7 +103,8 @@ pub async fn start(
         .into());
     }
     let worktree_text = path_text(&worktree.root).map_err(MissionError::InvalidRepository)?;
-    let resolved = resolve_provider(&engine.config, params.provider)
+    let resolved = resolve_supported_provider(&engine.config, &engine.provider_versions, params.provider)
+        .await
         .map_err(MissionError::ProviderUnavailable)?;
     let claim_key = worktree.claim_key();
     engine
@@ -503,8 +505,13 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         None => {
             let resolved = match resolved {
                 Some(resolved) => resolved,
-                None => resolve_provider(&engine.config, run.provider)
-                    .map_err(MissionError::ProviderUnavailable)?,
+                None => resolve_supported_provider(
+                    &engine.config,
+                    &engine.provider_versions,
+                    run.provider,
+                )
+                .await
+                .map_err(MissionError::ProviderUnavailable)?,
             };
             spawn_provider(
                 engine,

@@ -80,8 +80,23 @@ fn parse_flags() -> Flags {
         replay_user_messages: args.iter().any(|arg| arg == "--replay-user-messages"),
         mcp_config: value_of("--mcp-config"),
     };
-    if flags.permission_mode == "manual" {
-        flags.permission_mode = "default".to_string();
+    // The choices of Claude Code 2.1.197, the oldest supported version (2.1.332 also takes
+    // `manual`, which 2.1.197 refuses).
+    const PERMISSION_MODES: [&str; 6] = [
+        "acceptEdits",
+        "auto",
+        "bypassPermissions",
+        "default",
+        "dontAsk",
+        "plan",
+    ];
+    if !PERMISSION_MODES.contains(&flags.permission_mode.as_str()) {
+        eprintln!(
+            "error: option '--permission-mode <mode>' argument '{}' is invalid. Allowed choices are {}.",
+            flags.permission_mode,
+            PERMISSION_MODES.join(", ")
+        );
+        std::process::exit(1);
     }
     if std::env::var("NAGI_FAKE_IGNORE_FLAGS").as_deref() == Ok("1") {
         flags.permission_mode = "default".to_string();
@@ -108,6 +123,7 @@ fn send(value: Value) {
 }
 
 fn main() {
+    fake_support::answer_version_probe("2.1.332 (Claude Code)");
     fake_support::log_started();
     let flags = parse_flags();
     fake_support::run_startup_behaviour();

@@ -48,6 +48,7 @@ enum TurnEnd {
 }
 
 fn main() {
+    fake_support::answer_version_probe("codex-cli 0.171.0");
     fake_support::log_started();
     fake_support::run_startup_behaviour();
     let mut fake = FakeCodex {

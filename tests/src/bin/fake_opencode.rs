@@ -55,6 +55,7 @@ impl Shared {
 }
 
 fn main() {
+    fake_support::answer_version_probe("1.18.33");
     fake_support::log_started();
     fake_support::run_startup_behaviour();
     let args: Vec<String> = std::env::args().collect();

@@ -11,6 +11,8 @@
 //!   behave normally), `hang` (never answer), `write:<path>` (write `<path>`, relative to
 //!   the working directory, then behave normally: a provider that changes the workspace
 //!   while it starts).
+//! * `NAGI_FAKE_VERSION` — what `--version` prints (default: the real CLI's line for the
+//!   newest supported version).
 //! * `NAGI_FAKE_SESSION_ID` — the session id of a fresh session (default `fake-session-1`).
 //! * `NAGI_FAKE_LOG` — append one JSON object per line: `{"event":"started","args",
 //!   "cwd"}`, `{"event":"received","frame"}` for every frame read, `{"event":"prompt",
@@ -238,6 +240,16 @@ pub fn log_started() {
         })
         .collect();
     log(json!({"event": "started", "args": args, "cwd": cwd, "env": env}));
+}
+
+/// Answers `--version` the way the real CLI does, with `NAGI_FAKE_VERSION` in place of
+/// `real_line` when set, and exits; a fake asked for its version logs nothing.
+pub fn answer_version_probe(real_line: &str) {
+    if std::env::args().skip(1).any(|arg| arg == "--version") {
+        let line = std::env::var("NAGI_FAKE_VERSION").unwrap_or_else(|_| real_line.to_string());
+        println!("{line}");
+        std::process::exit(0);
+    }
 }
 
 /// Start-up behaviour from `NAGI_FAKE_STARTUP`, run before the handshake.

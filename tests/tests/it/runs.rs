@@ -737,3 +737,60 @@ fn processes_with_run_marker(env: &TestEnv, run_id: &str) -> Vec<i32> {
         })
         .collect()
 }
+
+#[test]
+fn a_vendor_cli_outside_the_supported_versions_is_refused_at_start_naming_both() {
+    let runs = runs_with(
+        json!([{"text": "done"}]),
+        &[("NAGI_FAKE_VERSION", "2.1.150 (Claude Code)")],
+    );
+    let before = runs.env.store_fingerprint();
+    let refused = runs
+        .env
+        .call("mission.start", start_params("claude_code", "r1"));
+    assert_eq!(refused["error"]["code"], "provider_unavailable", "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    for shown in ["Claude Code 2.1.150", "2.1.197 or newer", "below 3.0.0", "2.1.332"] {
+        assert!(message.contains(shown), "{shown:?} missing from {message}");
+    }
+    // The same line read as a Codex version is past Codex's range.
+    let codex = runs.env.call("mission.start", start_params("codex", "r1"));
+    assert_eq!(codex["error"]["code"], "provider_unavailable", "{codex}");
+    assert!(
+        codex["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Codex CLI 2.1.150 "),
+        "{codex}"
+    );
+    // A handoff preview and a consent preview refuse it the same way.
+    let preview = runs.env.call(
+        "cockpit.preview",
+        json!({"action": {"kind": "start_run", "mission_id": "m1", "run_id": "r1", "provider": "claude_code", "write_scope": true}}),
+    );
+    assert_eq!(preview["error"]["code"], "provider_unavailable", "{preview}");
+    assert_eq!(runs.env.store_fingerprint(), before, "nothing was written");
+    assert!(
+        log_entries(&runs.log).is_empty(),
+        "no provider session was started"
+    );
+    // An ACP agent has no version range: its start can be previewed.
+    runs.env.ok(
+        "cockpit.preview",
+        json!({"action": {"kind": "start_run", "mission_id": "m1", "run_id": "r1", "provider": "acp", "write_scope": true}}),
+    );
+}
+
+#[test]
+fn a_vendor_cli_that_prints_no_version_is_refused_with_what_it_said() {
+    let runs = runs_with(
+        json!([{"text": "done"}]),
+        &[("NAGI_FAKE_VERSION", "unknown option: --version")],
+    );
+    let refused = runs.env.call("mission.start", start_params("open_code", "r1"));
+    assert_eq!(refused["error"]["code"], "provider_unavailable", "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("gave no OpenCode version"), "{message}");
+    assert!(message.contains("unknown option: --version"), "{message}");
+    assert!(message.contains("OpenCode 1.18.33 or newer"), "{message}");
+}
