@@ -58,7 +58,15 @@ pub fn run(cli: Cli) -> CommandResult {
     match cli.command {
         Command::Server(args) => server::run(&context, args),
         Command::Demo => crate::demo::run(&context),
-        Command::DemoAgent { .. } => Ok(crate::demo::agent::run()),
+        Command::DemoAgent { provider_args } => {
+            if provider_args.iter().any(|arg| arg == "--version") {
+                // The demo agent stands in for the Codex CLI, whose version nagi checks
+                // before a start; it speaks that version's app-server protocol.
+                println!("nagi-demo-agent 0.171.0 (speaks the Codex CLI 0.171.0 app-server protocol)");
+                return Ok(0);
+            }
+            Ok(crate::demo::agent::run())
+        }
         Command::Ping => {
             let result = context.request("ping", serde_json::json!({}))?;
             context.print(&result, |result| {
