@@ -40,9 +40,13 @@ impl fmt::Display for SupportedVersions {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             formatter,
-            "{} {} or newer, below {} (tested with {} and {})",
-            self.product, self.oldest, self.refused_from, self.oldest, self.newest_tested
-        )
+            "{} {} or newer, below {} (tested with {}",
+            self.product, self.oldest, self.refused_from, self.oldest
+        )?;
+        if self.newest_tested != self.oldest {
+            write!(formatter, " and {}", self.newest_tested)?;
+        }
+        write!(formatter, ")")
     }
 }
 
@@ -111,5 +115,14 @@ mod tests {
         // A pre-release of a supported version counts as that version.
         assert!(range.supports(&Version::parse("2.1.300-rc.1").unwrap()));
         assert!(supported_versions(ProviderKind::Acp).is_none());
+        assert_eq!(
+            range.to_string(),
+            "Claude Code 2.1.197 or newer, below 3.0.0 (tested with 2.1.197 and 2.1.332)"
+        );
+        // One tested version is named once.
+        assert_eq!(
+            supported_versions(ProviderKind::OpenCode).unwrap().to_string(),
+            "OpenCode 1.18.33 or newer, below 2.0.0 (tested with 1.18.33)"
+        );
     }
 }
