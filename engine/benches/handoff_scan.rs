@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use nagi_engine::workspace::{ScanConfig, handoff_diff};
+use nagi_exec::workspace::{ScanConfig, handoff_diff};
 
 /// The allocator of the `nagi` binary, so that this process's scan is the server's.
 #[global_allocator]
@@ -143,7 +143,7 @@ fn print_breakdown(root: &Path, rounds: usize) {
         .map(|_| {
             let started = Instant::now();
             let entries =
-                nagi_engine::workspace::porcelain::parse_index(&index_output.stdout).unwrap();
+                nagi_exec::workspace::porcelain::parse_index(&index_output.stdout).unwrap();
             assert!(!entries.is_empty());
             started.elapsed()
         })
@@ -156,7 +156,7 @@ fn print_breakdown(root: &Path, rounds: usize) {
     let samples = (0..rounds)
         .map(|_| {
             let started = Instant::now();
-            nagi_engine::workspace::scan_workspace(root, &ScanConfig::default()).unwrap();
+            nagi_exec::workspace::scan_workspace(root, &ScanConfig::default()).unwrap();
             started.elapsed()
         })
         .collect();

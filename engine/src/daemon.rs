@@ -215,9 +215,9 @@ pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
 
     let outcome = runtime.block_on(async {
         let missions = Missions::new(store.clone()).map_err(|error| DaemonError::Setup(error.to_string()))?;
-        let panes = crate::pane::PaneHost::new(crate::pane::PaneHostConfig {
+        let panes = nagi_pane::PaneHost::new(nagi_pane::PaneHostConfig {
             socket_path: Some(paths.socket_path.clone()),
-            ..crate::pane::PaneHostConfig::default()
+            ..nagi_pane::PaneHostConfig::default()
         });
         let engine = Arc::new(Engine {
             config,

@@ -45,7 +45,7 @@ pub struct Engine {
     pub config: EngineConfig,
     pub missions: Arc<Missions>,
     pub runs: Arc<RunRegistry>,
-    pub panes: Arc<crate::pane::PaneHost>,
+    pub panes: Arc<nagi_pane::PaneHost>,
     pub checkouts: crate::missions::repository::CheckoutCache,
     pub claim_locks: crate::runs::claims::ClaimLocks,
     /// The vendor CLI versions already found supported.

@@ -4,19 +4,19 @@ mod support;
 
 use std::os::unix::fs::PermissionsExt;
 
-use nagi_engine::digest::suggested_handoff_run_id;
-use nagi_engine::handoff::{
+use nagi_mission::digest::suggested_handoff_run_id;
+use nagi_proof::handoff::{
     HandoffArtifactConfig, HandoffAuthority, HandoffError, HandoffStartPrecheck,
     build_handoff_artifact, confirm_rebuilt_artifact, decide_run_continued, handoff_prompt,
     precheck_handoff_start,
 };
-use nagi_engine::mission::event::MissionEvent;
-use nagi_engine::mission::view::NoLiveRuns;
-use nagi_engine::proof::{
+use nagi_mission::event::MissionEvent;
+use nagi_mission::view::NoLiveRuns;
+use nagi_proof::{
     ProofError, Verdict, close_outcome, current_identity, manual_evidence, proof_receipt,
     readiness_outcome,
 };
-use nagi_engine::workspace::{ScanConfig, handoff_diff};
+use nagi_exec::workspace::{ScanConfig, handoff_diff};
 use nagi_schema::handoff::MissionHandoffArtifactV1;
 use nagi_schema::mission::{MissionCheckStatusV1, MissionProvider, MissionStatus};
 use nagi_schema::proof::ProofClosureDecisionV1;
@@ -181,7 +181,7 @@ fn a_missing_required_artifact_fails_the_check() {
     let mut ledger = command_only_ledger(&repository);
     // The check's program exists but writes no artifact.
     let plan = ledger.mission.plan.as_mut().unwrap();
-    if let nagi_engine::mission::model::DeclarationKind::Command { args, .. } =
+    if let nagi_mission::model::DeclarationKind::Command { args, .. } =
         &mut plan.declarations[0].kind
     {
         args[1] = "true".into();
@@ -216,7 +216,7 @@ fn artifacts_are_hashed_from_their_bytes_and_a_changed_one_fails_the_proof() {
     let artifact = &ledger.mission.evidence["unit"].artifacts[0];
     assert_eq!(
         artifact.content_digest,
-        nagi_engine::digest::sha256_hex(b"{\"ok\":true}")
+        nagi_mission::digest::sha256_hex(b"{\"ok\":true}")
     );
     assert_eq!(artifact.media_type, "application/json");
     assert!(matches!(
@@ -483,7 +483,7 @@ fn the_artifact_digest_follows_every_input_and_is_stable_otherwise() {
 
 /// Opens an attention item and records an acknowledged answer to it.
 fn open_and_answer(ledger: &mut Ledger) -> String {
-    use nagi_engine::mission::model::{
+    use nagi_mission::model::{
         AttemptState, Attention, AttentionLifecycle, RequestClass, ResponseAttempt,
     };
     use nagi_schema::attention::{

@@ -5,7 +5,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
-use nagi_engine::pane::process::{processes_in_group, read_stat};
+use nagi_pane::process::{processes_in_group, read_stat};
 use nagi_engine::recipe::exec::{
     CopyOutcome, PortRange, RecipeExecConfig, RecipeExecError, RunTarget, SERVICE_LEASE_MARKER,
     adopt_or_restart_services, archive_cleanup, copy_ignored, prepare_mission_worktree,
@@ -774,7 +774,7 @@ mod recipe_support {
     use nagi_engine::config::{EngineConfig, UserConfig};
     use nagi_engine::engine::{Engine, Shutdown};
     use nagi_engine::missions::Missions;
-    use nagi_engine::pane::{PaneHost, PaneHostConfig};
+    use nagi_pane::{PaneHost, PaneHostConfig};
     use nagi_engine::paths::SessionPaths;
     use nagi_engine::runs::claims::ClaimLocks;
     use nagi_engine::runs::registry::RunRegistry;
@@ -970,7 +970,7 @@ mod recipe_support {
 }
 
 // The same hostile configuration the engine's scan tests plant.
-#[path = "../src/workspace/hostile_config_fixture.rs"]
+#[path = "../../exec/src/workspace/hostile_config_fixture.rs"]
 mod hostile_config_fixture;
 
 #[test]

@@ -19,14 +19,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;
 
-use nagi_engine::mission::apply::apply;
-use nagi_engine::mission::create::{
+use nagi_mission::apply::apply;
+use nagi_mission::create::{
     ConfigureDecision, CreateDecision, decide_configure, decide_create,
 };
-use nagi_engine::mission::model::*;
-use nagi_engine::mission::status::{generic_transition_allowed, run_can_follow};
-use nagi_engine::mission::view::{NoLiveRuns, mission_view};
-use nagi_engine::mission::{Mission, MissionEvent, StoredEvent};
+use nagi_mission::model::*;
+use nagi_mission::status::{generic_transition_allowed, run_can_follow};
+use nagi_mission::view::{NoLiveRuns, mission_view};
+use nagi_mission::{Mission, MissionEvent, StoredEvent};
 use nagi_schema::attention::*;
 use nagi_schema::mission::*;
 use nagi_schema::proof::{ProofClosureDecisionV1, ProofIdentityV1, ProofReceiptV1};

@@ -11,8 +11,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use nagi_engine::pane::PaneError;
-use nagi_engine::pane::keys::{encode_key_combos, parse_key_combo, parse_key_combos};
+use nagi_pane::PaneError;
+use nagi_pane::keys::{encode_key_combos, parse_key_combo, parse_key_combos};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

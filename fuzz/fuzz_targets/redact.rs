@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use libfuzzer_sys::fuzz_target;
-use nagi_engine::redact::redact;
+use nagi_mission::redact::redact;
 use regex::Regex;
 
 /// Detectors written from the contract's rules, independent of the implementation.

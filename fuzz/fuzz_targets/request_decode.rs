@@ -19,12 +19,13 @@ use std::time::Instant;
 use libfuzzer_sys::fuzz_target;
 use nagi_engine::api::decode::{MethodParams, decode_method_params, decode_request};
 use nagi_engine::errors::wire_error;
-use nagi_engine::mission::apply::apply;
-use nagi_engine::mission::create::{ConfigureDecision, CreateDecision, decide_configure, decide_create};
-use nagi_engine::mission::view::{NoLiveRuns, mission_view};
-use nagi_engine::mission::{Mission, MissionEvent};
-use nagi_engine::pane::keys::{encode_key_combos, parse_key_combos};
-use nagi_engine::pane::metadata::{PaneMetadata, TokenMap};
+use nagi_mission::apply::apply;
+use nagi_mission::create::{ConfigureDecision, CreateDecision, decide_configure, decide_create};
+use nagi_mission::view::{NoLiveRuns, mission_view};
+use nagi_mission::{Mission, MissionEvent};
+use nagi_pane::PaneRequest;
+use nagi_pane::keys::{encode_key_combos, parse_key_combos};
+use nagi_pane::metadata::{PaneMetadata, TokenMap};
 use nagi_schema::mission::{MissionCheck, MissionCreateParams, MissionStatus};
 use serde_json::value::RawValue;
 
@@ -47,58 +48,8 @@ fuzz_target!(|line: &[u8]| {
     }
 });
 
-/// The params as JSON, as a client would send them; `None` for params nobody reads.
-fn params_json(params: &MethodParams) -> Option<String> {
-    use MethodParams as P;
-    let json = match params {
-        P::Unread => return None,
-        P::Empty(p) => serde_json::to_string(p),
-        P::MissionCreate(p) => serde_json::to_string(p),
-        P::MissionTarget(p) => serde_json::to_string(p),
-        P::MissionConfigure(p) => serde_json::to_string(p),
-        P::MissionStart(p) => serde_json::to_string(p),
-        P::MissionRespond(p) => serde_json::to_string(p),
-        P::MissionVerify(p) => serde_json::to_string(p),
-        P::MissionHandoffPreview(p) => serde_json::to_string(p),
-        P::MissionHandoffStart(p) => serde_json::to_string(p),
-        P::AttentionList(p) => serde_json::to_string(p),
-        P::AttentionTarget(p) => serde_json::to_string(p),
-        P::EventsSubscribe(p) => serde_json::to_string(p),
-        P::EventsWait(p) => serde_json::to_string(p),
-        P::CockpitHello(p) => serde_json::to_string(p),
-        P::CockpitPreview(p) => serde_json::to_string(p),
-        P::CockpitDecide(p) => serde_json::to_string(p),
-        P::WorkspaceCreate(p) => serde_json::to_string(p),
-        P::WorkspaceTarget(p) => serde_json::to_string(p),
-        P::WorkspaceRename(p) => serde_json::to_string(p),
-        P::WorkspaceMove(p) => serde_json::to_string(p),
-        P::WorkspaceReportMetadata(p) => serde_json::to_string(p),
-        P::TabCreate(p) => serde_json::to_string(p),
-        P::TabList(p) => serde_json::to_string(p),
-        P::TabTarget(p) => serde_json::to_string(p),
-        P::TabRename(p) => serde_json::to_string(p),
-        P::TabMove(p) => serde_json::to_string(p),
-        P::PaneList(p) => serde_json::to_string(p),
-        P::PaneCurrent(p) => serde_json::to_string(p),
-        P::PaneTarget(p) => serde_json::to_string(p),
-        P::PaneRename(p) => serde_json::to_string(p),
-        P::PaneRead(p) => serde_json::to_string(p),
-        P::PaneSendText(p) => serde_json::to_string(p),
-        P::PaneSendKeys(p) => serde_json::to_string(p),
-        P::PaneSendInput(p) => serde_json::to_string(p),
-        P::PaneWaitForOutput(p) => serde_json::to_string(p),
-        P::PaneProcessInfo(p) => serde_json::to_string(p),
-        P::PaneReportAgent(p) => serde_json::to_string(p),
-        P::PaneReportAgentSession(p) => serde_json::to_string(p),
-        P::PaneReportMetadata(p) => serde_json::to_string(p),
-        P::PaneClearAgentAuthority(p) => serde_json::to_string(p),
-        P::PaneReleaseAgent(p) => serde_json::to_string(p),
-    };
-    Some(json.expect("decoded params always serialize"))
-}
-
 fn round_trip(method: &str, params: &MethodParams) {
-    let Some(json) = params_json(params) else { return };
+    let Some(json) = params.params_json().map(|value| value.to_string()) else { return };
     let raw: Box<RawValue> = RawValue::from_string(json.clone()).expect("serde_json wrote valid JSON");
     let again = decode_method_params(method, &raw).unwrap_or_else(|error| panic!("{method}: {json} no longer decodes: {error}"));
     assert_eq!(&again, params, "{method}: decode(encode(params)) differs");
@@ -108,9 +59,9 @@ fn validate(params: &MethodParams) {
     match params {
         MethodParams::MissionCreate(create) => check_create(create),
         MethodParams::MissionConfigure(configure) => check_configure(&configure.checks),
-        MethodParams::PaneSendKeys(send) => check_keys(&send.keys),
-        MethodParams::PaneSendInput(send) => check_keys(&send.keys),
-        MethodParams::PaneReportAgent(report) => {
+        MethodParams::Pane(PaneRequest::PaneSendKeys(send)) => check_keys(&send.keys),
+        MethodParams::Pane(PaneRequest::PaneSendInput(send)) => check_keys(&send.keys),
+        MethodParams::Pane(PaneRequest::PaneReportAgent(report)) => {
             let _ = PaneMetadata::default().report_agent(
                 &report.source,
                 &report.agent,
@@ -121,7 +72,7 @@ fn validate(params: &MethodParams) {
                 report.seq,
             );
         }
-        MethodParams::PaneReportAgentSession(report) => {
+        MethodParams::Pane(PaneRequest::PaneReportAgentSession(report)) => {
             let _ = PaneMetadata::default().report_agent_session(
                 &report.source,
                 &report.agent,
@@ -130,7 +81,7 @@ fn validate(params: &MethodParams) {
                 report.seq,
             );
         }
-        MethodParams::PaneReportMetadata(report) => {
+        MethodParams::Pane(PaneRequest::PaneReportMetadata(report)) => {
             let now = Instant::now();
             let mut metadata = PaneMetadata::default();
             if metadata.report_metadata(report, now).is_ok() {
@@ -139,13 +90,13 @@ fn validate(params: &MethodParams) {
                 assert!(view.title.as_ref().is_none_or(|title| title.chars().count() <= 80));
             }
         }
-        MethodParams::PaneClearAgentAuthority(clear) => {
+        MethodParams::Pane(PaneRequest::PaneClearAgentAuthority(clear)) => {
             let _ = PaneMetadata::default().clear_agent_authority(clear.source.as_deref(), clear.seq);
         }
-        MethodParams::PaneReleaseAgent(release) => {
+        MethodParams::Pane(PaneRequest::PaneReleaseAgent(release)) => {
             let _ = PaneMetadata::default().release_agent(&release.source, &release.agent, release.seq);
         }
-        MethodParams::WorkspaceReportMetadata(report) => {
+        MethodParams::Pane(PaneRequest::WorkspaceReportMetadata(report)) => {
             let now = Instant::now();
             let mut tokens = TokenMap::default();
             if let Ok(patch) = tokens.validate(&report.tokens, report.ttl_ms, now) {

@@ -69,7 +69,7 @@ pub struct ProviderPipes {
 /// that confines itself first: a Landlock domain and `no_new_privs` belong to a thread and
 /// pass to the processes it starts. Unlike a `pre_exec` hook, this lets std start the child
 /// with `posix_spawn` (vfork) instead of forking the whole server, which copies its page
-/// tables (~0.5 ms) and stalls its other threads meanwhile. The thread ends with the spawn,
+/// tables and stalls its other threads meanwhile. The thread ends with the spawn,
 /// so no confined thread is ever reused.
 fn spawn_confined(command: &mut Command, ruleset_fd: std::os::fd::RawFd) -> std::io::Result<Child> {
     let runtime = tokio::runtime::Handle::current();

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use nagi_engine::recipe::{RECIPE_RELATIVE_PATH, RecipeCheck, validate_file};
-use nagi_engine::runner::{
+use nagi_exec::runner::{
     CommandCheckRequest, CommandOutcome, OutputStream, RunnerConfig, run_command_check,
 };
 use serde_json::{Value, json};

@@ -8,8 +8,8 @@ use nagi_schema::results::ResponseResult;
 
 use crate::engine::Engine;
 use crate::errors::EngineError;
-use crate::mission::MissionError;
-use crate::mission::view::attention_view;
+use nagi_mission::MissionError;
+use nagi_mission::view::attention_view;
 
 pub fn list(
     engine: &Arc<Engine>,

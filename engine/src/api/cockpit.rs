@@ -11,13 +11,14 @@ use nagi_schema::results::ResponseResult;
 
 use super::Peer;
 use super::missions::{load_existing, view};
-use crate::clock::now_millis;
+use nagi_mission::clock::now_millis;
 use crate::consent::{self, peer::ConsentVerdict, preview};
 use crate::engine::Engine;
 use crate::errors::EngineError;
-use crate::handoff::HandoffAuthority;
-use crate::mission::model::SandboxGrant;
-use crate::mission::{MissionError, MissionEvent};
+use nagi_proof::handoff::HandoffAuthority;
+use nagi_mission::model::SandboxGrant;
+use nagi_mission::MissionError;
+use nagi_mission::attention::decide_dismiss;
 use crate::runs::start::StartAuthority;
 
 fn forbid(peer: Peer) -> Result<(), EngineError> {
@@ -148,7 +149,7 @@ fn consent_detail(action: &CockpitAction, lines: &[String]) -> serde_json::Value
     let mut action_value = serde_json::to_value(action).unwrap_or_default();
     let mut shown: Vec<&String> = lines.iter().collect();
     if let CockpitAction::Respond { answers, .. } = action {
-        let mut hasher = crate::digest::CanonicalHasher::new("cockpit-answers-v1");
+        let mut hasher = nagi_mission::digest::CanonicalHasher::new("cockpit-answers-v1");
         for (key, values) in answers {
             hasher.string(key).string_list(values);
         }
@@ -280,16 +281,23 @@ async fn perform(
                 .missions
                 .read(|reader| reader.attention_mission(attention_id))?
                 .ok_or_else(|| MissionError::AttentionNotFound(attention_id.clone()))?;
-            let event = MissionEvent::AttentionClosed {
-                attention_id: attention_id.clone(),
-                expired: false,
-                actor: crate::runs::respond::LOCAL_ACTOR.into(),
-                reason: reason.clone(),
-                at_millis: now_millis(),
-            };
+            // Decided again on the mission as it is inside the commit: an item answered or
+            // closed since the preview is refused, and a live provider request too.
+            let runs = engine.runs.clone();
+            let attention = attention_id.clone();
+            let reason = reason.clone();
             let committed = engine
                 .missions
-                .mutate(&mission_id, move |_| Ok((vec![event], ())))
+                .mutate(&mission_id, move |mission| {
+                    if runs.response_route(&attention).is_some() {
+                        return Err(MissionError::InvalidResponse(format!(
+                            "attention {attention} has a live provider request; answer or deny it instead"
+                        ))
+                        .into());
+                    }
+                    let events = decide_dismiss(mission, &attention, &reason, now_millis())?;
+                    Ok((events, ()))
+                })
                 .await?;
             let status = committed.mission.map(|mission| mission.status);
             let hint = if status == Some(MissionStatus::ReviewRequired) {

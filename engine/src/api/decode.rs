@@ -2,21 +2,23 @@
 //! named method with that method's own unknown-field policy.
 //!
 //! Nothing here needs an engine, a socket or a store, so the whole step can be fuzzed
-//! (`fuzz/fuzz_targets/request_decode.rs`) and unit-tested. The server decodes engine
-//! params through [`decode_params`] (via `api::decode`), so the fuzzer exercises the very
-//! function the server calls. Pane-family params are decoded the way the pane dispatcher
-//! (`pane::dispatch`) decodes them: as a JSON value, `null` treated as `{}`.
+//! (`fuzz/fuzz_targets/request_decode.rs`) and unit-tested. The server calls
+//! [`decode_request`] on every line, so the fuzzer exercises the very function the server
+//! calls, and the dispatcher (`api::dispatch`) matches on the [`MethodParams`] it returns.
+//! Pane-family params are decoded by the pane host's own rules (`nagi_pane::PaneRequest`):
+//! unknown fields ignored, `null` taken as `{}`.
 //!
 //! The order in which a method name is looked up is: the engine's method table
 //! (`ENGINE_METHODS`), the pane table (`PANE_METHODS`; methods it lists as not
 //! implemented answer `feature_unavailable`), the other protocol methods nagi does not
-//! offer ([`super::UNAVAILABLE_METHODS`], `feature_unavailable`), and finally
-//! `invalid_request` for a method nobody knows.
+//! offer ([`UNAVAILABLE_METHODS`], `feature_unavailable`), and finally `invalid_request`
+//! for a method nobody knows.
 
 use nagi_schema::envelope::{IdOnly, RawRequest};
 use nagi_schema::methods::{EventsSubscribeParams, EventsWaitParams, find_engine_method};
 use nagi_schema::mission::*;
-use nagi_schema::pane::*;
+use nagi_pane::PaneRequest;
+use nagi_schema::pane::find_pane_method;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
@@ -38,58 +40,59 @@ pub struct RejectedRequest {
     pub error: EngineError,
 }
 
-/// The typed params of every method nagi answers. Several methods share a params type;
-/// the method name travels next to it in [`DecodedRequest`].
+/// The typed params of every method nagi answers, one variant per method: the one command
+/// enum the server dispatches with a single `match` (`api::dispatch`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum MethodParams {
-    /// `ping`, `server.stop`, `mission.list`.
-    Empty(EmptyParams),
+    Ping(EmptyParams),
+    ServerStop(EmptyParams),
     MissionCreate(MissionCreateParams),
-    /// `mission.get`, `mission.proof.get`, `mission.close`.
-    MissionTarget(MissionTarget),
+    MissionList(EmptyParams),
+    MissionGet(MissionTarget),
     MissionConfigure(MissionConfigureParams),
     MissionStart(MissionStartParams),
     MissionRespond(MissionRespondParams),
+    MissionClose(MissionTarget),
     MissionVerify(MissionVerifyParams),
+    MissionProofGet(MissionTarget),
     MissionHandoffPreview(MissionHandoffPreviewParams),
     MissionHandoffStart(MissionHandoffStartParams),
     AttentionList(AttentionListParams),
-    AttentionTarget(AttentionTarget),
+    AttentionGet(AttentionTarget),
     EventsSubscribe(EventsSubscribeParams),
     EventsWait(EventsWaitParams),
     CockpitHello(nagi_schema::cockpit::CockpitHelloParams),
     CockpitPreview(nagi_schema::cockpit::CockpitPreviewParams),
     CockpitDecide(nagi_schema::cockpit::CockpitDecideParams),
-    /// `session.snapshot`, `workspace.list`: the pane dispatcher never reads their params.
-    Unread,
-    WorkspaceCreate(WorkspaceCreateParams),
-    /// `workspace.get`, `workspace.focus`, `workspace.close`.
-    WorkspaceTarget(WorkspaceTarget),
-    WorkspaceRename(WorkspaceRenameParams),
-    WorkspaceMove(WorkspaceMoveParams),
-    WorkspaceReportMetadata(WorkspaceReportMetadataParams),
-    TabCreate(TabCreateParams),
-    TabList(TabListParams),
-    /// `tab.get`, `tab.focus`, `tab.close`.
-    TabTarget(TabTarget),
-    TabRename(TabRenameParams),
-    TabMove(TabMoveParams),
-    PaneList(PaneListParams),
-    PaneCurrent(PaneCurrentParams),
-    /// `pane.get`, `pane.focus`, `pane.close`.
-    PaneTarget(PaneTarget),
-    PaneRename(PaneRenameParams),
-    PaneRead(PaneReadParams),
-    PaneSendText(PaneSendTextParams),
-    PaneSendKeys(PaneSendKeysParams),
-    PaneSendInput(PaneSendInputParams),
-    PaneWaitForOutput(PaneWaitForOutputParams),
-    PaneProcessInfo(PaneProcessInfoParams),
-    PaneReportAgent(PaneReportAgentParams),
-    PaneReportAgentSession(PaneReportAgentSessionParams),
-    PaneReportMetadata(PaneReportMetadataParams),
-    PaneClearAgentAuthority(PaneClearAgentAuthorityParams),
-    PaneReleaseAgent(PaneReleaseAgentParams),
+    /// A workspace, tab, pane or session method, decoded by the pane host's own rules.
+    Pane(PaneRequest),
+}
+
+impl MethodParams {
+    /// The params as a client would send them; `None` for params nobody reads.
+    pub fn params_json(&self) -> Option<serde_json::Value> {
+        use MethodParams as P;
+        let value = match self {
+            P::Ping(p) | P::ServerStop(p) | P::MissionList(p) => serde_json::to_value(p),
+            P::MissionCreate(p) => serde_json::to_value(p),
+            P::MissionGet(p) | P::MissionClose(p) | P::MissionProofGet(p) => serde_json::to_value(p),
+            P::MissionConfigure(p) => serde_json::to_value(p),
+            P::MissionStart(p) => serde_json::to_value(p),
+            P::MissionRespond(p) => serde_json::to_value(p),
+            P::MissionVerify(p) => serde_json::to_value(p),
+            P::MissionHandoffPreview(p) => serde_json::to_value(p),
+            P::MissionHandoffStart(p) => serde_json::to_value(p),
+            P::AttentionList(p) => serde_json::to_value(p),
+            P::AttentionGet(p) => serde_json::to_value(p),
+            P::EventsSubscribe(p) => serde_json::to_value(p),
+            P::EventsWait(p) => serde_json::to_value(p),
+            P::CockpitHello(p) => serde_json::to_value(p),
+            P::CockpitPreview(p) => serde_json::to_value(p),
+            P::CockpitDecide(p) => serde_json::to_value(p),
+            P::Pane(request) => return request.params_json(),
+        };
+        Some(value.expect("decoded params always serialize"))
+    }
 }
 
 /// Decodes engine-method params. A shape error is `invalid_request` (MISSIONS.md §1.2):
@@ -107,25 +110,6 @@ pub fn decode_params<T: DeserializeOwned>(params: &RawValue) -> Result<T, Engine
         .map_err(|error| EngineError::InvalidRequest(error.to_string()))
 }
 
-/// Decodes pane-method params as the pane dispatcher does: through a JSON value, with
-/// `null` treated like `{}`. A shape error is `invalid_params` there.
-fn decode_pane_params<T: DeserializeOwned>(
-    method: &str,
-    params: &RawValue,
-) -> Result<T, EngineError> {
-    let invalid = |message: String| {
-        EngineError::InvalidParams(format!("invalid params for {method}: {message}"))
-    };
-    let value: serde_json::Value =
-        serde_json::from_str(params.get()).map_err(|error| invalid(error.to_string()))?;
-    let value = if value.is_null() {
-        serde_json::Value::Object(Default::default())
-    } else {
-        value
-    };
-    serde_json::from_value(value).map_err(|error| invalid(error.to_string()))
-}
-
 /// Steps 1–2 of a request: the line must be UTF-8 and decode as the envelope (`id` a
 /// string, `method`, raw `params`). Otherwise `invalid_request`, with the salvaged id.
 pub fn decode_envelope(line: &[u8]) -> Result<RawRequest<'_>, RejectedRequest> {
@@ -141,15 +125,45 @@ pub fn decode_envelope(line: &[u8]) -> Result<RawRequest<'_>, RejectedRequest> {
     })
 }
 
+/// Methods of the protocol this server does not offer, beyond the pane table's own
+/// not-implemented entries (a method is listed in one place only; a test checks it).
+pub const UNAVAILABLE_METHODS: &[&str] = &[
+    "server.live_handoff",
+    "server.reload_config",
+    "server.agent_manifests",
+    "server.reload_agent_manifests",
+    "notification.show",
+    "client.window_title.set",
+    "client.window_title.clear",
+    "worktree.list",
+    "worktree.create",
+    "worktree.open",
+    "worktree.remove",
+    "agent.list",
+    "agent.get",
+    "agent.read",
+    "agent.explain",
+    "agent.send",
+    "agent.rename",
+    "agent.focus",
+    "agent.start",
+    "integration.install",
+    "integration.uninstall",
+    "plugin.capability.approve",
+    "plugin.capability.revoke",
+];
+
 fn engine_params(method: &str, params: &RawValue) -> Option<Result<MethodParams, EngineError>> {
     use MethodParams as P;
     find_engine_method(method)?;
     let decoded = match method {
-        "ping" | "server.stop" | "mission.list" => decode_params(params).map(P::Empty),
+        "ping" => decode_params(params).map(P::Ping),
+        "server.stop" => decode_params(params).map(P::ServerStop),
+        "mission.list" => decode_params(params).map(P::MissionList),
         "mission.create" => decode_params(params).map(P::MissionCreate),
-        "mission.get" | "mission.proof.get" | "mission.close" => {
-            decode_params(params).map(P::MissionTarget)
-        }
+        "mission.get" => decode_params(params).map(P::MissionGet),
+        "mission.proof.get" => decode_params(params).map(P::MissionProofGet),
+        "mission.close" => decode_params(params).map(P::MissionClose),
         "mission.configure" => decode_params(params).map(P::MissionConfigure),
         "mission.start" => decode_params(params).map(P::MissionStart),
         "mission.respond" => decode_params(params).map(P::MissionRespond),
@@ -157,7 +171,7 @@ fn engine_params(method: &str, params: &RawValue) -> Option<Result<MethodParams,
         "mission.handoff.preview" => decode_params(params).map(P::MissionHandoffPreview),
         "mission.handoff.start" => decode_params(params).map(P::MissionHandoffStart),
         "attention.list" => decode_params(params).map(P::AttentionList),
-        "attention.get" => decode_params(params).map(P::AttentionTarget),
+        "attention.get" => decode_params(params).map(P::AttentionGet),
         "events.subscribe" => decode_params(params).map(P::EventsSubscribe),
         "events.wait" => decode_params(params).map(P::EventsWait),
         "cockpit.hello" => decode_params(params).map(P::CockpitHello),
@@ -171,54 +185,13 @@ fn engine_params(method: &str, params: &RawValue) -> Option<Result<MethodParams,
 }
 
 fn pane_params(method: &str, params: &RawValue) -> Option<Result<MethodParams, EngineError>> {
-    use MethodParams as P;
-    let spec = find_pane_method(method)?;
-    if !spec.implemented {
-        return Some(Err(EngineError::FeatureUnavailable(format!(
-            "method {method} is not available in nagi"
-        ))));
-    }
-    let m = method;
-    let decoded = match method {
-        "session.snapshot" | "workspace.list" => Ok(P::Unread),
-        "workspace.create" => decode_pane_params(m, params).map(P::WorkspaceCreate),
-        "workspace.get" | "workspace.focus" | "workspace.close" => {
-            decode_pane_params(m, params).map(P::WorkspaceTarget)
-        }
-        "workspace.rename" => decode_pane_params(m, params).map(P::WorkspaceRename),
-        "workspace.move" => decode_pane_params(m, params).map(P::WorkspaceMove),
-        "workspace.report_metadata" => {
-            decode_pane_params(m, params).map(P::WorkspaceReportMetadata)
-        }
-        "tab.create" => decode_pane_params(m, params).map(P::TabCreate),
-        "tab.list" => decode_pane_params(m, params).map(P::TabList),
-        "tab.get" | "tab.focus" | "tab.close" => decode_pane_params(m, params).map(P::TabTarget),
-        "tab.rename" => decode_pane_params(m, params).map(P::TabRename),
-        "tab.move" => decode_pane_params(m, params).map(P::TabMove),
-        "pane.list" => decode_pane_params(m, params).map(P::PaneList),
-        "pane.current" => decode_pane_params(m, params).map(P::PaneCurrent),
-        "pane.get" | "pane.focus" | "pane.close" => {
-            decode_pane_params(m, params).map(P::PaneTarget)
-        }
-        "pane.rename" => decode_pane_params(m, params).map(P::PaneRename),
-        "pane.read" => decode_pane_params(m, params).map(P::PaneRead),
-        "pane.send_text" => decode_pane_params(m, params).map(P::PaneSendText),
-        "pane.send_keys" => decode_pane_params(m, params).map(P::PaneSendKeys),
-        "pane.send_input" => decode_pane_params(m, params).map(P::PaneSendInput),
-        "pane.wait_for_output" => decode_pane_params(m, params).map(P::PaneWaitForOutput),
-        "pane.process_info" => decode_pane_params(m, params).map(P::PaneProcessInfo),
-        "pane.report_agent" => decode_pane_params(m, params).map(P::PaneReportAgent),
-        "pane.report_agent_session" => decode_pane_params(m, params).map(P::PaneReportAgentSession),
-        "pane.report_metadata" => decode_pane_params(m, params).map(P::PaneReportMetadata),
-        "pane.clear_agent_authority" => {
-            decode_pane_params(m, params).map(P::PaneClearAgentAuthority)
-        }
-        "pane.release_agent" => decode_pane_params(m, params).map(P::PaneReleaseAgent),
-        other => Err(EngineError::FeatureUnavailable(format!(
-            "method {other} is not available in nagi"
-        ))),
+    find_pane_method(method)?;
+    let value: serde_json::Value = match serde_json::from_str(params.get()) {
+        Ok(value) => value,
+        Err(error) => return Some(Err(EngineError::InvalidRequest(error.to_string()))),
     };
-    Some(decoded)
+    let decoded = PaneRequest::decode(method, value)?;
+    Some(decoded.map(MethodParams::Pane).map_err(EngineError::Pane))
 }
 
 /// Decodes the params of `method`, or says why the method cannot be answered.
@@ -229,7 +202,7 @@ pub fn decode_method_params(method: &str, params: &RawValue) -> Result<MethodPar
     if let Some(decoded) = pane_params(method, params) {
         return decoded;
     }
-    if super::UNAVAILABLE_METHODS.contains(&method) {
+    if UNAVAILABLE_METHODS.contains(&method) {
         return Err(EngineError::FeatureUnavailable(format!(
             "{method} is not offered by this nagi server"
         )));

@@ -5,8 +5,8 @@ use nagi_store::EventRow;
 
 use crate::engine::Engine;
 use crate::errors::EngineError;
-use crate::mission::StoredEvent;
-use crate::mission::event_view::wire_event;
+use nagi_mission::StoredEvent;
+use nagi_mission::event_view::wire_event;
 
 pub const BATCH: u64 = 512;
 
@@ -16,8 +16,8 @@ pub const BATCH: u64 = 512;
 /// created while the subscriber waits.
 pub fn check_mission_filter(mission_id: Option<&str>, kinds: &[String]) -> Result<(), EngineError> {
     if let Some(mission_id) = mission_id {
-        crate::mission::validate::check_id("mission_id", mission_id)
-            .map_err(crate::mission::MissionError::InvalidMission)?;
+        nagi_mission::validate::check_id("mission_id", mission_id)
+            .map_err(nagi_mission::MissionError::InvalidMission)?;
     }
     if let Some(unknown) = kinds
         .iter()

@@ -5,13 +5,13 @@ use std::sync::Arc;
 use nagi_schema::mission::*;
 use nagi_schema::results::ResponseResult;
 
-use crate::clock::now_millis;
+use nagi_mission::clock::now_millis;
 use crate::engine::Engine;
 use crate::errors::EngineError;
-use crate::mission::create::{ConfigureDecision, CreateDecision, decide_configure, decide_create};
-use crate::mission::validate::id_is_valid;
-use crate::mission::view::{mission_summary, mission_view};
-use crate::mission::{Mission, MissionError};
+use nagi_mission::create::{ConfigureDecision, CreateDecision, decide_configure, decide_create};
+use nagi_mission::validate::id_is_valid;
+use nagi_mission::view::{mission_summary, mission_view};
+use nagi_mission::{Mission, MissionError};
 use crate::missions::repository::path_text;
 
 pub fn view(engine: &Engine, mission: &Mission) -> MissionViewV1 {

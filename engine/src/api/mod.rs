@@ -14,10 +14,9 @@ use std::sync::Arc;
 use nagi_schema::methods::{EventsSubscribeParams, EventsWaitParams};
 use nagi_schema::results::{ResponseResult, ServerCapabilities};
 use nagi_schema::{PROTOCOL_VERSION, SERVER_VERSION};
-use serde::de::DeserializeOwned;
-use serde_json::value::RawValue;
 
 use crate::engine::Engine;
+use decode::MethodParams;
 use crate::errors::EngineError;
 
 /// Who is on the other end of a connection, and whether it may grant consent (judged once,
@@ -43,143 +42,50 @@ pub enum Reply {
     Value(serde_json::Value),
 }
 
-/// Decodes params. A shape error is `invalid_request` (MISSIONS.md §1.2): limits are
-/// checked later by the handlers, with domain codes.
-pub fn decode<T: DeserializeOwned>(params: &RawValue) -> Result<T, EngineError> {
-    decode::decode_params(params)
-}
-
-/// Methods of the protocol this server does not offer.
-pub const UNAVAILABLE_METHODS: &[&str] = &[
-    "server.live_handoff",
-    "server.reload_config",
-    "server.agent_manifests",
-    "server.reload_agent_manifests",
-    "notification.show",
-    "client.window_title.set",
-    "client.window_title.clear",
-    "workspace.focus",
-    "workspace.move",
-    "workspace.report_metadata",
-    "worktree.list",
-    "worktree.create",
-    "worktree.open",
-    "worktree.remove",
-    "tab.focus",
-    "tab.move",
-    "agent.list",
-    "agent.get",
-    "agent.read",
-    "agent.explain",
-    "agent.send",
-    "agent.rename",
-    "agent.focus",
-    "agent.start",
-    "pane.split",
-    "pane.swap",
-    "pane.move",
-    "pane.zoom",
-    "pane.layout",
-    "layout.export",
-    "layout.apply",
-    "layout.set_split_ratio",
-    "pane.neighbor",
-    "pane.edges",
-    "pane.focus_direction",
-    "pane.resize",
-    "pane.focus",
-    "pane.graphics.set",
-    "pane.graphics.clear",
-    "pane.graphics.info",
-    "pane.graphics.stream",
-    "pane.clear_agent_authority",
-    "pane.release_agent",
-    "popup.close",
-    "integration.install",
-    "integration.uninstall",
-    "plugin.link",
-    "plugin.list",
-    "plugin.unlink",
-    "plugin.enable",
-    "plugin.disable",
-    "plugin.capability.approve",
-    "plugin.capability.revoke",
-    "plugin.action.list",
-    "plugin.action.invoke",
-    "plugin.log.list",
-    "plugin.pane.open",
-    "plugin.pane.focus",
-    "plugin.pane.close",
-];
-
+/// Answers one decoded request (`decode::decode_request`): the single `match` over every
+/// method nagi offers.
 pub async fn dispatch(
     engine: &Arc<Engine>,
-    method: &str,
-    params: &RawValue,
+    params: MethodParams,
     peer: Peer,
 ) -> Result<Reply, EngineError> {
-    let result = match method {
-        "ping" => {
-            let _: nagi_schema::mission::EmptyParams = decode(params)?;
-            ResponseResult::Pong {
-                version: SERVER_VERSION.to_string(),
-                protocol: PROTOCOL_VERSION,
-                capabilities: Some(ServerCapabilities {
-                    live_handoff: false,
-                    detached_server_daemon: true,
-                }),
-            }
-        }
-        "server.stop" => {
-            let _: nagi_schema::mission::EmptyParams = decode(params)?;
-            return Ok(Reply::StopServer);
-        }
-        "mission.create" => missions::create(engine, decode(params)?).await?,
-        "mission.list" => {
-            let _: nagi_schema::mission::EmptyParams = decode(params)?;
-            missions::list(engine)?
-        }
-        "mission.get" => missions::get(engine, decode(params)?)?,
-        "mission.configure" => missions::configure(engine, decode(params)?).await?,
-        "mission.start" => missions::start(engine, decode(params)?).await?,
-        "mission.respond" => missions::respond(engine, decode(params)?).await?,
-        "mission.close" => proof::close(engine, decode(params)?).await?,
-        "mission.verify" => proof::verify(engine, decode(params)?).await?,
-        "mission.proof.get" => proof::proof_get(engine, decode(params)?)?,
-        "mission.handoff.preview" => crate::runs::handoff::preview(engine, decode(params)?).await?,
-        "mission.handoff.start" => {
+    use MethodParams as P;
+    let result = match params {
+        P::Ping(_) => ResponseResult::Pong {
+            version: SERVER_VERSION.to_string(),
+            protocol: PROTOCOL_VERSION,
+            capabilities: Some(ServerCapabilities {
+                live_handoff: false,
+                detached_server_daemon: true,
+            }),
+        },
+        P::ServerStop(_) => return Ok(Reply::StopServer),
+        P::MissionCreate(params) => missions::create(engine, params).await?,
+        P::MissionList(_) => missions::list(engine)?,
+        P::MissionGet(params) => missions::get(engine, params)?,
+        P::MissionConfigure(params) => missions::configure(engine, params).await?,
+        P::MissionStart(params) => missions::start(engine, params).await?,
+        P::MissionRespond(params) => missions::respond(engine, params).await?,
+        P::MissionClose(params) => proof::close(engine, params).await?,
+        P::MissionVerify(params) => proof::verify(engine, params).await?,
+        P::MissionProofGet(params) => proof::proof_get(engine, params)?,
+        P::MissionHandoffPreview(params) => crate::runs::handoff::preview(engine, params).await?,
+        P::MissionHandoffStart(params) => {
             crate::runs::handoff::start(
                 engine,
-                decode(params)?,
-                crate::handoff::HandoffAuthority::PublicSocket,
+                params,
+                nagi_proof::handoff::HandoffAuthority::PublicSocket,
             )
             .await?
         }
-        "attention.list" => attention::list(engine, decode(params)?)?,
-        "attention.get" => attention::get(engine, decode(params)?)?,
-        "cockpit.hello" => {
-            let _: nagi_schema::cockpit::CockpitHelloParams = decode(params)?;
-            cockpit::hello(peer)
-        }
-        "cockpit.preview" => cockpit::preview(engine, peer, decode(params)?).await?,
-        "cockpit.decide" => cockpit::decide(engine, peer, decode(params)?).await?,
-        "events.subscribe" => return Ok(Reply::Subscribe(decode(params)?)),
-        "events.wait" => return Ok(Reply::Wait(decode(params)?)),
-        other if panes::is_pane_method(other) => {
-            return panes::dispatch(engine, other, params)
-                .await
-                .map(Reply::Value);
-        }
-        other if UNAVAILABLE_METHODS.contains(&other) => {
-            return Err(EngineError::FeatureUnavailable(format!(
-                "{other} is not offered by this nagi server"
-            )));
-        }
-        other => {
-            return Err(EngineError::InvalidRequest(format!(
-                "unknown method {other:?}"
-            )));
-        }
+        P::AttentionList(params) => attention::list(engine, params)?,
+        P::AttentionGet(params) => attention::get(engine, params)?,
+        P::CockpitHello(_) => cockpit::hello(peer),
+        P::CockpitPreview(params) => cockpit::preview(engine, peer, params).await?,
+        P::CockpitDecide(params) => cockpit::decide(engine, peer, params).await?,
+        P::EventsSubscribe(params) => return Ok(Reply::Subscribe(params)),
+        P::EventsWait(params) => return Ok(Reply::Wait(params)),
+        P::Pane(request) => return panes::dispatch(engine, request).await.map(Reply::Value),
     };
     Ok(Reply::Result(result))
 }

@@ -8,8 +8,8 @@ use nagi_schema::results::ResponseResult;
 use super::missions::{load_checked, load_existing, view};
 use crate::engine::Engine;
 use crate::errors::EngineError;
-use crate::mission::MissionError;
-use crate::proof::proof_receipt;
+use nagi_mission::MissionError;
+use nagi_proof::proof_receipt;
 use crate::runs::checks::{Purpose, claim_for_checks, spawn_claimed_worker};
 
 pub fn proof_get(

@@ -9,11 +9,11 @@ use std::sync::Arc;
 use nagi_schema::cockpit::CockpitDecision;
 use nagi_store::ConsentRow;
 
-use crate::clock::now_millis;
-use crate::digest::stable_runtime_id;
+use nagi_mission::clock::now_millis;
+use nagi_mission::digest::stable_runtime_id;
 use crate::engine::Engine;
 use crate::errors::EngineError;
-use crate::mission::MissionEvent;
+use nagi_mission::MissionEvent;
 use crate::missions::persist_events;
 
 /// Stores a consent decision durably: the consent row, and a `ConsentRecorded` event in the
@@ -60,7 +60,7 @@ pub async fn record(
                 && let Some(doc) = writer.reader().mission_doc(mission_id)?
             {
                 let mission = serde_json::from_str(&doc)
-                    .map_err(|error| crate::mission::MissionError::Runtime(error.to_string()))?;
+                    .map_err(|error| nagi_mission::MissionError::Runtime(error.to_string()))?;
                 let event = MissionEvent::ConsentRecorded {
                     consent_id: id.clone(),
                     subject: row.subject.clone(),

@@ -62,16 +62,7 @@ impl std::fmt::Display for RefusalReason {
 
 /// The controlling terminal of `pid` as (major, minor), from `/proc/<pid>/stat` field 7.
 fn controlling_terminal(pid: i32) -> Option<(u32, u32)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    let tty_nr: u64 = after_name.split_whitespace().nth(4)?.parse().ok()?;
-    if tty_nr == 0 {
-        return None;
-    }
-    // The kernel's encoding: minor in bits 0–7 and 20–31, major in bits 8–19.
-    let major = ((tty_nr >> 8) & 0xfff) as u32;
-    let minor = ((tty_nr & 0xff) | ((tty_nr >> 12) & 0xfff00)) as u32;
-    Some((major, minor))
+    nagi_os::procfs::read_stat(pid)?.controlling_terminal()
 }
 
 fn device_of(path: &str) -> Option<(u32, u32)> {

@@ -10,10 +10,10 @@ use nagi_schema::attention::AttentionRiskV1;
 use nagi_schema::cockpit::{CockpitAction, CockpitPreview, RecipeScopeView, RecipeServiceView};
 use nagi_schema::mission::{MissionProvider, MissionResponseDecision};
 
-use crate::digest::CanonicalHasher;
+use nagi_mission::digest::CanonicalHasher;
 use crate::engine::Engine;
 use crate::errors::EngineError;
-use crate::mission::MissionError;
+use nagi_mission::MissionError;
 use crate::recipe::{ProjectRecipe, load_project_recipe, scope_digest};
 
 fn hasher(kind: &str) -> CanonicalHasher {
@@ -265,7 +265,7 @@ pub async fn build(
             })?;
             let worktree = std::path::PathBuf::from(&run.worktree_path);
             let snapshot = tokio::task::spawn_blocking(move || {
-                crate::workspace::scan_workspace(&worktree, &Default::default())
+                nagi_exec::workspace::scan_workspace(&worktree, &Default::default())
             })
             .await
             .map_err(|error| MissionError::Runtime(error.to_string()))?
@@ -390,19 +390,6 @@ pub async fn build(
                 lines,
                 recipe: None,
             })
-        }
-    }
-}
-
-impl crate::mission::model::Attention {
-    pub fn kind_label(&self) -> &'static str {
-        use crate::mission::model::RequestClass;
-        match self.request_class {
-            RequestClass::CommandApproval => "the provider (command)",
-            RequestClass::FileChangeApproval => "the provider (file change)",
-            RequestClass::PermissionApproval => "the provider (permission)",
-            RequestClass::UserInput => "the provider (question)",
-            RequestClass::Notice => "nagi (notice)",
         }
     }
 }

@@ -9,8 +9,8 @@ use nagi_store::{MissionRow, Reader, Store, Writer};
 use tokio::sync::{oneshot, watch};
 
 use crate::errors::EngineError;
-use crate::mission::apply::apply;
-use crate::mission::{Mission, MissionError, MissionEvent, StoredEvent};
+use nagi_mission::apply::apply;
+use nagi_mission::{Mission, MissionError, MissionEvent, StoredEvent};
 
 /// What a committed mutation produced.
 #[derive(Debug)]
@@ -101,6 +101,15 @@ fn prepare_events(
 ) -> Result<PreparedEvents, EngineError> {
     let mut records = Vec::with_capacity(events.len());
     for event in events {
+        // Only a creation starts a mission; any other event needs one to fold onto. A
+        // decision that got this wrong is refused here rather than folded.
+        if mission.is_none() && !matches!(event, MissionEvent::MissionCreated { .. }) {
+            return Err(MissionError::Runtime(format!(
+                "a {} event was decided for a mission that does not exist",
+                event.kind()
+            ))
+            .into());
+        }
         let next = apply(mission.take(), &event);
         let event_id = format!("{}#{}", next.mission_id, next.revision);
         let record = StoredEvent {
@@ -219,9 +228,9 @@ impl Missions {
             let _ = sender.send(outcome);
         };
         // A lone write commits on this thread, without leaving the task: the hand-offs to
-        // the writer thread and back cost ~100 µs here, 40% of a commit, and handing this
+        // the writer thread and back are a large share of a lone commit, and handing this
         // worker's scheduler to another thread for the duration (`block_in_place`) costs
-        // ~35 µs more. Only one caller at a time finds the writer idle, so at most one
+        // more still. Only one caller at a time finds the writer idle, so at most one
         // worker is held by a commit while the others go on serving; when other writes
         // are in flight, the writer thread group-commits them all instead. On a
         // current-thread runtime the only thread is never held: the job is queued.

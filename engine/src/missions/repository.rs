@@ -64,8 +64,8 @@ pub fn canonical_checkout(raw: &str) -> Result<Checkout, String> {
 }
 
 /// Remembers checkouts already verified, keyed by canonical path, as long as their `.git`
-/// entry is the same file (device, inode, change time). Verifying with libgit2 costs
-/// ~130 µs; a hit costs one `canonicalize` and one `stat`. Failures are never cached.
+/// entry is the same file (device, inode, change time). Verifying with libgit2 opens the
+/// repository; a hit costs one `canonicalize` and one `stat`. Failures are never cached.
 #[derive(Default)]
 pub struct CheckoutCache {
     entries: std::sync::Mutex<std::collections::HashMap<PathBuf, (GitEntryStamp, Checkout)>>,

@@ -6,7 +6,7 @@
 //! them asks again, while changing only a timeout, a check's `covers` labels
 //! or the unused `[worktree].location`/`base` does not.
 
-use crate::digest::CanonicalHasher;
+use nagi_mission::digest::CanonicalHasher;
 
 use super::ProjectRecipe;
 

@@ -12,20 +12,20 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use super::transcript::Transcript;
-use crate::clock::now_millis;
-use crate::digest::ProofIdentity;
+use nagi_mission::clock::now_millis;
+use nagi_mission::digest::ProofIdentity;
 use crate::engine::Engine;
 use crate::errors::EngineError;
-use crate::mission::model::{Declaration, DeclarationKind, Mission};
-use crate::mission::{MissionError, MissionEvent};
+use nagi_mission::model::{Declaration, DeclarationKind, Mission};
+use nagi_mission::{MissionError, MissionEvent};
 use crate::missions::persist_events;
-use crate::proof::{
+use nagi_proof::{
     AuthorityHead, CommandEvidenceInput, ProofError, ProofWorkspace, Verdict, VerificationInput,
     WorktreeLease, close_outcome, command_evidence, current_identity, readiness_outcome,
     rejected_command_evidence, verify,
 };
-use crate::runner::{CommandCheckRequest, OutputStream, RunnerConfig, run_command_check};
-use crate::workspace::{ScanConfig, WorkspaceSnapshot, scan_workspace};
+use nagi_exec::runner::{CommandCheckRequest, OutputStream, RunnerConfig, run_command_check};
+use nagi_exec::workspace::{ScanConfig, WorkspaceSnapshot, scan_workspace};
 
 /// Why the checks run; it decides what a verified proof seals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,7 +70,7 @@ fn run_one(
     include_ignored: bool,
     transcript: Option<&Transcript>,
     markers: &[(std::ffi::OsString, std::ffi::OsString)],
-) -> Result<crate::mission::model::Evidence, ProofError> {
+) -> Result<nagi_mission::model::Evidence, ProofError> {
     let DeclarationKind::Command {
         program, args, cwd, ..
     } = &declaration.kind
@@ -625,7 +625,7 @@ pub async fn record_manual_evidence(
         })
         .await
         .map_err(|error| MissionError::Runtime(error.to_string()))??;
-        let evidence = crate::proof::manual_evidence(
+        let evidence = nagi_proof::manual_evidence(
             &declaration,
             &identity,
             reviewer,

@@ -8,8 +8,8 @@
 //! The OS lock is an open-file-description byte-range lock (`F_OFD_SETLK`) of one byte of
 //! `<config dir>/mission-worktree-locks/claims.lock`, at an offset taken from the claim key
 //! (62 bits of its SHA-256). Every session of the config dir opens that one file, so no
-//! file is created per checkout: creating a file costs ~90 µs on the disks this runs on,
-//! on the path of every `mission.start`. OFD locks belong to the open file description,
+//! file is created per checkout: creating a file would be a visible cost on the path of
+//! every `mission.start`. OFD locks belong to the open file description,
 //! not the process, so closing some other descriptor of the file never drops them (unlike
 //! classic `fcntl` locks), and they conflict between two servers, which open the file
 //! separately.

@@ -1,5 +1,5 @@
 //! `mission.handoff.preview` and `mission.handoff.start` (MISSIONS.md §2.8, §2.9, §6): the
-//! pure decisions are in `crate::handoff`; this adds the Git scan, the claim and the launch
+//! pure decisions are in `nagi_proof::handoff`; this adds the Git scan, the claim and the launch
 //! of the target provider.
 
 use std::path::PathBuf;
@@ -14,19 +14,19 @@ use super::claims::release_claim;
 use super::start::{LaunchRun, as_started, fail_recipe_run, launch_run, random_nonce};
 use super::supervisor::commit;
 use crate::api::missions::{load_checked, load_existing, view};
-use crate::clock::now_millis;
+use nagi_mission::clock::now_millis;
 use crate::engine::Engine;
 use crate::errors::EngineError;
-use crate::handoff::{
+use nagi_proof::handoff::{
     HandoffArtifactConfig, HandoffAuthority, HandoffStartPrecheck, build_handoff_artifact,
     check_handoff_preconditions, confirm_rebuilt_artifact, decide_run_continued, handoff_prompt,
     precheck_handoff_start,
 };
-use crate::mission::MissionError;
-use crate::mission::model::Mission;
-use crate::mission::run::status_change;
+use nagi_mission::MissionError;
+use nagi_mission::model::Mission;
+use nagi_mission::run::status_change;
 use crate::missions::persist_events;
-use crate::workspace::{ScanConfig, handoff_diff};
+use nagi_exec::workspace::{ScanConfig, handoff_diff};
 
 /// Scans the current run's worktree against its base and builds the artifact.
 async fn build(
@@ -68,7 +68,7 @@ pub async fn preview(
 #[derive(Debug, Clone)]
 pub struct CockpitGrant {
     pub consent_id: String,
-    pub sandbox: crate::mission::model::SandboxGrant,
+    pub sandbox: nagi_mission::model::SandboxGrant,
 }
 
 pub async fn start(
@@ -242,7 +242,7 @@ async fn continue_run(
             let mission: Mission = serde_json::from_str(&doc)
                 .map_err(|error| MissionError::Runtime(error.to_string()))?;
             let mut event = decide_run_continued(&mission, &artifact, now_millis())?;
-            if let (Some(grant), crate::mission::MissionEvent::RunContinued { run, .. }) =
+            if let (Some(grant), nagi_mission::MissionEvent::RunContinued { run, .. }) =
                 (&grant, &mut event)
             {
                 run.sandbox = grant.sandbox;

@@ -9,7 +9,7 @@ use nagi_providers::{Confinement, LaunchSpec, ProviderKind, Sandbox, Timeouts};
 use nagi_schema::mission::MissionProvider;
 
 use crate::config::{EngineConfig, ProviderConfig};
-use crate::mission::model::SandboxGrant;
+use nagi_mission::model::SandboxGrant;
 
 pub fn provider_kind(provider: MissionProvider) -> ProviderKind {
     match provider {
@@ -239,7 +239,7 @@ fn writable_paths(
 pub struct LaunchPlan {
     pub spec: LaunchSpec,
     /// Which read-only enforcement applies, for the run view.
-    pub enforcement: String,
+    pub enforcement: Enforcement,
 }
 
 pub struct LaunchInputs<'a> {
@@ -284,6 +284,53 @@ pub fn landlock_version_for(
     nagi_providers::landlock_abi_version()
 }
 
+/// What keeps a run from doing more than it was granted, as the run view names it
+/// (`enforcement`): the grant itself for a write run; for a read-only run the provider's
+/// own sandbox, the kernel's Landlock confinement when it applies, and the workspace
+/// fingerprint compared at every end when one was taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Enforcement {
+    WorkspaceWrite,
+    ReadOnly {
+        landlock_abi: Option<u32>,
+        workspace_digest: bool,
+    },
+}
+
+impl Enforcement {
+    /// The same enforcement without the workspace fingerprint (none could be taken).
+    pub fn without_workspace_digest(self) -> Enforcement {
+        match self {
+            Enforcement::WorkspaceWrite => Enforcement::WorkspaceWrite,
+            Enforcement::ReadOnly { landlock_abi, .. } => Enforcement::ReadOnly {
+                landlock_abi,
+                workspace_digest: false,
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for Enforcement {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Enforcement::WorkspaceWrite => formatter.write_str("workspace_write"),
+            Enforcement::ReadOnly {
+                landlock_abi,
+                workspace_digest,
+            } => {
+                formatter.write_str("provider_sandbox")?;
+                if let Some(version) = landlock_abi {
+                    write!(formatter, "+landlock_v{version}")?;
+                }
+                if *workspace_digest {
+                    formatter.write_str("+workspace_digest")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
 pub fn plan_launch(inputs: LaunchInputs<'_>) -> LaunchPlan {
     let LaunchInputs {
         config,
@@ -308,7 +355,7 @@ pub fn plan_launch(inputs: LaunchInputs<'_>) -> LaunchPlan {
     }
     let (sandbox, confinement, enforcement) = match sandbox {
         SandboxGrant::WorkspaceWrite => {
-            (Sandbox::WorkspaceWrite, None, "workspace_write".to_string())
+            (Sandbox::WorkspaceWrite, None, Enforcement::WorkspaceWrite)
         }
         SandboxGrant::ReadOnly => {
             match landlock_version_for(config, provider, SandboxGrant::ReadOnly) {
@@ -325,12 +372,18 @@ pub fn plan_launch(inputs: LaunchInputs<'_>) -> LaunchPlan {
                             &protected,
                         ),
                     }),
-                    format!("provider_sandbox+landlock_v{version}+workspace_digest"),
+                    Enforcement::ReadOnly {
+                        landlock_abi: Some(version),
+                        workspace_digest: true,
+                    },
                 ),
                 None => (
                     Sandbox::ReadOnly,
                     None,
-                    "provider_sandbox+workspace_digest".to_string(),
+                    Enforcement::ReadOnly {
+                        landlock_abi: None,
+                        workspace_digest: true,
+                    },
                 ),
             }
         }
@@ -391,12 +444,12 @@ mod tests {
         let codex = plan_for(MissionProvider::Codex);
         assert_eq!(codex.spec.confinement, None);
         assert_eq!(codex.spec.sandbox, Sandbox::ReadOnly);
-        assert_eq!(codex.enforcement, "provider_sandbox+workspace_digest");
+        assert_eq!(codex.enforcement.to_string(), "provider_sandbox+workspace_digest");
         if nagi_providers::landlock_abi_version().is_some() {
             let claude = plan_for(MissionProvider::ClaudeCode);
             assert!(claude.spec.confinement.is_some());
             assert!(
-                claude.enforcement.contains("+landlock_v"),
+                claude.enforcement.to_string().contains("+landlock_v"),
                 "{}",
                 claude.enforcement
             );

@@ -68,7 +68,7 @@ pub fn end_leftovers(session_dir: &Path) -> usize {
             }
         }
         // Reap what was ours (the subreaper may have inherited them).
-        crate::pane::reap_orphans();
+        nagi_pane::reap_orphans();
         std::thread::sleep(Duration::from_millis(20));
     }
     found.len()

@@ -22,8 +22,8 @@ use nagi_schema::mission::MissionStatus;
 use super::transcript::Transcript;
 use crate::engine::Engine;
 use crate::errors::EngineError;
-use crate::mission::MissionError;
-use crate::mission::model::{Mission, Run};
+use nagi_mission::MissionError;
+use nagi_mission::model::{Mission, Run};
 use crate::recipe::exec::{
     ProvisionedServices, RecipeExecConfig, RunTarget, adopt_or_restart_services, archive_cleanup,
     provision_run, stop_services,

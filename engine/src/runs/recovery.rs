@@ -22,22 +22,46 @@ use nagi_schema::mission::MissionStatus;
 use super::claims::release_claim;
 use super::start::{LaunchRun, launch_run};
 use super::supervisor::commit;
-use crate::clock::now_millis;
+use nagi_mission::clock::now_millis;
 use crate::engine::Engine;
 use crate::errors::EngineError;
-use crate::mission::MissionEvent;
-use crate::mission::model::SandboxGrant;
-use crate::mission::model::{AttemptState, AttentionLifecycle, Mission};
-use crate::mission::run::status_change;
+use nagi_mission::MissionEvent;
+use nagi_mission::model::SandboxGrant;
+use nagi_mission::model::{AttemptState, AttentionLifecycle, Mission};
+use nagi_mission::run::status_change;
 
 /// What recovery did (or, with `dry_run`, would do) for one mission.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RecoveryAction {
     pub mission_id: String,
     pub run_id: Option<String>,
-    /// `resume`, `block`, `rerun_checks` or `release_claim`.
-    pub action: String,
+    pub action: RecoveryKind,
     pub reason: String,
+}
+
+/// The one thing recovery does for a mission that had a live run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryKind {
+    /// Resume the provider's session and ask it to continue.
+    Resume,
+    /// Block the mission: there is nothing to resume.
+    Block,
+    /// Run the checks that were running when the server stopped again.
+    RerunChecks,
+    /// The run is no longer live: release its claim.
+    ReleaseClaim,
+}
+
+impl std::fmt::Display for RecoveryKind {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.pad(match self {
+            RecoveryKind::Resume => "resume",
+            RecoveryKind::Block => "block",
+            RecoveryKind::RerunChecks => "rerun_checks",
+            RecoveryKind::ReleaseClaim => "release_claim",
+        })
+    }
 }
 
 fn settle_attention(mission: &Mission, now: u64) -> Vec<MissionEvent> {
@@ -73,10 +97,10 @@ fn settle_attention(mission: &Mission, now: u64) -> Vec<MissionEvent> {
 pub fn plan_for(mission: &Mission) -> RecoveryAction {
     let run = mission.run.as_ref();
     let run_id = run.map(|run| run.run_id.clone());
-    let action = |action: &str, reason: &str| RecoveryAction {
+    let action = |action: RecoveryKind, reason: &str| RecoveryAction {
         mission_id: mission.mission_id.clone(),
         run_id: run_id.clone(),
-        action: action.into(),
+        action,
         reason: reason.into(),
     };
     if let Some(checks) = &mission.checks_in_flight
@@ -86,7 +110,7 @@ pub fn plan_for(mission: &Mission) -> RecoveryAction {
         )
     {
         return action(
-            "rerun_checks",
+            RecoveryKind::RerunChecks,
             &format!(
                 "its {} checks were running when the server stopped",
                 checks.purpose
@@ -95,15 +119,15 @@ pub fn plan_for(mission: &Mission) -> RecoveryAction {
     }
     match (mission.status, run) {
         (MissionStatus::Preparing, _) => action(
-            "block",
+            RecoveryKind::Block,
             "the server restarted before the provider confirmed its session",
         ),
         (MissionStatus::Active, Some(run)) if run.provider_session_id.is_none() => action(
-            "block",
+            RecoveryKind::Block,
             "the server restarted and the run has no provider session to resume",
         ),
         (MissionStatus::Active, Some(run)) => action(
-            "resume",
+            RecoveryKind::Resume,
             match run.sandbox {
                 SandboxGrant::ReadOnly => {
                     "the provider session is resumed read-only and asked to continue; its prompt is not sent again"
@@ -113,7 +137,7 @@ pub fn plan_for(mission: &Mission) -> RecoveryAction {
                 }
             },
         ),
-        _ => action("release_claim", "the run is no longer live"),
+        _ => action(RecoveryKind::ReleaseClaim, "the run is no longer live"),
     }
 }
 
@@ -126,7 +150,7 @@ pub fn recovery_plan(database: &std::path::Path) -> Result<Vec<RecoveryAction>, 
             serde_json::from_str::<Mission>(doc)
                 .map(|mission| plan_for(&mission))
                 .map_err(|error| {
-                    crate::mission::MissionError::Runtime(format!(
+                    nagi_mission::MissionError::Runtime(format!(
                         "a stored mission cannot be read: {error}"
                     ))
                     .into()
@@ -141,7 +165,7 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
     let session_dir = engine.config.paths.data_dir.clone();
     tokio::task::spawn_blocking(move || super::leftovers::end_leftovers(&session_dir))
         .await
-        .map_err(|error| crate::mission::MissionError::Runtime(error.to_string()))?;
+        .map_err(|error| nagi_mission::MissionError::Runtime(error.to_string()))?;
     let leftovers_done = started.elapsed();
     let missions = engine.missions.missions_with_live_runs()?;
     let mut actions = Vec::new();
@@ -152,13 +176,13 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
         let mission_id = mission.mission_id.clone();
         let now = now_millis();
         let attention_events = settle_attention(&mission, now);
-        match plan.action.as_str() {
-            "resume" => {
+        match plan.action {
+            RecoveryKind::Resume => {
                 let run = mission.run.clone().expect("a resumable mission has a run");
                 commit(engine, &mission_id, move |_| attention_events).await?;
                 launches.push((mission_id, run));
             }
-            "rerun_checks" => {
+            RecoveryKind::RerunChecks => {
                 let run_id = mission
                     .run
                     .as_ref()
@@ -185,7 +209,7 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
                 let _ = run_id;
                 reruns.push((mission_id, purpose));
             }
-            "block" => {
+            RecoveryKind::Block => {
                 let reason = plan.reason.clone();
                 commit(engine, &mission_id, move |mission| {
                     let mut events = attention_events;
@@ -200,7 +224,7 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
                 })
                 .await?;
             }
-            _ => {}
+            RecoveryKind::ReleaseClaim => {}
         }
         actions.push(plan);
     }
@@ -271,25 +295,25 @@ async fn release_stale_claims(
     Ok(())
 }
 
-async fn resume(engine: &Arc<Engine>, mission_id: &str, run: crate::mission::model::Run) {
+async fn resume(engine: &Arc<Engine>, mission_id: &str, run: nagi_mission::model::Run) {
     let checkout = engine.checkouts.canonical_checkout(&run.worktree_path);
     let claim_key = match &checkout {
         Ok(checkout) => checkout.claim_key(),
         Err(_) => String::new(),
     };
     let outcome = async {
-        let checkout = checkout.map_err(crate::mission::MissionError::InvalidRepository)?;
+        let checkout = checkout.map_err(nagi_mission::MissionError::InvalidRepository)?;
         engine
             .claim_locks
             .acquire(&checkout.claim_key())
-            .map_err(|error| crate::mission::MissionError::CheckoutClaimed(error.to_string()))?;
+            .map_err(|error| nagi_mission::MissionError::CheckoutClaimed(error.to_string()))?;
         // §9: a run of the project recipe gets its services adopted or restarted, never
         // its setup again.
         let service_env = if run.execute_project_recipe {
             let mission = engine
                 .missions
                 .get(mission_id)?
-                .ok_or_else(|| crate::mission::MissionError::NotFound(mission_id.to_string()))?;
+                .ok_or_else(|| nagi_mission::MissionError::NotFound(mission_id.to_string()))?;
             super::recipe::adopt_for_run(engine, &mission, &run).await?
         } else {
             Vec::new()

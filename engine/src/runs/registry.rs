@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use nagi_providers::ProviderCommand;
 use tokio::sync::mpsc;
 
-use crate::mission::view::{LiveAttention, LiveRuns};
+use nagi_mission::view::{LiveAttention, LiveRuns};
 
 /// A live provider run.
 #[derive(Clone)]

@@ -9,15 +9,15 @@ use nagi_providers::{ProviderCommand, Question, QuestionOption, Response};
 use nagi_schema::attention::{AttentionDecisionV1, AttentionFailureCodeV1};
 use nagi_schema::mission::MissionResponseDecision;
 
-use crate::clock::now_millis;
+use nagi_mission::clock::now_millis;
 use crate::engine::Engine;
 use crate::errors::EngineError;
-use crate::mission::model::{
+use nagi_mission::model::{
     AttemptState, Attention, AttentionLifecycle, RequestClass, ResponseAttempt,
 };
-use crate::mission::{MissionError, MissionEvent};
+use nagi_mission::{MissionError, MissionEvent};
 
-pub const LOCAL_ACTOR: &str = "local-user";
+pub use nagi_mission::attention::LOCAL_ACTOR;
 
 /// The provider response a decision means for a request class, or why it does not fit.
 pub fn provider_response(

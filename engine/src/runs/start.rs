@@ -16,17 +16,17 @@ use super::registry::LiveRun;
 use super::supervisor::{RunContext, StartDigest, commit, spawn_supervisor};
 use super::transcript::Transcript;
 use crate::api::missions::{load_existing, view};
-use crate::clock::now_millis;
+use nagi_mission::clock::now_millis;
 use crate::engine::Engine;
 use crate::errors::EngineError;
-use crate::mission::MissionError;
-use crate::mission::model::{Mission, Run, SandboxGrant};
-use crate::mission::run::{
+use nagi_mission::MissionError;
+use nagi_mission::model::{Mission, Run, SandboxGrant};
+use nagi_mission::run::{
     self, StartRequest, check_can_start, check_run_id_shape, decide_run_started,
 };
 use crate::missions::persist_events;
 use crate::missions::repository::{Checkout, head_commit, path_text};
-use crate::pane::WorkspaceCreate;
+use nagi_pane::WorkspaceCreate;
 
 /// Who asks for the start: the public socket grants only read-only runs.
 #[derive(Debug, Clone)]
@@ -41,7 +41,7 @@ pub enum StartAuthority {
     },
 }
 
-pub use crate::handoff::mission_prompt;
+pub use nagi_proof::handoff::mission_prompt;
 
 fn checkout_of(engine: &Engine, raw: &str) -> Result<Checkout, EngineError> {
     engine
@@ -390,7 +390,7 @@ pub struct LaunchRun {
 pub struct SpawnedProvider {
     pub handle: nagi_providers::ProviderHandle,
     /// Which read-only enforcement applies, for the run view.
-    pub enforcement: String,
+    pub enforcement: super::launch::Enforcement,
 }
 
 /// What starting a provider needs.
@@ -559,8 +559,8 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         ),
     };
     spawn_supervisor(engine.clone(), context, handle);
-    // The read-only guard's fingerprint of the workspace (it runs `git`: ~10–20 ms of CPU
-    // in a small checkout, much more in a large one) starts once the session is bound, or
+    // The read-only guard's fingerprint of the workspace (it runs `git` several times,
+    // more in a large checkout) starts once the session is bound, or
     // FINGERPRINT_START_WAIT after the provider started, whichever comes first: a fast
     // provider binds without it competing for the CPU, and a slow one (hundreds of
     // milliseconds) gets it scanned during its start-up. It runs at a lower CPU priority
@@ -575,7 +575,7 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
     };
     // The pane only shows the transcript. It opens once the session is bound (or after
     // PANE_AFTER_BIND_WAIT at most), on a blocking thread: opening a PTY forks this
-    // process, ~2 ms that would otherwise stall the threads binding the session.
+    // process, which would otherwise stall the threads binding the session.
     if !settled_early {
         let _ = tokio::time::timeout(
             PANE_AFTER_BIND_WAIT.saturating_sub(FINGERPRINT_START_WAIT),
@@ -617,14 +617,13 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         .map_err(|error| {
             MissionError::ProviderStartFailed(format!("cannot open the run's pane: {error}"))
         });
-    let pane = match pane {
-        Ok(pane) => pane,
+    let pane_id = match pane {
+        Ok((_workspace, _tab, root_pane)) => root_pane.pane_id,
         Err(error) => {
             let _ = commands.send(ProviderCommand::Shutdown).await;
             return Err(error.into());
         }
     };
-    let pane_id = pane.2.pane_id.clone();
     let digest = match (baseline, digest_scan) {
         (Baseline::Known(digest), _) => digest,
         (_, None) => None,
@@ -637,10 +636,12 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         },
     };
     let _ = digest_at_start.set(digest.clone());
-    let mut enforcement = planned_enforcement;
-    if run.sandbox == SandboxGrant::ReadOnly && digest.is_none() {
-        enforcement = enforcement.replace("+workspace_digest", "");
+    let enforcement = if digest.is_none() {
+        planned_enforcement.without_workspace_digest()
+    } else {
+        planned_enforcement
     }
+    .to_string();
     transcript.nagi(&format!(
         "enforcement: {enforcement}; transcript {}",
         transcript_file.display()
@@ -678,7 +679,7 @@ enum Baseline {
 }
 
 fn fingerprint_digest(
-    scanned: Result<crate::workspace::WorkspaceSnapshot, crate::workspace::WorkspaceError>,
+    scanned: Result<nagi_exec::workspace::WorkspaceSnapshot, nagi_exec::workspace::WorkspaceError>,
     transcript: &Transcript,
 ) -> Option<String> {
     match scanned {
@@ -696,7 +697,7 @@ fn fingerprint_digest(
 async fn fingerprint_now(root: &str, transcript: &Transcript) -> Option<String> {
     let root = PathBuf::from(root);
     match tokio::task::spawn_blocking(move || {
-        crate::workspace::scan_workspace(&root, &Default::default())
+        nagi_exec::workspace::scan_workspace(&root, &Default::default())
     })
     .await
     {
@@ -770,7 +771,7 @@ const FINGERPRINT_NICE: libc::c_int = 5;
 fn fingerprint_in_background(
     root: PathBuf,
 ) -> tokio::sync::oneshot::Receiver<
-    Result<crate::workspace::WorkspaceSnapshot, crate::workspace::WorkspaceError>,
+    Result<nagi_exec::workspace::WorkspaceSnapshot, nagi_exec::workspace::WorkspaceError>,
 > {
     let (sender, receiver) = tokio::sync::oneshot::channel();
     let spawned = std::thread::Builder::new()
@@ -785,7 +786,7 @@ fn fingerprint_in_background(
                     FINGERPRINT_NICE,
                 );
             }
-            let _ = sender.send(crate::workspace::scan_workspace(&root, &Default::default()));
+            let _ = sender.send(nagi_exec::workspace::scan_workspace(&root, &Default::default()));
         });
     if let Err(error) = spawned {
         tracing::warn!(%error, "cannot start the fingerprint thread");

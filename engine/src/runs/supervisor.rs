@@ -14,13 +14,13 @@ use nagi_schema::attention::{
 use nagi_schema::mission::MissionStatus;
 
 use super::transcript::Transcript;
-use crate::clock::now_millis;
-use crate::digest::stable_runtime_id;
+use nagi_mission::clock::now_millis;
+use nagi_mission::digest::stable_runtime_id;
 use crate::engine::Engine;
 use crate::errors::EngineError;
-use crate::mission::model::{RequestClass, SandboxGrant};
-use crate::mission::run::{self, ProviderRequest, TurnEnd};
-use crate::mission::{MissionError, MissionEvent};
+use nagi_mission::model::{RequestClass, SandboxGrant};
+use nagi_mission::run::{self, ProviderRequest, TurnEnd};
+use nagi_mission::{MissionError, MissionEvent};
 
 /// The turn a resumed session gets after a restart. It is not the mission prompt.
 pub const CONTINUE_AFTER_RESTART: &str = "The nagi server restarted while you were working on this mission, and your previous \
@@ -56,7 +56,7 @@ pub type StartDigest = Arc<std::sync::OnceLock<Option<String>>>;
 pub async fn commit(
     engine: &Arc<Engine>,
     mission_id: &str,
-    decide: impl FnOnce(&crate::mission::Mission) -> Vec<MissionEvent> + Send + 'static,
+    decide: impl FnOnce(&nagi_mission::Mission) -> Vec<MissionEvent> + Send + 'static,
 ) -> Result<(), EngineError> {
     engine
         .missions
@@ -274,7 +274,7 @@ async fn workspace_changed(context: &RunContext) -> Option<String> {
     let before = context.digest_at_start.get().cloned().flatten()?;
     let worktree = context.worktree.clone();
     let after = tokio::task::spawn_blocking(move || {
-        crate::workspace::scan_workspace(&worktree, &Default::default())
+        nagi_exec::workspace::scan_workspace(&worktree, &Default::default())
     })
     .await
     .ok()?

@@ -14,8 +14,8 @@ pub struct Transcript {
 }
 
 /// Where lines go: kept in memory until the file is opened (a run opens its transcript
-/// once the provider's session is bound, so that creating the file and its directory,
-/// ~0.3 ms here, is not on the way to the binding), then appended to the file.
+/// once the provider's session is bound, so that creating the file and its directory
+/// is not on the way to the binding), then appended to the file.
 enum Sink {
     Pending(Vec<u8>),
     File(std::fs::File),
@@ -42,7 +42,7 @@ fn clean(text: &str) -> String {
         .chars()
         .filter(|character| !character.is_control() || matches!(character, '\n' | '\t'))
         .collect();
-    crate::redact::redact(&printable).into_owned()
+    nagi_mission::redact::redact(&printable).into_owned()
 }
 
 impl Transcript {

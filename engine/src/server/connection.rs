@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use nagi_schema::MAX_REQUEST_LINE_BYTES;
 use nagi_schema::codes::ErrorCode;
-use nagi_schema::envelope::{ErrorResponse, IdOnly, RawRequest, SuccessResponse};
+use nagi_schema::envelope::{ErrorResponse, SuccessResponse};
 use nagi_schema::methods::{EventMatch, EventsSubscribeParams, EventsWaitParams, Subscription};
 use nagi_schema::pane_events::PaneEventMatch;
 use nagi_schema::results::ResponseResult;
@@ -41,22 +41,9 @@ pub(super) fn error_line(id: &str, error: &EngineError) -> String {
     ErrorResponse::new(id, code, message).to_line()
 }
 
-fn value_line(id: &str, result: &serde_json::Value) -> String {
-    serde_json::to_string(&SuccessResponse {
-        id: id.to_string(),
-        result,
-    })
-    .unwrap_or_else(|error| {
-        ErrorResponse::new(
-            id,
-            ErrorCode::SerializationFailed,
-            format!("response encoding failed: {error}"),
-        )
-        .to_line()
-    })
-}
-
-fn result_line(id: &str, result: &ResponseResult) -> String {
+/// The success line of any serializable result: a `ResponseResult` of the engine or the
+/// pane host's result object.
+fn result_line<T: serde::Serialize>(id: &str, result: &T) -> String {
     serde_json::to_string(&SuccessResponse {
         id: id.to_string(),
         result,
@@ -185,31 +172,28 @@ async fn handle_line(
     output: &mut Output,
     serving: Serving<'_>,
 ) -> bool {
-    let Ok(text) = std::str::from_utf8(bytes) else {
-        let error = EngineError::InvalidRequest("the request line is not valid UTF-8".into());
-        return write_line(output, &error_line("", &error)).await.is_ok();
-    };
-    let request: RawRequest<'_> = match serde_json::from_str(text) {
+    let request = match api::decode::decode_request(bytes) {
         Ok(request) => request,
-        Err(_) if super::session::is_session_message(text) => {
-            drop(serving);
-            let client_id = super::session::new_client_id(peer);
-            super::session::serve_session(engine, &client_id, bytes.to_vec(), lines, output).await;
-            return false;
-        }
-        Err(decode_error) => {
-            let error = EngineError::InvalidRequest(decode_error.to_string());
-            return write_line(output, &error_line(&IdOnly::salvage(text), &error))
+        Err(rejected) => {
+            if let Ok(text) = std::str::from_utf8(bytes)
+                && super::session::is_session_message(text)
+            {
+                drop(serving);
+                let client_id = super::session::new_client_id(peer);
+                super::session::serve_session(engine, &client_id, bytes.to_vec(), lines, output).await;
+                return false;
+            }
+            return write_line(output, &error_line(&rejected.id, &rejected.error))
                 .await
                 .is_ok();
         }
     };
-    let id = request.id.clone();
-    let reply = api::dispatch(engine, &request.method, request.params, peer).await;
+    let id = request.id;
+    let reply = api::dispatch(engine, request.params, peer).await;
     drop(serving);
     match reply {
         Ok(Reply::Result(result)) => write_line(output, &result_line(&id, &result)).await.is_ok(),
-        Ok(Reply::Value(result)) => write_line(output, &value_line(&id, &result)).await.is_ok(),
+        Ok(Reply::Value(result)) => write_line(output, &result_line(&id, &result)).await.is_ok(),
         Ok(Reply::StopServer) => {
             let _ = write_line(output, &result_line(&id, &ResponseResult::Ok)).await;
             let _ = output.flush().await;

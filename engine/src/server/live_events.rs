@@ -14,7 +14,7 @@ use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::errors::EngineError;
-use crate::pane::{OutputWatchGuard, PaneHost, event_match_matches, subscription_matches};
+use nagi_pane::{OutputWatchGuard, PaneHost, event_match_matches, subscription_matches};
 
 /// The pane part of one `events.subscribe` stream.
 pub struct LiveEvents {

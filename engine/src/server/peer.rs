@@ -7,35 +7,11 @@
 //! another process keeps the verdict of the process that connected.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::path::Path;
 
 /// `SO_PEERPIDFD` (Linux 6.5): a pidfd of the process that called `connect(2)`.
 const SO_PEERPIDFD: libc::c_int = 77;
 
-/// The parent pid of `pid`, from `/proc/<pid>/stat`.
-pub fn parent_pid(pid: i32) -> Option<i32> {
-    let stat =
-        std::fs::read_to_string(Path::new("/proc").join(pid.to_string()).join("stat")).ok()?;
-    // The command name is in parentheses and may contain spaces; fields after it are fixed.
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    after_name.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// Whether `pid` descends from `ancestor` (walking parent links; the server is a
-/// subreaper, so orphans of its children stay beneath it).
-pub fn is_descendant_of(pid: i32, ancestor: i32) -> bool {
-    let mut current = pid;
-    for _ in 0..4096 {
-        if current == ancestor {
-            return true;
-        }
-        match parent_pid(current) {
-            Some(parent) if parent > 0 && parent != current => current = parent,
-            _ => return false,
-        }
-    }
-    false
-}
+pub use nagi_os::procfs::{is_descendant_of, parent_pid};
 
 /// A handle on the process at the other end of a Unix socket: a pidfd, which keeps naming
 /// that process even after it exits (its pid cannot be reused while the pidfd is open and

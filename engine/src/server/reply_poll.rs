@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 
 use super::connection::Lines;
 
-/// A request served in at least this long is followed by a poll (a commit takes
-/// 150–250 µs on the machines measured; a read or a `ping` 5–50 µs).
+/// A request served in at least this long is followed by a poll: a commit takes longer,
+/// a read or a `ping` much less.
 pub const SLOW_REQUEST: Duration = Duration::from_micros(100);
 
 /// What every connection of one server shares.

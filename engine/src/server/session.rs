@@ -29,7 +29,7 @@ use super::framing::Frame;
 use crate::api::Peer;
 use crate::engine::Engine;
 use crate::errors::{EngineError, wire_error};
-use crate::pane::{PaneHost, SessionFrameReceiver, handle_session_message};
+use nagi_pane::{PaneHost, SessionFrameReceiver, handle_session_message};
 
 /// Replies the reader may queue ahead of a writer that is blocked on a slow client.
 const PENDING_REPLIES: usize = 64;

@@ -8,19 +8,19 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use nagi_engine::digest::sha256_hex;
-use nagi_engine::mission::apply::apply;
-use nagi_engine::mission::create::{
+use nagi_mission::digest::sha256_hex;
+use nagi_mission::apply::apply;
+use nagi_mission::create::{
     ConfigureDecision, CreateDecision, decide_configure, decide_create,
 };
-use nagi_engine::mission::event::MissionEvent;
-use nagi_engine::mission::model::{Mission, Run, SandboxGrant};
-use nagi_engine::proof::{
+use nagi_mission::event::MissionEvent;
+use nagi_mission::model::{Mission, Run, SandboxGrant};
+use nagi_proof::{
     AuthorityHead, CommandEvidenceInput, ProofWorkspace, Verdict, VerificationInput, WorktreeLease,
     command_evidence, current_identity, rejected_command_evidence, verify,
 };
-use nagi_engine::runner::{CommandCheckRequest, DiscardOutput, RunnerConfig, run_command_check};
-use nagi_engine::workspace::{ScanConfig, WorkspaceSnapshot, scan_workspace};
+use nagi_exec::runner::{CommandCheckRequest, DiscardOutput, RunnerConfig, run_command_check};
+use nagi_exec::workspace::{ScanConfig, WorkspaceSnapshot, scan_workspace};
 use nagi_schema::mission::{
     CommandCheck, ManualCheck, MissionCheck, MissionCreateParams, MissionPathRule, MissionProvider,
     MissionProviderMode, MissionStatus,
@@ -241,7 +241,7 @@ impl Ledger {
             .iter()
             .filter(|declaration| declaration.is_command())
         {
-            let nagi_engine::mission::model::DeclarationKind::Command {
+            let nagi_mission::model::DeclarationKind::Command {
                 program, args, cwd, ..
             } = &declaration.kind
             else {

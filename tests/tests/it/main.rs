@@ -8,6 +8,7 @@ mod corpus;
 mod demo;
 mod durability;
 mod events;
+mod layering;
 mod faults;
 mod load;
 mod missions;

@@ -7,7 +7,7 @@ use nagi_tests::*;
 use serde_json::{Value, json};
 
 // The same hostile configuration the engine's scan tests plant.
-#[path = "../../../engine/src/workspace/hostile_config_fixture.rs"]
+#[path = "../../../exec/src/workspace/hostile_config_fixture.rs"]
 mod hostile_config_fixture;
 use hostile_config_fixture::HostileGitConfig;
 

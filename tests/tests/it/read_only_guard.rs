@@ -262,3 +262,38 @@ fn a_write_followed_by_a_crash_is_reported() {
         .collect();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
 }
+
+/// A person dismisses the security warning in the cockpit: the item is closed with their
+/// reason, and a second dismissal of the same item (a stale cockpit, or a double press) is
+/// refused and leaves the first one as it was.
+#[test]
+fn a_security_warning_dismissed_in_the_cockpit_stays_dismissed_once() {
+    let script = json!([{"write_file": {"path": "intruder.txt", "content": "written\n"}}, {"text": "wrote it"}]);
+    let (env, _repo) = session_with_fake(RealProvider::Codex, "fake_codex", script);
+    start(&env, RealProvider::Codex);
+    wait_for_mission(&env, "guard", "review_required", |mission| {
+        mission["status"] == "review_required"
+    });
+    let warning = attention(&env)
+        .into_iter()
+        .find(|item| item["kind"] == "security_warning")
+        .expect("a security warning");
+    let attention_id = warning["attention_id"].as_str().unwrap().to_string();
+    let action = json!({"kind": "dismiss_attention", "attention_id": attention_id, "reason": "I wrote that file myself"});
+    let preview = env.ok("cockpit.preview", json!({"action": action}))["preview"].clone();
+    let decided = env.ok(
+        "cockpit.decide",
+        json!({"action": action, "shown_digest": preview["digest"], "decision": "approve"}),
+    );
+    assert!(decided.to_string().contains("dismissed"), "{decided}");
+    let closed = env.ok("attention.get", json!({"attention_id": attention_id}));
+    assert_eq!(closed["item"]["state"]["state"], "dismissed", "{closed}");
+    assert_eq!(closed["item"]["state"]["reason"], "I wrote that file myself", "{closed}");
+    let again = env.call(
+        "cockpit.decide",
+        json!({"action": {"kind": "dismiss_attention", "attention_id": attention_id, "reason": "twice"}, "shown_digest": preview["digest"], "decision": "approve"}),
+    );
+    assert!(again.get("error").is_some(), "a settled item is not dismissed again: {again}");
+    let still = env.ok("attention.get", json!({"attention_id": attention_id}));
+    assert_eq!(still["item"]["state"]["reason"], "I wrote that file myself", "{still}");
+}

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use nagi_engine::mission::{Mission, StoredEvent, apply::apply};
+use nagi_mission::{Mission, StoredEvent, apply::apply};
 use nagi_tests::*;
 use serde_json::{Value, json};
 

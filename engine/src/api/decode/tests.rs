@@ -221,11 +221,14 @@ fn pane_methods_ignore_unknown_fields_and_take_null_as_empty() {
     }
     assert_eq!(
         decode_request(&line("pane.list", "null")).unwrap().params,
-        MethodParams::PaneList(PaneListParams { workspace_id: None })
+        MethodParams::Pane(nagi_pane::PaneRequest::PaneList(
+            nagi_schema::pane::PaneListParams { workspace_id: None }
+        ))
     );
     let rejected = decode_request(&line("pane.get", "null")).unwrap_err();
-    assert!(
-        matches!(rejected.error, EngineError::InvalidParams(_)),
+    assert_eq!(
+        crate::errors::wire_error(&rejected.error).0,
+        nagi_schema::codes::ErrorCode::InvalidParams,
         "{}",
         rejected.error
     );
@@ -260,14 +263,12 @@ fn unknown_and_unavailable_methods_are_told_apart() {
     assert!(
         matches!(rejected.error, EngineError::InvalidRequest(ref message) if message.contains("unknown method"))
     );
-    let rejected = decode_request(&line("pane.split", "{}")).unwrap_err();
-    assert!(
-        matches!(rejected.error, EngineError::FeatureUnavailable(ref message) if message.contains("pane.split"))
-    );
-    let rejected = decode_request(&line("plugin.list", "{}")).unwrap_err();
-    assert!(
-        matches!(rejected.error, EngineError::FeatureUnavailable(ref message) if message.contains("plugin.list"))
-    );
+    for method in ["pane.split", "plugin.list", "agent.send"] {
+        let rejected = decode_request(&line(method, "{}")).unwrap_err();
+        let (code, message) = crate::errors::wire_error(&rejected.error);
+        assert_eq!(code, nagi_schema::codes::ErrorCode::FeatureUnavailable, "{method}");
+        assert!(message.contains(method), "{method}: {message}");
+    }
 }
 
 #[test]
@@ -282,4 +283,21 @@ fn a_forged_consent_flag_on_mission_start_is_refused_not_dropped() {
         "{}",
         rejected.error
     );
+}
+
+#[test]
+fn a_method_is_listed_as_unavailable_in_one_table_only() {
+    for method in UNAVAILABLE_METHODS {
+        assert!(
+            PANE_METHODS.iter().all(|spec| spec.name != *method)
+                && ENGINE_METHODS.iter().all(|spec| spec.name != *method),
+            "{method} is in UNAVAILABLE_METHODS and in a method table; the table wins, so the entry is dead"
+        );
+        let rejected = decode_request(&line(method, "{}")).unwrap_err();
+        assert_eq!(
+            crate::errors::wire_error(&rejected.error).0,
+            nagi_schema::codes::ErrorCode::FeatureUnavailable,
+            "{method}"
+        );
+    }
 }

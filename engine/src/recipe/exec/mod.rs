@@ -20,7 +20,7 @@
 //!   logged and reported, never returned as errors.
 //!
 //! Where things run:
-//! - setup and cleanup go through the trusted runner (`crate::runner`), their output
+//! - setup and cleanup go through the trusted runner (`nagi_exec::runner`), their output
 //!   streamed into the run's recipe transcript (`<transcripts>/<mission>/<run>.project.log`);
 //! - services are supervised child processes, detached from the server's lifetime (see
 //!   [`process`] for why not panes and for the `NAGI_SERVICE_LEASE` marker), logging to
@@ -61,7 +61,7 @@ pub use worktree::{
 };
 
 use crate::engine::Engine;
-use crate::mission::model::{Mission, Run};
+use nagi_mission::model::{Mission, Run};
 
 /// The run a recipe executes for.
 #[derive(Debug, Clone, PartialEq, Eq)]

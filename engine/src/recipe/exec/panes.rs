@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::engine::Engine;
-use crate::pane::{TabCreate, WorkspaceCreate};
+use nagi_pane::{TabCreate, WorkspaceCreate};
 use crate::runs::leftovers::SESSION_MARKER;
 
 use super::RunTarget;

@@ -13,7 +13,7 @@ use nagi_store::{StoreError, Writer};
 
 use super::RunTarget;
 use super::error::RecipeExecError;
-use crate::clock::now_millis;
+use nagi_mission::clock::now_millis;
 use crate::engine::Engine;
 
 /// Ports the allocator may hand out (inclusive); default 41000–49000.

@@ -29,8 +29,8 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::pane::process::{ProcStat, all_processes, read_stat};
-use crate::runner::resolve_program;
+use nagi_os::procfs::{ProcStat, all_processes, read_stat};
+use nagi_exec::runner::resolve_program;
 use crate::runs::leftovers::{RUN_MARKER, SESSION_MARKER};
 
 /// The environment variable that marks a service's processes with its lease id.
@@ -114,9 +114,9 @@ pub fn spawn_service(launch: &ServiceLaunch<'_>) -> Result<StartedService, Strin
         .stdout(Stdio::from(log))
         .stderr(Stdio::from(log_for_stderr))
         .process_group(0);
-    let mut child = crate::pane::process::with_spawn_lock(|| {
+    let mut child = nagi_pane::process::with_spawn_lock(|| {
         let child = command.spawn()?;
-        crate::pane::register_owned_child(child.id());
+        nagi_pane::register_owned_child(child.id());
         Ok::<_, std::io::Error>(child)
     })
     .map_err(|error| format!("cannot start {}: {error}", program.display()))?;
@@ -138,7 +138,7 @@ pub fn spawn_service(launch: &ServiceLaunch<'_>) -> Result<StartedService, Strin
                 },
                 Err(error) => format!("ended (its status could not be read: {error})"),
             };
-            crate::pane::unregister_owned_child(pid);
+            nagi_pane::unregister_owned_child(pid);
             if let Ok(mut slot) = slot.lock() {
                 *slot = Some(description);
             }
@@ -230,7 +230,7 @@ pub fn stop_service_processes(
                     signal_if_same(stat, signal);
                 }
             }
-            crate::pane::reap_orphans();
+            nagi_pane::reap_orphans();
             std::thread::sleep(Duration::from_millis(50));
         }
     };

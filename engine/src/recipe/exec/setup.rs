@@ -1,5 +1,5 @@
 //! `[setup]` and `[[cleanup]]` commands: run in the worktree root through the trusted
-//! runner (`crate::runner`: cleared environment, stdin null, own process group killed when
+//! runner (`nagi_exec::runner`: cleared environment, stdin null, own process group killed when
 //! the command ends, stdout 16 MiB / stderr 8 MiB, the declared timeout), with their output
 //! streamed into the recipe transcript that the project pane follows.
 //!
@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use super::error::RecipeExecError;
 use crate::recipe::RecipeCommand;
-use crate::runner::{
+use nagi_exec::runner::{
     CommandCheckRequest, CommandOutcome, OutputStream, RunnerConfig, run_command_check,
 };
 use crate::runs::transcript::Transcript;

@@ -1,0 +1,62 @@
+//! Managed panes: the terminal-server part of the daemon.
+//!
+//! A pane is a PTY (portable-pty) running one program, a vt100 screen with a compact,
+//! bounded scrollback, and a bounded ring of session frames for attach clients. Panes
+//! live in tabs, tabs in workspaces; [`PaneHost`] is the registry and answers the
+//! `workspace.*`, `tab.*`, `pane.*` and `session.snapshot` methods through [`dispatch`],
+//! and the attach protocol through [`handle_session_message`].
+//!
+//! Code map:
+//! - `host`: the registry, config, lookups; `lifecycle`: create/close/rename/move/focus;
+//!   `io`: reads, input, reports, sessions; `methods`: the method dispatcher.
+//! - `core`: the per-pane shared state; `pty`: spawning and the reader, parser and waiter
+//!   threads; `process`: subreaper, reaping, process-tree termination, /proc details.
+//! - `screen`: the vt100 terminal and reads; `scrollback`: the compact row store;
+//!   `fast_forward`: skipping rows nobody can see during floods.
+//! - `attach` and `ring`: the session protocol's members, frames and replay.
+//! - `keys`: key-combo strings; `metadata`: agent state, metadata and tokens;
+//!   `watch`: output matching; `events`: the live event bus; `expiry`: TTLs.
+
+pub mod attach;
+mod core;
+mod error;
+mod events;
+mod expiry;
+pub mod fast_forward;
+mod host;
+mod io;
+pub mod keys;
+mod lifecycle;
+pub mod metadata;
+mod methods;
+pub mod process;
+mod pty;
+mod request;
+pub mod ring;
+pub mod screen;
+pub mod scrollback;
+mod watch;
+
+pub use attach::{SessionFrameReceiver, SessionMembership};
+pub use error::PaneError;
+pub use host::{PaneHost, PaneHostConfig, TabCreate, WorkspaceCreate};
+pub use methods::{SessionReply, answer, dispatch, handle_session_message};
+pub use request::PaneRequest;
+pub use nagi_schema::pane::{PANE_METHODS, find_pane_method};
+pub use nagi_schema::pane_events::{event_match_matches, subscription_matches};
+pub use process::{
+    become_child_subreaper, reap_orphans, register_owned_child, unregister_owned_child,
+};
+pub use watch::OutputWatchGuard;
+
+/// Names of protocol methods that nagi does not offer; [`dispatch`] answers them with
+/// `feature_unavailable` naming the method.
+pub fn unimplemented_pane_methods() -> impl Iterator<Item = &'static str> {
+    PANE_METHODS
+        .iter()
+        .filter(|spec| !spec.implemented)
+        .map(|spec| spec.name)
+}
+
+#[cfg(test)]
+mod tests;
