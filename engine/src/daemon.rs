@@ -227,6 +227,7 @@ pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
             checkouts: Default::default(),
             claim_locks: crate::runs::claims::ClaimLocks::new(paths.claim_lock_dir()),
             provider_versions: Default::default(),
+            supervisors: Default::default(),
             shutdown: Shutdown::new(),
             server_uid: unsafe { libc::geteuid() },
             server_pid: std::process::id(),
@@ -264,9 +265,17 @@ async fn stop_live_runs(engine: &Arc<Engine>) {
                 .await;
         }
     }
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-    while engine.runs.live_run_count() > 0 && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    // The supervisors end once their providers have; no new run starts after this point
+    // (the socket no longer accepts requests), so closing the tracker is safe.
+    engine.supervisors.close();
+    if tokio::time::timeout(std::time::Duration::from_secs(10), engine.supervisors.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            live = engine.runs.live_run_count(),
+            "providers did not stop within 10 s; the server stops without them"
+        );
     }
 }
 

@@ -50,6 +50,8 @@ pub struct Engine {
     pub claim_locks: crate::runs::claims::ClaimLocks,
     /// The vendor CLI versions already found supported.
     pub provider_versions: crate::runs::provider_version::ProviderVersions,
+    /// Every run's supervisor task, so that a shutdown waits for them to end.
+    pub supervisors: tokio_util::task::TaskTracker,
     pub shutdown: Shutdown,
     /// The uid every peer must have.
     pub server_uid: u32,

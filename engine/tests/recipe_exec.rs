@@ -884,6 +884,7 @@ mod recipe_support {
                 checkouts: Default::default(),
                 claim_locks: ClaimLocks::new(paths.claim_lock_dir()),
                 provider_versions: Default::default(),
+                supervisors: Default::default(),
                 shutdown: Shutdown::new(),
                 // SAFETY: geteuid has no preconditions.
                 server_uid: unsafe { libc::geteuid() },

@@ -3,7 +3,7 @@
 //! A generated sequence of commands is turned into domain events the way the engine
 //! decides them: `mission.create` and `mission.configure` through their pure decision
 //! functions, and the run, status, attention, check, evidence and proof events under the
-//! rules of MISSIONS.md §4.2 (the transition table of `mission::status`) and the
+//! rules of contract §4.2 (the transition table of `mission::status`) and the
 //! preconditions the server checks before it emits them. A command the rules refuse
 //! produces no event, as a refused request writes nothing.
 //!
@@ -829,7 +829,7 @@ fn record_in_model(model: &mut Model, event: &MissionEvent) {
 // Invariants
 // ---------------------------------------------------------------------------------------
 
-/// Whether `event` may move the status from `before` to `after` (MISSIONS.md §4.2).
+/// Whether `event` may move the status from `before` to `after` (contract §4.2).
 fn status_change_is_legal(
     before: MissionStatus,
     after: MissionStatus,

@@ -3,7 +3,7 @@
 //!
 //! Properties:
 //! - nothing panics;
-//! - questions stay within MISSIONS.md §8.1 (1–4 questions with unique texts, 2–4 options
+//! - questions stay within contract §8.1 (1–4 questions with unique texts, 2–4 options
 //!   with labels, headers ≤ 128 bytes, visible text ≤ 16 KiB);
 //! - "approve for session" never applies a suggestion that is not scoped to the session.
 

@@ -1,4 +1,4 @@
-//! The redaction of text that leaves the server (MISSIONS.md §6.3).
+//! The redaction of text that leaves the server (contract §6.3).
 //!
 //! Properties, for any UTF-8 input:
 //! - redaction never panics;

@@ -1,4 +1,4 @@
-//! The bridge between the mission aggregate and the canonical digests of MISSIONS.md §5.10.
+//! The bridge between the mission aggregate and the canonical digests of contract §5.10.
 //! The digests themselves live in `crate::digest`; this file only turns the aggregate's own
 //! types (`Declaration`, `DeclarationKind`, the wire `MissionPathRule`) into their plain-data
 //! inputs, so there is exactly one implementation of each digest.

@@ -1,4 +1,4 @@
-//! `mission.create` and `mission.configure` decisions (MISSIONS.md §2.1, §2.4, §5.1–§5.3).
+//! `mission.create` and `mission.configure` decisions (contract §2.1, §2.4, §5.1–§5.3).
 //! Pure: the caller has already canonicalised the repository path.
 
 use nagi_schema::mission::{MissionCheck, MissionCreateParams, MissionPathRule, MissionStatus};

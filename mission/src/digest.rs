@@ -1,4 +1,4 @@
-//! Canonical digests of the mission contract (MISSIONS §5.10, §6.4, §6.5).
+//! Canonical digests of the mission contract (contract §5.10, §6.4, §6.5).
 //!
 //! Every mission digest is a length-delimited, domain-separated SHA-256:
 //! `SHA-256(L("mission-authority-canonical-v1") ‖ L(domain) ‖ L(f1) ‖ … ‖ L(fn))`

@@ -343,3 +343,12 @@ impl Attention {
         }
     }
 }
+
+impl Mission {
+    /// Reads a mission's stored projection document (the store keeps it as opaque JSON).
+    pub fn from_document(document: &str) -> Result<Mission, crate::error::MissionError> {
+        serde_json::from_str(document).map_err(|error| {
+            crate::error::MissionError::Runtime(format!("a stored mission cannot be read: {error}"))
+        })
+    }
+}

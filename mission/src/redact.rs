@@ -1,4 +1,4 @@
-//! Redaction of secrets from text that leaves the server (MISSIONS §6.3).
+//! Redaction of secrets from text that leaves the server (contract §6.3).
 //!
 //! [`redact`] applies, in order:
 //!

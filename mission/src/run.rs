@@ -1,4 +1,4 @@
-//! Decisions about runs (MISSIONS.md §2.5, §4.3, §8.2): starting one, and what each
+//! Decisions about runs (contract §2.5, §4.3, §8.2): starting one, and what each
 //! provider report does to the mission. Pure: the caller supplies the current mission and
 //! what happened; the result is the events to commit (possibly none).
 

@@ -1,4 +1,4 @@
-//! The status transition table of MISSIONS.md §4.2.
+//! The status transition table of contract §4.2.
 
 use nagi_schema::mission::MissionStatus::{self, *};
 

@@ -1,4 +1,4 @@
-//! Field rules of MISSIONS.md §2 and §5.1. Limits are UTF-8 byte counts.
+//! Field rules of contract §2 and §5.1. Limits are UTF-8 byte counts.
 
 use nagi_schema::mission::MissionPathRule;
 

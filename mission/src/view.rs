@@ -1,4 +1,4 @@
-//! Projections of the aggregate onto the wire (MISSIONS.md §3). Views are rebuilt from
+//! Projections of the aggregate onto the wire (contract §3). Views are rebuilt from
 //! durable state only, so the same mission read twice without a mutation in between is
 //! byte-identical.
 

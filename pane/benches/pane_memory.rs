@@ -3,7 +3,7 @@
 //! 50 panes (`NAGI_BENCH_PANES`), each filled with 10,000 lines of scrollback
 //! (`NAGI_BENCH_LINES`) of 80–110 byte log lines, on 200x50 screens. Reports the resident
 //! set size of this process (which hosts only the panes) and of the tmux server holding
-//! the same. Run with `cargo bench -p nagi-engine --bench pane_memory`.
+//! the same. Run with `cargo bench -p nagi-pane --bench pane_memory`.
 
 #[path = "pane_common/mod.rs"]
 mod common;

@@ -5,7 +5,7 @@
 //! sentinel, i.e. until the host has read and parsed everything. For tmux it runs until
 //! `tmux wait done` returns, signalled after `cat` ends. Both use a 200x50 pane and 10,000
 //! lines of history. Each variant runs `NAGI_BENCH_ROUNDS` times (default 2); the best
-//! round counts. Run with `cargo bench -p nagi-engine --bench pane_throughput`.
+//! round counts. Run with `cargo bench -p nagi-pane --bench pane_throughput`.
 
 #[path = "pane_common/mod.rs"]
 mod common;

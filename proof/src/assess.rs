@@ -1,4 +1,4 @@
-//! Per-check assessment of the proof evaluator (MISSIONS §5.6): how the stored evidence of
+//! Per-check assessment of the proof evaluator (contract §5.6): how the stored evidence of
 //! one declaration stands against the *current* workspace and the *current* run identity.
 //!
 //! Provider claims never count (§5.9), by construction: the only way to a passing

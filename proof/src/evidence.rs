@@ -1,4 +1,4 @@
-//! Evidence for one declaration (MISSIONS §3.7, §5.4): from a command the trusted runner
+//! Evidence for one declaration (contract §3.7, §5.4): from a command the trusted runner
 //! ran (or refused to run) and the workspace around it, or from a listed reviewer.
 //!
 //! An [`Evidence`] is both the summary the views show and, when `record_digest` is set, the

@@ -1,4 +1,4 @@
-//! The proof engine (MISSIONS §5.4–§5.9), free of sockets and SQLite.
+//! The proof engine (contract §5.4–§5.9), free of sockets and SQLite.
 //!
 //! The flow a caller drives:
 //!

@@ -1,4 +1,4 @@
-//! `mission.proof.get` (MISSIONS §2.7): the sealed receipt of a `ready_to_close` or
+//! `mission.proof.get` (contract §2.7): the sealed receipt of a `ready_to_close` or
 //! `archived` mission, after checking that it still re-derives from what the mission stores.
 //!
 //! The receipt is about the workspace *at verification*; the workspace may have moved on

@@ -1,4 +1,4 @@
-//! The sealing rules of MISSIONS §5.8 as pure checks, and the events to commit.
+//! The sealing rules of contract §5.8 as pure checks, and the events to commit.
 //!
 //! The caller evaluates (`verify`) on the mission read at some authority head, then commits
 //! the seal in a store write job. Inside that job it passes the head *as it is now*: if any

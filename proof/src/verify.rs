@@ -1,4 +1,4 @@
-//! The verification conditions of MISSIONS §5.7 and the receipt of §3.8.
+//! The verification conditions of contract §5.7 and the receipt of §3.8.
 //!
 //! [`verify`] is a pure function of the mission as the caller read it at the authority head
 //! it passes, the current workspace and the lease held: it either mints the receipt (every

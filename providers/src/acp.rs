@@ -35,7 +35,7 @@ use crate::spec::{
     ProviderHandle, RequestClass, Response, TranscriptLine, TurnOutcome,
 };
 
-/// The most permission options one request may offer (MISSIONS.md §8.1).
+/// The most permission options one request may offer (contract §8.1).
 const MAX_PERMISSION_OPTIONS: usize = 32;
 
 pub fn launch(spec: LaunchSpec) -> Result<ProviderHandle, LaunchError> {

@@ -1,5 +1,5 @@
 //! Checks an engine's answers against the questions a provider asked, before anything is
-//! sent (MISSIONS.md §2.6, step 3). The engine validates too; an adapter fails closed
+//! sent (contract §2.6, step 3). The engine validates too; an adapter fails closed
 //! rather than deliver answers its provider would misread.
 
 use std::collections::BTreeMap;

@@ -33,7 +33,7 @@ use crate::spec::{
 /// The tools a read-only run offers, and the only ones its init frame may report.
 pub const READ_ONLY_TOOLS: [&str; 4] = ["Read", "Glob", "Grep", "AskUserQuestion"];
 
-/// The command line after the program (MISSIONS.md §8.1).
+/// The command line after the program (contract §8.1).
 pub fn claude_arguments(spec: &LaunchSpec) -> Vec<String> {
     let mut args = spec.leading_args.clone();
     let mode = match spec.sandbox {
@@ -329,7 +329,7 @@ impl ClaudeSession {
             crate::codex::response_summary(&response)
         );
         transcript(io, TranscriptLine::Approval(summary)).await?;
-        // A response is acknowledged once written (MISSIONS.md §8.1); a failed write may
+        // A response is acknowledged once written (contract §8.1); a failed write may
         // still have reached Claude, so it is delivery-unknown.
         self.write_frame(
             &encode_control_success(&pending.request_id, body),
@@ -666,7 +666,7 @@ impl ClaudeSession {
     }
 }
 
-/// The control-response body for one decision (MISSIONS.md §8.1).
+/// The control-response body for one decision (contract §8.1).
 fn permission_response(pending: &PendingPermission, response: &Response) -> Result<Value, String> {
     let input = &pending.request.input;
     match (pending.class, response) {

@@ -239,7 +239,7 @@ fn tool_result_text(content: Option<&Value>) -> String {
     }
 }
 
-/// The questions of an `AskUserQuestion` input, validated as MISSIONS.md §8.1 requires:
+/// The questions of an `AskUserQuestion` input, validated as contract §8.1 requires:
 /// 1–4 questions with unique texts, headers ≤ 128 bytes, 2–4 options with unique labels and
 /// descriptions, and an explicit `multiSelect`. The question id is the question text.
 pub fn parse_ask_user_question(input: &Value) -> Result<Vec<Question>, ClaudeCodecError> {

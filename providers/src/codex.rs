@@ -43,7 +43,7 @@ pub fn launch(spec: LaunchSpec) -> Result<ProviderHandle, LaunchError> {
     let config = ProcessConfig {
         program: spec.program.clone(),
         args,
-        // MISSIONS.md §8.1: the working directory travels in the protocol (`thread/start`).
+        // contract §8.1: the working directory travels in the protocol (`thread/start`).
         working_directory: None,
         env: spec.env.clone(),
         stdin: StdinMode::Piped,
@@ -390,7 +390,7 @@ impl CodexSession {
     async fn open_thread(&mut self) -> Result<(), SessionEnd> {
         match self.spec.resume_session_id.clone() {
             // The thread keeps the policy it was created with; the resume request does not
-            // re-send a sandbox (MISSIONS.md §8.1).
+            // re-send a sandbox (contract §8.1).
             Some(thread_id) => {
                 self.send_request(
                     Purpose::OpenThread,
@@ -727,7 +727,7 @@ impl CodexSession {
     }
 }
 
-/// The JSON result codex expects for one decision (MISSIONS.md §8.1, and the app-server
+/// The JSON result codex expects for one decision (contract §8.1, and the app-server
 /// schema of codex 0.171 for permission requests).
 fn codex_response_body(pending: &PendingRequest, response: &Response) -> Result<Value, String> {
     match (pending.class, response) {

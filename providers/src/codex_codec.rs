@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 use crate::framing::visible_text;
 use crate::spec::{Question, QuestionOption};
 
-/// The most questions one `item/tool/requestUserInput` may carry (MISSIONS.md §8.1).
+/// The most questions one `item/tool/requestUserInput` may carry (contract §8.1).
 pub const MAX_QUESTIONS: usize = 4;
 /// The most options one question may carry.
 pub const MAX_OPTIONS: usize = 8;

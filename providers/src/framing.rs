@@ -1,7 +1,7 @@
 //! Limits and helpers every adapter shares: bounded line framing, UTF-8-safe truncation of
 //! visible text, and the event sink that reports to the engine.
 //!
-//! The limits come from MISSIONS.md §8: a provider frame is at most 1 MiB, and text shown
+//! The limits come from contract §8: a provider frame is at most 1 MiB, and text shown
 //! in a transcript or an attention item is cut at 16 KiB on a character boundary.
 
 use tokio::io::AsyncBufReadExt;

@@ -29,7 +29,7 @@ use crate::spec::{
 };
 
 const USERNAME: &str = "opencode";
-/// The permission override of a read-only run (MISSIONS.md §8.1).
+/// The permission override of a read-only run (contract §8.1).
 pub const READ_ONLY_PERMISSION: &str =
     r#"{"edit":"deny","bash":"deny","external_directory":"deny"}"#;
 /// More pending permission requests than this is treated as a runaway provider.

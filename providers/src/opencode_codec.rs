@@ -15,7 +15,7 @@ fn violation(message: impl Into<String>) -> OpenCodeCodecError {
 /// 2.0.0 (observed: 1.18.33). Other versions are refused with the range in the message.
 pub const TESTED_VERSION_RANGE: ((u64, u64, u64), (u64, u64, u64)) = ((1, 18, 0), (2, 0, 0));
 
-/// The HTTP operations the adapter needs, as `/doc` must list them (MISSIONS.md §8.1).
+/// The HTTP operations the adapter needs, as `/doc` must list them (contract §8.1).
 pub const REQUIRED_OPERATIONS: [(&str, &str); 10] = [
     ("/event", "get"),
     ("/session", "post"),

@@ -82,7 +82,7 @@ pub struct LaunchSpec {
     pub timeouts: Timeouts,
 }
 
-/// Protocol timeouts. The defaults follow MISSIONS.md §8.1.
+/// Protocol timeouts. The defaults follow contract §8.1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
     /// Per handshake frame / per request to the provider.
@@ -105,7 +105,7 @@ impl Default for Timeouts {
 }
 
 /// What kind of provider request an attention item answers. Decides which decisions are
-/// valid (MISSIONS.md §2.6).
+/// valid (contract §2.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RequestClass {
     CommandApproval,

@@ -1,5 +1,5 @@
 //! Attention items: a provider's request for a decision, or a warning a person must see
-//! (MISSIONS.md §3.9).
+//! (contract §3.9).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

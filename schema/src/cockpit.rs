@@ -38,7 +38,7 @@ pub enum CockpitAction {
         #[serde(default)]
         execute_declared_checks: bool,
     },
-    /// Answer a provider's attention item (MISSIONS.md §2.6, local path).
+    /// Answer a provider's attention item (contract §2.6, local path).
     Respond {
         mission_id: String,
         run_id: String,

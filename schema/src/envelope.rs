@@ -1,4 +1,4 @@
-//! The request and response envelopes (MISSIONS.md §1.2–§1.4).
+//! The request and response envelopes (contract §1.2–§1.4).
 //!
 //! A request line is `{"id": <string>, "method": <string>, "params": {...}}`. The server
 //! first decodes only this envelope, keeping `params` raw, then decodes the params with the

@@ -1,4 +1,4 @@
-//! The digest-bound handoff artifact (MISSIONS.md §3.10, §6). Field order is the digest's
+//! The digest-bound handoff artifact (contract §3.10, §6). Field order is the digest's
 //! canonical order: do not reorder fields.
 
 use schemars::JsonSchema;

@@ -1,4 +1,4 @@
-//! `mission.*` parameters and the mission projections (MISSIONS.md §2, §3).
+//! `mission.*` parameters and the mission projections (contract §2, §3).
 //!
 //! Length, pattern and count limits appear in the generated schema as documentation; the
 //! decoder checks only shapes and types, and the engine enforces the limits (in UTF-8

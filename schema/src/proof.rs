@@ -1,4 +1,4 @@
-//! The portable proof receipt (MISSIONS.md §3.8).
+//! The portable proof receipt (contract §3.8).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

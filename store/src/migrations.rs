@@ -70,7 +70,7 @@ pub const MIGRATIONS: &[&str] = &[
         created_at_millis INTEGER NOT NULL
     ) STRICT;
     "#,
-    // 2: durable port leases of project-recipe services (MISSIONS §11): one port per
+    // 2: durable port leases of project-recipe services (contract §11): one port per
     // (mission, run, service), unique across the session, with the process that serves it
     // (pid + kernel start time) so a restarted server can adopt it.
     r#"

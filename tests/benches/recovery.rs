@@ -127,7 +127,7 @@ fn main() {
             client
                 .request(
                     "mission.start",
-                    // Live run ids are unique across missions (MISSIONS §2: `run_conflict`).
+                    // Live run ids are unique across missions (contract §2: `run_conflict`).
                     json!({"mission_id": mission_id, "run_id": format!("r{index}"), "provider": "codex", "mode": "managed"}),
                 )
                 .unwrap();

@@ -142,7 +142,7 @@ pub async fn decide(
     })
 }
 
-/// What a consent record keeps: the action without the raw answer texts (MISSIONS.md §2.6:
+/// What a consent record keeps: the action without the raw answer texts (contract §2.6:
 /// only decisions, actors and routes are persisted), and the lines that were shown minus
 /// the chosen answers.
 fn consent_detail(action: &CockpitAction, lines: &[String]) -> serde_json::Value {

@@ -95,7 +95,7 @@ impl MethodParams {
     }
 }
 
-/// Decodes engine-method params. A shape error is `invalid_request` (MISSIONS.md §1.2):
+/// Decodes engine-method params. A shape error is `invalid_request` (contract §1.2):
 /// limits are checked later by the handlers, with domain codes. Unknown fields follow
 /// the params type: types of methods whose policy is `Rejected` deny them.
 pub fn decode_params<T: DeserializeOwned>(params: &RawValue) -> Result<T, EngineError> {

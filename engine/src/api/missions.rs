@@ -89,10 +89,7 @@ pub fn load_checked(engine: &Engine, mission_id: &str) -> Result<Mission, Engine
 
 /// Loads a mission for a mutating method: no separate syntax check, as the contract says.
 pub fn load_existing(engine: &Engine, mission_id: &str) -> Result<Mission, EngineError> {
-    engine
-        .missions
-        .get(mission_id)?
-        .ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")).into())
+    engine.missions.get_existing(mission_id)
 }
 
 pub fn get(engine: &Arc<Engine>, params: MissionTarget) -> Result<ResponseResult, EngineError> {

@@ -40,7 +40,7 @@ pub async fn record(
         mission_id: mission_id.map(str::to_string),
         subject: subject.to_string(),
         digest: digest.to_string(),
-        actor: crate::runs::respond::LOCAL_ACTOR.into(),
+        actor: nagi_mission::attention::LOCAL_ACTOR.into(),
         decision: decision_text.into(),
         detail: detail.to_string(),
         at_millis: at,
@@ -59,8 +59,7 @@ pub async fn record(
             if let Some(mission_id) = &mission_id
                 && let Some(doc) = writer.reader().mission_doc(mission_id)?
             {
-                let mission = serde_json::from_str(&doc)
-                    .map_err(|error| nagi_mission::MissionError::Runtime(error.to_string()))?;
+                let mission = nagi_mission::Mission::from_document(&doc)?;
                 let event = MissionEvent::ConsentRecorded {
                     consent_id: id.clone(),
                     subject: row.subject.clone(),

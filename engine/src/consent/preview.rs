@@ -85,7 +85,7 @@ pub async fn build(
             execute_project_recipe,
             execute_declared_checks,
         } => {
-            let mission = crate::api::missions::load_existing(engine, mission_id)?;
+            let mission = engine.missions.get_existing(mission_id)?;
             if *provider == MissionProvider::Acp && !write_scope {
                 return Err(EngineError::InvalidParams(
                     "an ACP agent runs only with write scope; turn write scope on to start it"
@@ -254,7 +254,7 @@ pub async fn build(
             reason,
             is_override,
         } => {
-            let mission = crate::api::missions::load_existing(engine, mission_id)?;
+            let mission = engine.missions.get_existing(mission_id)?;
             let declaration = mission.declaration(check_id).ok_or_else(|| {
                 MissionError::InvalidClosure(format!(
                     "mission {mission_id} declares no check {check_id:?}"
@@ -308,7 +308,7 @@ pub async fn build(
             artifact_sha256,
             write_scope,
         } => {
-            let mission = crate::api::missions::load_existing(engine, mission_id)?;
+            let mission = engine.missions.get_existing(mission_id)?;
             if *to == MissionProvider::Acp && !write_scope {
                 return Err(EngineError::InvalidParams(
                     "an ACP agent runs only with write scope".into(),
@@ -356,7 +356,7 @@ pub async fn build(
                 .ok_or_else(|| {
                     MissionError::AttentionNotFound(format!("no attention item {attention_id:?}"))
                 })?;
-            let mission = crate::api::missions::load_existing(engine, &mission_id)?;
+            let mission = engine.missions.get_existing(&mission_id)?;
             let item = mission
                 .attention
                 .get(attention_id)

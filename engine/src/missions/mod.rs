@@ -37,20 +37,22 @@ impl Drop for InFlight<'_> {
     }
 }
 
-fn load(reader: &Reader<'_>, mission_id: &str) -> Result<Option<Mission>, EngineError> {
-    parse_doc(mission_id, reader.mission_doc(mission_id)?)
+/// The stored mission `mission_id`, if there is one.
+pub fn load(reader: &Reader<'_>, mission_id: &str) -> Result<Option<Mission>, EngineError> {
+    parse_doc(reader.mission_doc(mission_id)?)
 }
 
-fn parse_doc(mission_id: &str, doc: Option<String>) -> Result<Option<Mission>, EngineError> {
+fn parse_doc(doc: Option<String>) -> Result<Option<Mission>, EngineError> {
     match doc {
         None => Ok(None),
-        Some(doc) => serde_json::from_str(&doc).map(Some).map_err(|error| {
-            MissionError::Runtime(format!(
-                "the stored mission {mission_id} cannot be read: {error}"
-            ))
-            .into()
-        }),
+        Some(doc) => Ok(Some(Mission::from_document(&doc)?)),
     }
+}
+
+/// The stored mission `mission_id`; `mission_not_found` when there is none.
+pub fn load_existing(reader: &Reader<'_>, mission_id: &str) -> Result<Mission, EngineError> {
+    load(reader, mission_id)?
+        .ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")).into())
 }
 
 /// The mission as written, and its appended events with their sequence numbers.
@@ -314,7 +316,7 @@ impl Missions {
                     events,
                 });
             }
-            decide_and_persist(writer, parse_doc(&mission_id, stored)?, decide)
+            decide_and_persist(writer, parse_doc(stored)?, decide)
         })
         .await
     }
@@ -329,7 +331,7 @@ impl Missions {
             .store
             .read(|reader| reader.mission_doc(mission_id))
             .ok()?;
-        let current = parse_doc(mission_id, snapshot.clone()).ok()?;
+        let current = parse_doc(snapshot.clone()).ok()?;
         let (events, outcome) = decide(current.as_ref()).ok()?;
         let prepared = prepare_events(current, events).ok()?;
         Some(EarlyDecision {
@@ -366,15 +368,13 @@ impl Missions {
         self.store
             .read(|reader| Ok(reader.mission_doc(mission_id)?))
             .map_err(EngineError::from)
-            .and_then(|doc| match doc {
-                None => Ok(None),
-                Some(doc) => serde_json::from_str(&doc).map(Some).map_err(|error| {
-                    MissionError::Runtime(format!(
-                        "the stored mission {mission_id} cannot be read: {error}"
-                    ))
-                    .into()
-                }),
-            })
+            .and_then(parse_doc)
+    }
+
+    /// The stored mission `mission_id`; `mission_not_found` when there is none.
+    pub fn get_existing(&self, mission_id: &str) -> Result<Mission, EngineError> {
+        self.get(mission_id)?
+            .ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")).into())
     }
 
     pub fn read<T>(
@@ -388,10 +388,7 @@ impl Missions {
     pub fn missions_with_live_runs(&self) -> Result<Vec<Mission>, EngineError> {
         let docs = self.store.read(|reader| reader.live_run_mission_docs())?;
         docs.iter()
-            .map(|doc| {
-                serde_json::from_str(doc)
-                    .map_err(|error| MissionError::Runtime(error.to_string()).into())
-            })
+            .map(|doc| Ok(Mission::from_document(doc)?))
             .collect()
     }
 }

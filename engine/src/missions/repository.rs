@@ -1,4 +1,4 @@
-//! Canonical checkout paths (MISSIONS.md §2.1 step 2, §10).
+//! Canonical checkout paths (contract §2.1 step 2, §10).
 
 use std::path::{Path, PathBuf};
 

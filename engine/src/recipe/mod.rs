@@ -1,4 +1,4 @@
-//! The project recipe `.nagi/project.toml` (MISSIONS §11): parsing,
+//! The project recipe `.nagi/project.toml` (contract §11): parsing,
 //! validation and the digest of what a person consents to.
 //!
 //! Validation collects **every** problem (each with its TOML path such as

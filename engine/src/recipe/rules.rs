@@ -1,4 +1,4 @@
-//! Value rules of the recipe (MISSIONS §11). Each returns `Err(message)`
+//! Value rules of the recipe (contract §11). Each returns `Err(message)`
 //! describing the first thing wrong with one value.
 
 /// ID rule: 1..128 bytes of `A–Z a–z 0–9 _ . : -`.

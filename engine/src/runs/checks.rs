@@ -1,4 +1,4 @@
-//! The proof worker (MISSIONS.md §5.4–§5.8): it runs the declared command checks — after a
+//! The proof worker (contract §5.4–§5.8): it runs the declared command checks — after a
 //! completed turn with `execute_declared_checks`, on `mission.verify`, and on
 //! `mission.close` — records their evidence, evaluates the proof on the final scan, and
 //! seals `ready_to_close` or `archived` (or blocks a close) in the same transaction that
@@ -130,12 +130,7 @@ fn head_of(row: Option<nagi_store::EventRow>) -> AuthorityHead {
 }
 
 fn load(reader: &nagi_store::Reader<'_>, mission_id: &str) -> Result<Mission, EngineError> {
-    let doc = reader
-        .mission_doc(mission_id)?
-        .ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
-    serde_json::from_str(&doc).map_err(|error| {
-        MissionError::Runtime(format!("the stored mission cannot be read: {error}")).into()
-    })
+    crate::missions::load_existing(reader, mission_id)
 }
 
 /// Runs every command check of the plan for the mission's current run, then evaluates and
@@ -337,10 +332,9 @@ async fn evaluate_and_seal(
         let doc = reader.mission_doc(mission_id)?;
         Ok((doc, head_of(reader.last_event()?), reader.claim(claim_key)?))
     })?;
-    let mission: Mission = serde_json::from_str(
+    let mission = Mission::from_document(
         &mission.ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?,
-    )
-    .map_err(|error| MissionError::Runtime(error.to_string()))?;
+    )?;
     let claim = claim.ok_or_else(|| {
         MissionError::Runtime("the checkout claim was lost while the checks ran".into())
     })?;

@@ -1,4 +1,4 @@
-//! `mission.handoff.preview` and `mission.handoff.start` (MISSIONS.md §2.8, §2.9, §6): the
+//! `mission.handoff.preview` and `mission.handoff.start` (contract §2.8, §2.9, §6): the
 //! pure decisions are in `nagi_proof::handoff`; this adds the Git scan, the claim and the launch
 //! of the target provider.
 
@@ -13,7 +13,7 @@ use nagi_store::ClaimRow;
 use super::claims::release_claim;
 use super::start::{LaunchRun, as_started, fail_recipe_run, launch_run, random_nonce};
 use super::supervisor::commit;
-use crate::api::missions::{load_checked, load_existing, view};
+use crate::api::missions::{load_checked, view};
 use nagi_mission::clock::now_millis;
 use crate::engine::Engine;
 use crate::errors::EngineError;
@@ -93,7 +93,7 @@ pub async fn start_with(
         )
         .into());
     }
-    let mission = load_existing(engine, &params.mission_id)?;
+    let mission = engine.missions.get_existing(&params.mission_id)?;
     match precheck_handoff_start(
         &mission,
         params.to,
@@ -208,7 +208,7 @@ pub async fn start_with(
         ))
         .into());
     }
-    let current = load_existing(engine, &mission.mission_id)?;
+    let current = engine.missions.get_existing(&mission.mission_id)?;
     Ok(ResponseResult::MissionRunStarted {
         mission: view(engine, &as_started(mission, &current)),
     })
@@ -235,12 +235,7 @@ async fn continue_run(
     engine
         .missions
         .transact(move |writer| {
-            let doc = writer
-                .reader()
-                .mission_doc(&mission_id)?
-                .ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
-            let mission: Mission = serde_json::from_str(&doc)
-                .map_err(|error| MissionError::Runtime(error.to_string()))?;
+            let mission = crate::missions::load_existing(&writer.reader(), &mission_id)?;
             let mut event = decide_run_continued(&mission, &artifact, now_millis())?;
             if let (Some(grant), nagi_mission::MissionEvent::RunContinued { run, .. }) =
                 (&grant, &mut event)

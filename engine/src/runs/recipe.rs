@@ -1,4 +1,4 @@
-//! The runs' side of project recipe execution (MISSIONS §11 "Execution semantics", §7.2,
+//! The runs' side of project recipe execution (contract §11 "Execution semantics", §7.2,
 //! §2.9 steps 9 and 11, §9): when a run that has `execute_project_recipe` provisions its
 //! setup and services, and when they are stopped again.
 //!
@@ -177,7 +177,7 @@ pub async fn stop_run_services(
 }
 
 /// When a run of the recipe is released and its mission is `failed`, its services stop
-/// (MISSIONS §11). Failures are logged: the run has already ended.
+/// (contract §11). Failures are logged: the run has already ended.
 pub async fn stop_if_failed(engine: &Arc<Engine>, mission_id: &str, run_id: &str) {
     let mission = match engine.missions.get(mission_id) {
         Ok(Some(mission)) => mission,

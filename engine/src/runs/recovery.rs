@@ -1,4 +1,4 @@
-//! Restart recovery (MISSIONS.md §9 and contract preface items 3 and 9), run once when the
+//! Restart recovery (contract §9 and contract preface items 3 and 9), run once when the
 //! server starts, before it serves.
 //!
 //! For every mission the store says has a live run:
@@ -147,14 +147,9 @@ pub fn recovery_plan(database: &std::path::Path) -> Result<Vec<RecoveryAction>, 
     let docs = nagi_store::read_existing(database, |reader| reader.live_run_mission_docs())?;
     docs.iter()
         .map(|doc| {
-            serde_json::from_str::<Mission>(doc)
+            Mission::from_document(doc)
                 .map(|mission| plan_for(&mission))
-                .map_err(|error| {
-                    nagi_mission::MissionError::Runtime(format!(
-                        "a stored mission cannot be read: {error}"
-                    ))
-                    .into()
-                })
+                .map_err(EngineError::from)
         })
         .collect()
 }

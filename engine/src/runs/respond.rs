@@ -1,4 +1,4 @@
-//! Delivering a person's answer to a provider (MISSIONS.md §2.6, the local path): the
+//! Delivering a person's answer to a provider (contract §2.6, the local path): the
 //! decision × request-class table, answer validation, the attempt recorded before the
 //! write, and delivery states. An uncertain delivery is never retried automatically.
 

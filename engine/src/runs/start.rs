@@ -1,4 +1,4 @@
-//! `mission.start` (MISSIONS.md §2.5 with nagi's extensions) and the launch of a run's
+//! `mission.start` (contract §2.5 with nagi's extensions) and the launch of a run's
 //! provider, shared by start, handoff and recovery.
 
 use std::path::PathBuf;
@@ -15,7 +15,7 @@ use super::provider_version::resolve_supported_provider;
 use super::registry::LiveRun;
 use super::supervisor::{RunContext, StartDigest, commit, spawn_supervisor};
 use super::transcript::Transcript;
-use crate::api::missions::{load_existing, view};
+use crate::api::missions::view;
 use nagi_mission::clock::now_millis;
 use crate::engine::Engine;
 use crate::errors::EngineError;
@@ -55,7 +55,7 @@ pub async fn start(
     params: MissionStartParams,
     authority: StartAuthority,
 ) -> Result<ResponseResult, EngineError> {
-    let mission = load_existing(engine, &params.mission_id)?;
+    let mission = engine.missions.get_existing(&params.mission_id)?;
     let requested_worktree = params
         .worktree_path
         .clone()
@@ -235,13 +235,13 @@ pub async fn start(
         ))
         .into());
     }
-    let current = load_existing(engine, &mission.mission_id)?;
+    let current = engine.missions.get_existing(&mission.mission_id)?;
     Ok(ResponseResult::MissionRunStarted {
         mission: view(engine, &as_started(mission, &current)),
     })
 }
 
-/// The mission as `mission_run_started` shows it (MISSIONS §2.9 step 17, §2.11 step 13):
+/// The mission as `mission_run_started` shows it (contract §2.5 step 17, §2.9 step 13):
 /// as committed with the run (`preparing`, no session id yet) plus the run's pane and
 /// enforcement, which the launch recorded. The provider runs from the moment its
 /// supervisor exists, so by now it may already have bound its session; that is reported
@@ -319,15 +319,7 @@ async fn prepare_and_commit(
     engine
         .missions
         .transact(move |writer| {
-            let current: Option<Mission> = match writer.reader().mission_doc(&mission_id)? {
-                Some(doc) => Some(
-                    serde_json::from_str(&doc)
-                        .map_err(|error| MissionError::Runtime(error.to_string()))?,
-                ),
-                None => None,
-            };
-            let mission = current
-                .ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
+            let mission = crate::missions::load_existing(&writer.reader(), &mission_id)?;
             let event = decide_run_started(&mission, &request, &base_revision, now_millis())?;
             match writer.claim_checkout(&claim)? {
                 nagi_store::ClaimOutcome::Claimed | nagi_store::ClaimOutcome::AlreadyHeld(_) => {}

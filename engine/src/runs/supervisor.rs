@@ -144,7 +144,8 @@ fn turn_end(outcome: &TurnOutcome) -> TurnEnd {
 }
 
 pub fn spawn_supervisor(engine: Arc<Engine>, context: RunContext, handle: ProviderHandle) {
-    tokio::spawn(async move {
+    let supervisors = engine.supervisors.clone();
+    supervisors.spawn(async move {
         let supervised = supervise(&engine, &context, handle).await;
         context.session_settled.notify_one();
         if let Err(error) = supervised {

@@ -1,4 +1,4 @@
-//! The cleared environment of a check command (MISSIONS §5.4).
+//! The cleared environment of a check command (contract §5.4).
 
 use std::ffi::OsString;
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! Trusted command runner for declared command checks (MISSIONS §5.4).
+//! Trusted command runner for declared command checks (contract §5.4).
 //!
 //! The command is executed directly (no shell, arguments passed literally) in
 //! `<worktree>/<cwd>`, with a cleared environment, stdin null, its own process

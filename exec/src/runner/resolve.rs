@@ -1,4 +1,4 @@
-//! Where a declared command runs and which file it executes (MISSIONS §5.4).
+//! Where a declared command runs and which file it executes (contract §5.4).
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::PermissionsExt;

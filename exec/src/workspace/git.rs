@@ -1,4 +1,4 @@
-//! Running the real `git` binary for trusted scans (MISSIONS §5.4).
+//! Running the real `git` binary for trusted scans (contract §5.4).
 //!
 //! Every invocation gets a cleared environment (so no `GIT_DIR`,
 //! `GIT_INDEX_FILE`, pager or user configuration leaks in), configuration

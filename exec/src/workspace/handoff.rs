@@ -1,4 +1,4 @@
-//! The git part of a handoff artifact (MISSIONS §6.2): HEAD, the workspace
+//! The git part of a handoff artifact (contract §6.2): HEAD, the workspace
 //! digest, the paths that differ from the base revision and a diff stat.
 //!
 //! `git diff <base>` compares the working tree with the base commit. A path

@@ -1,4 +1,4 @@
-//! Trusted Git workspace scan (MISSIONS §5.4, §5.5, §6.2).
+//! Trusted Git workspace scan (contract §5.4, §5.5, §6.2).
 //!
 //! A scan answers "what exactly is in this checkout right now" in a form that
 //! can be compared and digested: HEAD, and for every path its disposition

@@ -1,6 +1,6 @@
 //! Where a checkout lives: its root, its Git common dir and its HEAD commit.
 //!
-//! Claims (MISSIONS §10) key a lease by (canonical Git common dir, canonical
+//! Claims (contract §10) key a lease by (canonical Git common dir, canonical
 //! checkout root) and require the requested checkout to be a checkout root of
 //! the mission repository's repository; a linked worktree's root counts,
 //! because it shares the common dir.

@@ -38,7 +38,7 @@ use nagi_mission::digest::{CanonicalHasher, PathRule};
 /// Prefix of our own (non-contract) workspace digests.
 pub const WORKSPACE_DIGEST_PREFIX: &str = "nagi-workspace-canonical-v1";
 
-/// How git sees a path (first match in this order, MISSIONS §5.4).
+/// How git sees a path (first match in this order, contract §5.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Disposition {

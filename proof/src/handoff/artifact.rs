@@ -1,4 +1,4 @@
-//! The digest-bound handoff artifact (MISSIONS §3.10, §6.2–§6.6).
+//! The digest-bound handoff artifact (contract §3.10, §6.2–§6.6).
 //!
 //! Everything that leaves the server through the artifact is redacted *before* hashing, so
 //! the digest a client sees, the preview it inspects and the prompt the next provider reads

@@ -1,7 +1,7 @@
 //! Why a handoff preview or start was refused. Each variant's doc names the wire code
 //! `crate::errors` turns it into.
 
-/// Errors of `mission.handoff.preview` and `mission.handoff.start` (MISSIONS §2.8, §2.9).
+/// Errors of `mission.handoff.preview` and `mission.handoff.start` (contract §2.8, §2.9).
 /// A Git snapshot failure (`handoff_snapshot_failed`) is the caller's: it computes the diff.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HandoffError {

@@ -1,4 +1,4 @@
-//! Handing a mission to another provider (MISSIONS §6), free of sockets and SQLite.
+//! Handing a mission to another provider (contract §6), free of sockets and SQLite.
 //!
 //! `mission.handoff.preview` = `check_handoff_preconditions`, `workspace::handoff_diff` on
 //! the run's worktree and base revision, then [`build_handoff_artifact`].

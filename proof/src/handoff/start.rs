@@ -1,4 +1,4 @@
-//! The pure part of `mission.handoff.start` (MISSIONS §2.9 steps 4–10, §6.7).
+//! The pure part of `mission.handoff.start` (contract §2.9 steps 4–10, §6.7).
 //!
 //! The method interleaves decisions with side effects, so the decisions come in three
 //! pieces, called in this order:

@@ -1,4 +1,4 @@
-//! The cockpit channel over the real socket (DESIGN §7, MISSIONS.md §2.6 and §7): who may
+//! The cockpit channel over the real socket (contract §D7, contract §2.6 and §7): who may
 //! grant consent, stale digests, durable consent records, and what each approved action
 //! does. The test process is the server's parent, so it is a legitimate peer; forgeries
 //! come from processes the server started.

@@ -1,4 +1,4 @@
-//! Every rule of MISSIONS.md §2.1–§2.4, §2.6, §2.10 and §2.11 over the real socket. Every
+//! Every rule of contract §2.1–§2.4, §2.6, §2.10 and §2.11 over the real socket. Every
 //! rejected request leaves the store byte-for-byte unchanged.
 
 use nagi_tests::*;

@@ -1,4 +1,4 @@
-//! `nagi project validate` (MISSIONS §11, issue 6): every rule of the recipe has a bad
+//! `nagi project validate` (contract §11, issue 6): every rule of the recipe has a bad
 //! recipe here with the TOML path and message the person sees; a valid recipe prints its
 //! one-screen summary; `--json` gives the same as data. No server is involved.
 

@@ -1,4 +1,4 @@
-//! Proof, close and handoff end to end with fake providers (MISSIONS.md §2.7–§2.10, §5,
+//! Proof, close and handoff end to end with fake providers (contract §2.7–§2.10, §5,
 //! §6; contract preface items 5 and 6).
 
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! Runs that execute the project recipe (MISSIONS §11 "Execution semantics", §7.2, §9),
+//! Runs that execute the project recipe (contract §11 "Execution semantics", §7.2, §9),
 //! approved over the cockpit channel by the test process (the server's parent, so a
 //! legitimate consent peer): setup and services before the provider, failures that leave
 //! nothing behind, cleanup on archive, and services adopted after a SIGKILLed server.

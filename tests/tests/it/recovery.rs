@@ -1,4 +1,4 @@
-//! Restart recovery (MISSIONS.md §9, contract preface items 3 and 9): SIGKILL the server
+//! Restart recovery (contract §9, contract preface items 3 and 9): SIGKILL the server
 //! mid-run, start it again, and check that every mission is in a legal state with a
 //! reason, nothing acknowledged is lost, no claim leaks and no provider process survives.
 

@@ -1,4 +1,4 @@
-//! `mission.start` and provider runs with our fake provider programs (MISSIONS.md §2.5,
+//! `mission.start` and provider runs with our fake provider programs (contract §2.5,
 //! §4.3, §8): every state transition and attention path, the read-only guard, claims,
 //! declared checks, and every bad-input code.
 

@@ -1,4 +1,4 @@
-//! Framing and decoding over the real socket (MISSIONS.md §1, preface item 1).
+//! Framing and decoding over the real socket (contract §1, preface item 1).
 
 use nagi_tests::*;
 use serde_json::{Value, json};

@@ -1,5 +1,5 @@
 //! `[worktree].copy_ignored`: copying declared Git-ignored files (local config, generated
-//! fixtures) from the source checkout into a new mission worktree (MISSIONS §11).
+//! fixtures) from the source checkout into a new mission worktree (contract §11).
 //!
 //! Every declared path is checked before the first byte is copied, so a refused file
 //! leaves the worktree untouched. A source must be a regular file reached without

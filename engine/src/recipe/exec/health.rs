@@ -1,5 +1,5 @@
 //! A service's health check: `GET` of the rendered `health` URL on loopback until it
-//! answers with a `2xx` status (MISSIONS §11).
+//! answers with a `2xx` status (contract §11).
 //!
 //! The URL is checked again after rendering (scheme `http`, host `127.0.0.1` or
 //! `localhost`, port equal to the lease), so a template that slipped past validation can

@@ -1,4 +1,4 @@
-//! Executing a project recipe for a mission (MISSIONS §11 "Execution semantics", §7.2,
+//! Executing a project recipe for a mission (contract §11 "Execution semantics", §7.2,
 //! §2.9 step 11, §9): the mission worktree and its copied ignored files, setup, services on
 //! leased ports with health checks, adoption after a restart, stopping, and cleanup.
 //!

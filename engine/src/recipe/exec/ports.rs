@@ -1,4 +1,4 @@
-//! The durable port allocator of recipe services (MISSIONS §11).
+//! The durable port allocator of recipe services (contract §11).
 //!
 //! A lease is a row of the store's `port_leases` table keyed by (mission, run, service),
 //! with the port unique across the session. Leasing runs inside one store write job, so two

@@ -1,5 +1,5 @@
 //! The recipe's run lifecycle: provisioning (setup + services), recovery (adopt or restart,
-//! never setup), stopping, and archive cleanup (MISSIONS §11, §2.9 steps 9 and 11, §9).
+//! never setup), stopping, and archive cleanup (contract §11, §2.9 steps 9 and 11, §9).
 
 use std::ffi::OsString;
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 //! Bringing one service up: its port lease, adopting the process the lease recorded when it
-//! is alive and healthy, or starting it and waiting for its health URL (MISSIONS §11).
+//! is alive and healthy, or starting it and waiting for its health URL (contract §11).
 //! A service that exits early or stays unhealthy past its `timeout_seconds` is stopped and
 //! its lease released.
 

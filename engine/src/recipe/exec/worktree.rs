@@ -1,4 +1,4 @@
-//! The mission's linked worktree (MISSIONS §7.2): branch `mission/<mission_id>` from
+//! The mission's linked worktree (contract §7.2): branch `mission/<mission_id>` from
 //! `HEAD`, checked out at `<repository>/<location>/<mission_id>` where `location` is the
 //! recipe's `[worktree].location` (default `.worktrees`), then the declared ignored files
 //! copied in.

@@ -1,4 +1,4 @@
-//! A real provider's run survives a server restart (MISSIONS.md §9, issue 5 §9): the server
+//! A real provider's run survives a server restart (contract §9, issue 5 §9): the server
 //! dies while the provider is mid-turn (the mock holds the model's answer back), a new server
 //! starts, and the run — `active`, with a stored native session — is resumed read-only with
 //! the same session and no input, so the mission prompt reaches the model only once.
