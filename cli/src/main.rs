@@ -3,6 +3,7 @@
 mod attach;
 mod commands;
 mod connect;
+mod context;
 mod demo;
 mod exit;
 mod output;

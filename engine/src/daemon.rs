@@ -17,7 +17,7 @@ use nagi_store::{Store, StoreConfig};
 use crate::config::EngineConfig;
 use crate::engine::{Engine, Shutdown};
 use crate::missions::Missions;
-use crate::runs::registry::RunRegistry;
+use crate::live::registry::RunRegistry;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DaemonError {
@@ -225,7 +225,7 @@ pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
             runs: Arc::new(RunRegistry::default()),
             panes: panes.clone(),
             checkouts: Default::default(),
-            claim_locks: crate::runs::claims::ClaimLocks::new(paths.claim_lock_dir()),
+            claim_locks: crate::live::claims::ClaimLocks::new(paths.claim_lock_dir()),
             provider_versions: Default::default(),
             supervisors: Default::default(),
             shutdown: Shutdown::new(),

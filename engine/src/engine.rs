@@ -6,7 +6,7 @@ use tokio::sync::watch;
 
 use crate::config::EngineConfig;
 use crate::missions::Missions;
-use crate::runs::registry::RunRegistry;
+use crate::live::registry::RunRegistry;
 
 /// Broadcast shutdown: `trigger` once; every task holding a receiver sees it.
 #[derive(Clone)]
@@ -47,13 +47,20 @@ pub struct Engine {
     pub runs: Arc<RunRegistry>,
     pub panes: Arc<nagi_pane::PaneHost>,
     pub checkouts: crate::missions::repository::CheckoutCache,
-    pub claim_locks: crate::runs::claims::ClaimLocks,
+    pub claim_locks: crate::live::claims::ClaimLocks,
     /// The vendor CLI versions already found supported.
-    pub provider_versions: crate::runs::provider_version::ProviderVersions,
+    pub provider_versions: crate::launch::version::ProviderVersions,
     /// Every run's supervisor task, so that a shutdown waits for them to end.
     pub supervisors: tokio_util::task::TaskTracker,
     pub shutdown: Shutdown,
     /// The uid every peer must have.
     pub server_uid: u32,
     pub server_pid: u32,
+}
+
+impl Engine {
+    /// A mission as the wire shows it, with what this process knows of its live run.
+    pub fn view(&self, mission: &nagi_mission::Mission) -> nagi_schema::mission::MissionViewV1 {
+        nagi_mission::view::mission_view(mission, self.runs.as_ref())
+    }
 }

@@ -321,7 +321,7 @@ async fn setup_runs_in_the_worktree_with_markers_and_shows_in_the_project_pane()
     assert!(
         environment.contains(&format!(
             "NAGI_SESSION_MARKER={}",
-            nagi_engine::runs::leftovers::session_marker_value(
+            nagi_engine::leftovers::session_marker_value(
                 &session.engine.config.paths.data_dir
             )
         )),
@@ -776,8 +776,8 @@ mod recipe_support {
     use nagi_engine::missions::Missions;
     use nagi_pane::{PaneHost, PaneHostConfig};
     use nagi_engine::paths::SessionPaths;
-    use nagi_engine::runs::claims::ClaimLocks;
-    use nagi_engine::runs::registry::RunRegistry;
+    use nagi_engine::live::claims::ClaimLocks;
+    use nagi_engine::live::registry::RunRegistry;
     use nagi_store::access::PortLeaseRow;
     use nagi_store::{Store, StoreConfig};
 

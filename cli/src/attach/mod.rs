@@ -26,7 +26,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
 use crate::CommandResult;
-use crate::commands::Context;
+use crate::context::Context;
 use crate::connect::session_paths;
 use crate::exit::{CliError, EXIT_OK};
 use input::InputDecoder;

@@ -3,7 +3,8 @@
 use clap::{Args, Subcommand};
 
 use crate::exit::{CliError, EXIT_OK};
-use crate::{CommandResult, commands::Context};
+use crate::CommandResult;
+use crate::context::Context;
 
 #[derive(Debug, Subcommand)]
 pub enum ApiCommand {

@@ -4,7 +4,8 @@ use clap::Subcommand;
 use serde_json::{Value, json};
 
 use crate::output;
-use crate::{CommandResult, commands::Context};
+use crate::CommandResult;
+use crate::context::Context;
 
 #[derive(Debug, Subcommand)]
 pub enum AttentionCommand {

@@ -8,7 +8,7 @@ use clap::Args;
 use nagi_cockpit::{CockpitConfig, CockpitExit};
 
 use crate::CommandResult;
-use crate::commands::Context;
+use crate::context::Context;
 use crate::connect::{connect_or_start, session_paths};
 use crate::exit::{CliError, EXIT_OK};
 

@@ -6,7 +6,8 @@ use serde_json::{Value, json};
 use crate::connect::remote;
 use crate::exit::EXIT_OK;
 use crate::output;
-use crate::{CommandResult, commands::Context};
+use crate::CommandResult;
+use crate::context::Context;
 
 #[derive(Debug, Subcommand)]
 pub enum EventsCommand {

@@ -12,7 +12,8 @@ use crate::spec::{
     CheckEntry, apply_covers_flag, command_check_from_flag, manual_check_from_flag,
     read_mission_file,
 };
-use crate::{CommandResult, commands::Context};
+use crate::CommandResult;
+use crate::context::Context;
 
 #[derive(Debug, Subcommand)]
 pub enum MissionCommand {

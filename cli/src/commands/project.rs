@@ -10,7 +10,8 @@ use nagi_engine::recipe::{
 use serde_json::{Value, json};
 
 use crate::exit::{CliError, EXIT_OK, EXIT_USAGE};
-use crate::{CommandResult, commands::Context};
+use crate::CommandResult;
+use crate::context::Context;
 
 #[derive(Debug, Subcommand)]
 pub enum ProjectCommand {

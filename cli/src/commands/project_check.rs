@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 
 use super::project::{CheckArgs, checkout_of_current_directory};
 use crate::exit::{CliError, EXIT_OK, EXIT_REMOTE_ERROR};
-use crate::{CommandResult, commands::Context};
+use crate::CommandResult;
+use crate::context::Context;
 
 /// How one check ended.
 enum CheckResult {

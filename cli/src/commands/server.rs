@@ -5,7 +5,8 @@ use nagi_engine::config::{EngineConfig, UserConfig};
 
 use crate::connect::{connect_existing, remote, session_paths};
 use crate::exit::{CliError, EXIT_OK};
-use crate::{CommandResult, commands::Context};
+use crate::CommandResult;
+use crate::context::Context;
 
 #[derive(Debug, Args)]
 pub struct ServerArgs {

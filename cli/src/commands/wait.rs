@@ -5,7 +5,8 @@ use serde_json::{Value, json};
 
 use super::pane::ReadSourceArg;
 use crate::exit::CliError;
-use crate::{CommandResult, commands::Context};
+use crate::CommandResult;
+use crate::context::Context;
 
 #[derive(Debug, Subcommand)]
 pub enum WaitCommand {

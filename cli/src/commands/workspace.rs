@@ -3,7 +3,8 @@
 use clap::Subcommand;
 use serde_json::{Value, json};
 
-use crate::{CommandResult, commands::Context};
+use crate::CommandResult;
+use crate::context::Context;
 
 #[derive(Debug, Subcommand)]
 pub enum WorkspaceCommand {

@@ -16,7 +16,8 @@ use serde_json::{Value, json};
 
 use crate::exit::{CliError, EXIT_OK};
 use crate::output;
-use crate::{CommandResult, commands::Context};
+use crate::CommandResult;
+use crate::context::Context;
 
 fn step(text: &str) {
     println!("\x1b[1;32m==>\x1b[0m {text}");

@@ -9,13 +9,12 @@ use nagi_mission::clock::now_millis;
 use crate::engine::Engine;
 use crate::errors::EngineError;
 use nagi_mission::create::{ConfigureDecision, CreateDecision, decide_configure, decide_create};
-use nagi_mission::validate::id_is_valid;
-use nagi_mission::view::{mission_summary, mission_view};
+use nagi_mission::view::mission_summary;
 use nagi_mission::{Mission, MissionError};
 use crate::missions::repository::path_text;
 
 pub fn view(engine: &Engine, mission: &Mission) -> MissionViewV1 {
-    mission_view(mission, engine.runs.as_ref())
+    engine.view(mission)
 }
 
 fn committed_mission(mission: Option<Mission>) -> Result<Mission, EngineError> {
@@ -78,13 +77,7 @@ pub fn list(engine: &Arc<Engine>) -> Result<ResponseResult, EngineError> {
 /// Loads a mission for a read method: the id must follow the ID rule (`invalid_mission`)
 /// and exist (`mission_not_found`).
 pub fn load_checked(engine: &Engine, mission_id: &str) -> Result<Mission, EngineError> {
-    if !id_is_valid(mission_id) {
-        return Err(MissionError::InvalidMission(format!(
-            "mission_id {mission_id:?} breaks the ID rule"
-        ))
-        .into());
-    }
-    load_existing(engine, mission_id)
+    engine.missions.get_checked(mission_id)
 }
 
 /// Loads a mission for a mutating method: no separate syntax check, as the contract says.

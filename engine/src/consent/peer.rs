@@ -9,7 +9,7 @@
 use std::os::unix::fs::MetadataExt;
 
 use crate::engine::Engine;
-use crate::server::peer::{PeerProcess, PeerProcessError};
+use nagi_os::peer::{PeerProcess, PeerProcessError};
 use nagi_os::procfs::is_descendant_of;
 
 /// Whether a connection may grant consent, judged once when it is accepted and kept for

@@ -100,7 +100,7 @@ pub async fn build(
                 .canonical_checkout(&requested)
                 .map_err(MissionError::InvalidRepository)?;
             let worktree = checkout.root.display().to_string();
-            let resolved = crate::runs::provider_version::resolve_supported_provider(
+            let resolved = crate::launch::version::resolve_supported_provider(
                 &engine.config,
                 &engine.provider_versions,
                 *provider,

@@ -371,6 +371,18 @@ impl Missions {
             .and_then(parse_doc)
     }
 
+    /// A mission named by a reading method: an id that breaks the ID rule is
+    /// `invalid_mission`, before the store is asked.
+    pub fn get_checked(&self, mission_id: &str) -> Result<Mission, EngineError> {
+        if !nagi_mission::validate::id_is_valid(mission_id) {
+            return Err(MissionError::InvalidMission(format!(
+                "mission_id {mission_id:?} breaks the ID rule"
+            ))
+            .into());
+        }
+        self.get_existing(mission_id)
+    }
+
     /// The stored mission `mission_id`; `mission_not_found` when there is none.
     pub fn get_existing(&self, mission_id: &str) -> Result<Mission, EngineError> {
         self.get(mission_id)?

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use super::transcript::Transcript;
+use crate::transcript::Transcript;
 use nagi_mission::clock::now_millis;
 use nagi_mission::digest::ProofIdentity;
 use crate::engine::Engine;
@@ -240,10 +240,10 @@ async fn collect_and_seal(
         .await?;
     let markers = vec![
         (
-            super::leftovers::SESSION_MARKER.into(),
-            super::leftovers::session_marker_value(&engine.config.paths.data_dir).into(),
+            crate::leftovers::SESSION_MARKER.into(),
+            crate::leftovers::session_marker_value(&engine.config.paths.data_dir).into(),
         ),
-        (super::leftovers::RUN_MARKER.into(), run_id.into()),
+        (crate::leftovers::RUN_MARKER.into(), run_id.into()),
     ];
     for declaration in commands {
         if let Some(transcript) = &transcript {
@@ -420,7 +420,7 @@ pub async fn claim_for_checks(
     loop {
         match engine.claim_locks.acquire(&key) {
             Ok(()) => break,
-            Err(crate::runs::claims::ClaimLockError::HeldHere)
+            Err(crate::live::claims::ClaimLockError::HeldHere)
                 if tokio::time::Instant::now() < deadline
                     && engine
                         .missions
@@ -502,7 +502,7 @@ pub fn spawn_claimed_worker(
         {
             tracing::warn!(%mission_id, %error, "the proof worker failed");
         }
-        let _ = super::claims::release_claim(&engine, &mission_id, &run_id, &claim_key).await;
+        let _ = crate::runs::release_claim(&engine, &mission_id, &run_id, &claim_key).await;
         if purpose == Purpose::Close {
             super::recipe::cleanup_on_archive(&engine, &mission_id).await;
         }
@@ -664,6 +664,6 @@ pub async fn record_manual_evidence(
         Ok(format!("manual evidence for {check_id} recorded"))
     }
     .await;
-    let _ = super::claims::release_claim(engine, mission_id, &run.run_id, &key).await;
+    let _ = crate::runs::release_claim(engine, mission_id, &run.run_id, &key).await;
     outcome
 }

@@ -10,10 +10,9 @@ use nagi_schema::mission::{MissionHandoffPreviewParams, MissionHandoffStartParam
 use nagi_schema::results::ResponseResult;
 use nagi_store::ClaimRow;
 
-use super::claims::release_claim;
+use crate::runs::release_claim;
 use super::start::{LaunchRun, as_started, fail_recipe_run, launch_run, random_nonce};
 use super::supervisor::commit;
-use crate::api::missions::{load_checked, view};
 use nagi_mission::clock::now_millis;
 use crate::engine::Engine;
 use crate::errors::EngineError;
@@ -59,7 +58,7 @@ pub async fn preview(
     engine: &Arc<Engine>,
     params: MissionHandoffPreviewParams,
 ) -> Result<ResponseResult, EngineError> {
-    let mission = load_checked(engine, &params.mission_id)?;
+    let mission = engine.missions.get_checked(&params.mission_id)?;
     let artifact = build(&mission, params.to, now_millis()).await?;
     Ok(ResponseResult::MissionHandoffPreview { artifact })
 }
@@ -103,7 +102,7 @@ pub async fn start_with(
     )? {
         HandoffStartPrecheck::AlreadyStarted => {
             return Ok(ResponseResult::MissionRunStarted {
-                mission: view(engine, &mission),
+                mission: engine.view(&mission),
             });
         }
         HandoffStartPrecheck::Rebuild => {}
@@ -123,7 +122,7 @@ pub async fn start_with(
         ))
         .into());
     }
-    let resolved = crate::runs::provider_version::resolve_supported_provider(
+    let resolved = crate::launch::version::resolve_supported_provider(
         &engine.config,
         &engine.provider_versions,
         params.to,
@@ -210,7 +209,7 @@ pub async fn start_with(
     }
     let current = engine.missions.get_existing(&mission.mission_id)?;
     Ok(ResponseResult::MissionRunStarted {
-        mission: view(engine, &as_started(mission, &current)),
+        mission: engine.view(&as_started(mission, &current)),
     })
 }
 

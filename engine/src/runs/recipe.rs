@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use nagi_schema::mission::MissionStatus;
 
-use super::transcript::Transcript;
+use crate::transcript::Transcript;
 use crate::engine::Engine;
 use crate::errors::EngineError;
 use nagi_mission::MissionError;

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use nagi_schema::attention::AttentionFailureCodeV1;
 use nagi_schema::mission::MissionStatus;
 
-use super::claims::release_claim;
+use crate::runs::release_claim;
 use super::start::{LaunchRun, launch_run};
 use super::supervisor::commit;
 use nagi_mission::clock::now_millis;
@@ -158,7 +158,7 @@ pub fn recovery_plan(database: &std::path::Path) -> Result<Vec<RecoveryAction>, 
 pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, EngineError> {
     let started = std::time::Instant::now();
     let session_dir = engine.config.paths.data_dir.clone();
-    tokio::task::spawn_blocking(move || super::leftovers::end_leftovers(&session_dir))
+    tokio::task::spawn_blocking(move || crate::leftovers::end_leftovers(&session_dir))
         .await
         .map_err(|error| nagi_mission::MissionError::Runtime(error.to_string()))?;
     let leftovers_done = started.elapsed();

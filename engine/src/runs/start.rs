@@ -9,13 +9,13 @@ use nagi_schema::mission::{MissionProvider, MissionStartParams, MissionStatus};
 use nagi_schema::results::ResponseResult;
 use nagi_store::ClaimRow;
 
-use super::claims::{ClaimLockError, release_claim};
-use super::launch::{LaunchInputs, landlock_version_for, plan_launch};
-use super::provider_version::resolve_supported_provider;
-use super::registry::LiveRun;
+use super::release_claim;
+use crate::live::claims::ClaimLockError;
+use crate::launch::{LaunchInputs, landlock_version_for, plan_launch};
+use crate::launch::version::resolve_supported_provider;
+use crate::live::registry::LiveRun;
 use super::supervisor::{RunContext, StartDigest, commit, spawn_supervisor};
-use super::transcript::Transcript;
-use crate::api::missions::view;
+use crate::transcript::Transcript;
 use nagi_mission::clock::now_millis;
 use crate::engine::Engine;
 use crate::errors::EngineError;
@@ -80,7 +80,7 @@ pub async fn start(
             });
         return if same {
             Ok(ResponseResult::MissionRunStarted {
-                mission: view(engine, &mission),
+                mission: engine.view(&mission),
             })
         } else {
             Err(MissionError::RunConflict(format!(
@@ -237,7 +237,7 @@ pub async fn start(
     }
     let current = engine.missions.get_existing(&mission.mission_id)?;
     Ok(ResponseResult::MissionRunStarted {
-        mission: view(engine, &as_started(mission, &current)),
+        mission: engine.view(&as_started(mission, &current)),
     })
 }
 
@@ -368,7 +368,7 @@ pub struct LaunchRun {
     pub run: Run,
     pub claim_key: String,
     /// Resolved by the caller when it must report `provider_unavailable` itself.
-    pub resolved: Option<super::launch::ResolvedProvider>,
+    pub resolved: Option<crate::launch::ResolvedProvider>,
     pub resume_session_id: Option<String>,
     pub initial_input: Option<String>,
     pub recovered: bool,
@@ -382,7 +382,7 @@ pub struct LaunchRun {
 pub struct SpawnedProvider {
     pub handle: nagi_providers::ProviderHandle,
     /// Which read-only enforcement applies, for the run view.
-    pub enforcement: super::launch::Enforcement,
+    pub enforcement: crate::launch::Enforcement,
 }
 
 /// What starting a provider needs.
@@ -391,7 +391,7 @@ pub struct ProviderSpawn {
     pub provider: MissionProvider,
     pub worktree: PathBuf,
     pub sandbox: SandboxGrant,
-    pub resolved: super::launch::ResolvedProvider,
+    pub resolved: crate::launch::ResolvedProvider,
     pub resume_session_id: Option<String>,
     pub service_env: super::recipe::ServiceEnv,
 }
@@ -402,7 +402,7 @@ pub fn spawn_provider(
     engine: &Engine,
     spawn: ProviderSpawn,
 ) -> Result<SpawnedProvider, EngineError> {
-    let private_tmp = super::launch::run_scratch_dir(&engine.config.paths, &spawn.run_id);
+    let private_tmp = crate::launch::run_scratch_dir(&engine.config.paths, &spawn.run_id);
     let mut plan = plan_launch(LaunchInputs {
         config: &engine.config,
         provider: spawn.provider,
@@ -418,12 +418,12 @@ pub fn spawn_provider(
         ],
     });
     plan.spec.env.insert(
-        super::leftovers::SESSION_MARKER.into(),
-        super::leftovers::session_marker_value(&engine.config.paths.data_dir),
+        crate::leftovers::SESSION_MARKER.into(),
+        crate::leftovers::session_marker_value(&engine.config.paths.data_dir),
     );
     plan.spec
         .env
-        .insert(super::leftovers::RUN_MARKER.into(), spawn.run_id);
+        .insert(crate::leftovers::RUN_MARKER.into(), spawn.run_id);
     for (name, value) in spawn.service_env {
         plan.spec.env.insert(name, value);
     }
@@ -595,8 +595,8 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
             transcript_file.display().to_string(),
         ]),
         env: [(
-            super::leftovers::SESSION_MARKER.to_string(),
-            super::leftovers::session_marker_value(&engine.config.paths.data_dir),
+            crate::leftovers::SESSION_MARKER.to_string(),
+            crate::leftovers::session_marker_value(&engine.config.paths.data_dir),
         )]
         .into_iter()
         .collect(),
@@ -743,7 +743,7 @@ async fn read_only_baseline(
         });
     }
     let confined =
-        super::launch::landlock_version_for(&engine.config, run.provider, run.sandbox).is_some();
+        crate::launch::landlock_version_for(&engine.config, run.provider, run.sandbox).is_some();
     if confined || already_spawned {
         return Ok(Baseline::DuringStart);
     }

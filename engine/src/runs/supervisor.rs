@@ -13,7 +13,7 @@ use nagi_schema::attention::{
 };
 use nagi_schema::mission::MissionStatus;
 
-use super::transcript::Transcript;
+use crate::transcript::Transcript;
 use nagi_mission::clock::now_millis;
 use nagi_mission::digest::stable_runtime_id;
 use crate::engine::Engine;
@@ -393,7 +393,7 @@ pub async fn finish_run(
         }
     }
     let released = if checks_may_follow {
-        super::claims::release_claim(engine, &mission_id, &run_id, &context.claim_key).await
+        crate::runs::release_claim(engine, &mission_id, &run_id, &context.claim_key).await
     } else {
         Ok(())
     };

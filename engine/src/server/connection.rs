@@ -21,7 +21,7 @@ use std::os::fd::AsRawFd;
 use super::framing::{Frame, LineReader};
 use super::line_budget::PartialLineBudget;
 use super::live_events::{self, LiveEvents};
-use super::peer::PeerProcess;
+use nagi_os::peer::PeerProcess;
 use super::reply_poll::{ConnectionPoll, ReplyPolling, Serving};
 use crate::api::{self, Peer, Reply};
 use crate::consent::peer::judge_connection;

@@ -5,7 +5,6 @@ pub mod connection;
 pub mod framing;
 pub mod line_budget;
 pub mod live_events;
-pub mod peer;
 pub mod reply_poll;
 pub mod session;
 

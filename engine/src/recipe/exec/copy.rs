@@ -15,7 +15,7 @@ use std::io::{Read, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use super::error::RecipeExecError;
+use crate::errors::RecipeExecError;
 use crate::recipe::ProjectRecipe;
 
 /// Largest file copied (16 MiB).

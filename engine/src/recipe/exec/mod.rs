@@ -29,7 +29,6 @@
 //!   `tail -F`.
 
 mod copy;
-mod error;
 pub mod health;
 pub mod panes;
 pub mod ports;
@@ -43,7 +42,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use copy::{CopiedFile, CopyOutcome, MAX_COPY_FILE_BYTES, MAX_COPY_TOTAL_BYTES, copy_ignored};
-pub use error::RecipeExecError;
+pub use crate::errors::RecipeExecError;
 pub use ports::{PortRange, port_is_free};
 pub use process::SERVICE_LEASE_MARKER;
 pub use provision::{

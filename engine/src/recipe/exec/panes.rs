@@ -13,7 +13,7 @@ use std::path::Path;
 
 use crate::engine::Engine;
 use nagi_pane::{TabCreate, WorkspaceCreate};
-use crate::runs::leftovers::SESSION_MARKER;
+use crate::leftovers::SESSION_MARKER;
 
 use super::RunTarget;
 
@@ -38,7 +38,7 @@ fn follow(path: &Path) -> Vec<String> {
 fn marker_environment(engine: &Engine) -> BTreeMap<String, String> {
     [(
         SESSION_MARKER.to_string(),
-        crate::runs::leftovers::session_marker_value(&engine.config.paths.data_dir),
+        crate::leftovers::session_marker_value(&engine.config.paths.data_dir),
     )]
     .into_iter()
     .collect()

@@ -12,7 +12,7 @@ use nagi_store::access::PortLeaseRow;
 use nagi_store::{StoreError, Writer};
 
 use super::RunTarget;
-use super::error::RecipeExecError;
+use crate::errors::RecipeExecError;
 use nagi_mission::clock::now_millis;
 use crate::engine::Engine;
 

@@ -5,7 +5,7 @@
 //!
 //! Every process the server starts for a run carries `NAGI_SESSION_MARKER` (and
 //! `NAGI_RUN_ID`), and a restarted server ends all of those at start-up, before recovery
-//! adopts anything (`runs::leftovers`). Services must survive a restart to be adopted, so
+//! adopts anything (`crate::leftovers`). Services must survive a restart to be adopted, so
 //! they carry neither: both are removed from their environment, and they carry
 //! `NAGI_SERVICE_LEASE=<lease id>` instead. The lease id is random per lease, so the marker
 //! names exactly one service start; stopping a service ends its process group and every
@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use nagi_os::procfs::{ProcStat, all_processes, read_stat};
 use nagi_exec::runner::resolve_program;
-use crate::runs::leftovers::{RUN_MARKER, SESSION_MARKER};
+use crate::leftovers::{RUN_MARKER, SESSION_MARKER};
 
 /// The environment variable that marks a service's processes with its lease id.
 pub const SERVICE_LEASE_MARKER: &str = "NAGI_SERVICE_LEASE";

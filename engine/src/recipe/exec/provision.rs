@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::sync::Arc;
 
-use super::error::RecipeExecError;
+use crate::errors::RecipeExecError;
 use super::panes::{ProjectPane, open_project_pane};
 use super::ports::{leases_of_run, release_port_lease};
 use super::services::{ProvisionedServices, Say, ensure_service, stop_lease_processes};
@@ -12,8 +12,8 @@ use super::setup::{describe_command, failure_message, run_recipe_command, run_se
 use super::{RecipeExecConfig, RunTarget, recipe_transcript_path};
 use crate::engine::Engine;
 use crate::recipe::ProjectRecipe;
-use crate::runs::leftovers::{RUN_MARKER, SESSION_MARKER};
-use crate::runs::transcript::Transcript;
+use crate::leftovers::{RUN_MARKER, SESSION_MARKER};
+use crate::transcript::Transcript;
 
 /// A service that was stopped and whose lease was released.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,7 +47,7 @@ fn command_markers(engine: &Engine, target: &RunTarget) -> Vec<(OsString, OsStri
     vec![
         (
             SESSION_MARKER.into(),
-            crate::runs::leftovers::session_marker_value(&engine.config.paths.data_dir).into(),
+            crate::leftovers::session_marker_value(&engine.config.paths.data_dir).into(),
         ),
         (RUN_MARKER.into(), target.run_id.clone().into()),
     ]

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use nagi_store::access::PortLeaseRow;
 
-use super::error::RecipeExecError;
+use crate::errors::RecipeExecError;
 use super::health::{HealthFailure, render_health_url, wait_until_healthy};
 use super::panes::{ProjectPane, open_service_tab};
 use super::ports::{lease_port, port_is_free, record_service_process, release_port_lease};

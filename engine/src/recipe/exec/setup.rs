@@ -11,12 +11,12 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
 
-use super::error::RecipeExecError;
+use crate::errors::RecipeExecError;
 use crate::recipe::RecipeCommand;
 use nagi_exec::runner::{
     CommandCheckRequest, CommandOutcome, OutputStream, RunnerConfig, run_command_check,
 };
-use crate::runs::transcript::Transcript;
+use crate::transcript::Transcript;
 
 /// Most characters of output quoted in a failure message.
 pub const FAILURE_EXCERPT_CHARS: usize = 2048;

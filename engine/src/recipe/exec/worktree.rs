@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use super::copy::{CopiedFile, copy_ignored};
-use super::error::RecipeExecError;
+use crate::errors::RecipeExecError;
 use crate::recipe::{ProjectRecipe, WorktreeRecipe};
 
 /// A mission worktree, created or found.

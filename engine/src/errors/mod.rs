@@ -1,5 +1,7 @@
 //! The one place where internal errors become wire codes.
 
+mod recipe_exec;
+
 use nagi_schema::codes::ErrorCode;
 use nagi_store::{StoreError, StoreErrorKind};
 
@@ -7,7 +9,7 @@ use nagi_proof::handoff::HandoffError;
 use nagi_mission::MissionError;
 use nagi_pane::PaneError;
 use nagi_proof::ProofError;
-use crate::recipe::exec::RecipeExecError;
+pub use recipe_exec::RecipeExecError;
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum EngineError {

@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime};
 use nagi_providers::versions::{SupportedVersions, Version, parse_version_output, supported_versions};
 use nagi_providers::ProviderKind;
 
-use super::launch::ResolvedProvider;
+use super::ResolvedProvider;
 
 /// How long `<cli> --version` may take (OpenCode needs about a second on a busy machine).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
@@ -151,9 +151,9 @@ pub async fn resolve_supported_provider(
     versions: &ProviderVersions,
     provider: nagi_schema::mission::MissionProvider,
 ) -> Result<ResolvedProvider, String> {
-    let resolved = super::launch::resolve_provider(config, provider)?;
+    let resolved = super::resolve_provider(config, provider)?;
     versions
-        .check(super::launch::provider_kind(provider), &resolved)
+        .check(super::provider_kind(provider), &resolved)
         .await?;
     Ok(resolved)
 }

@@ -1,6 +1,8 @@
 //! From a run to a `LaunchSpec`: which executable (config file or `PATH`), which arguments
 //! and environment, which sandbox, and which kernel confinement the run gets.
 
+pub mod version;
+
 use std::collections::BTreeMap;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -125,7 +127,7 @@ pub fn resolve_provider(
 /// of the session named by its marker digest, never inside nagi's config or data folders,
 /// which no provider may write.
 pub fn run_scratch_dir(paths: &crate::paths::SessionPaths, run_id: &str) -> PathBuf {
-    let session = super::leftovers::session_marker_value(&paths.data_dir);
+    let session = crate::leftovers::session_marker_value(&paths.data_dir);
     std::env::temp_dir()
         .join(format!("nagi-run-{}", &session[..12]))
         .join(crate::paths::path_segment(run_id))

@@ -2,16 +2,14 @@
 //! cannot fool, and whether it is one of the server's own descendants (a process in a
 //! managed pane, however it detached).
 //!
-//! The consent verdict of a connection is made once, when it is accepted (see
-//! `consent::peer`), and holds for the connection's whole life: a socket handed down to
-//! another process keeps the verdict of the process that connected.
+//! The engine judges a connection's consent once, when it is accepted, from this handle;
+//! a socket handed down to another process keeps the verdict of the process that
+//! connected.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 /// `SO_PEERPIDFD` (Linux 6.5): a pidfd of the process that called `connect(2)`.
 const SO_PEERPIDFD: libc::c_int = 77;
-
-pub use nagi_os::procfs::{is_descendant_of, parent_pid};
 
 /// A handle on the process at the other end of a Unix socket: a pidfd, which keeps naming
 /// that process even after it exits (its pid cannot be reused while the pidfd is open and
@@ -112,6 +110,7 @@ fn pidfd_open(pid: i32) -> std::io::Result<OwnedFd> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::procfs::{is_descendant_of, parent_pid};
     use std::os::unix::net::UnixStream;
 
     #[test]
