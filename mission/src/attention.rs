@@ -2,7 +2,9 @@
 
 use crate::error::MissionError;
 use crate::event::MissionEvent;
-use crate::model::Mission;
+use nagi_schema::attention::AttentionFailureCodeV1;
+
+use crate::model::{AttemptState, AttentionLifecycle, Mission};
 
 /// The actor recorded for what a person did through the local cockpit.
 pub const LOCAL_ACTOR: &str = "local-user";
@@ -34,6 +36,38 @@ pub fn decide_dismiss(
         reason: reason.to_string(),
         at_millis: now_millis,
     }])
+}
+
+/// What a restart does to a mission's attention items: an open provider request ended with
+/// the provider's process, so it expires (a resumed provider that still needs the decision
+/// asks again); a response in flight has an unknown delivery.
+pub fn settle_after_restart(mission: &Mission, now: u64) -> Vec<MissionEvent> {
+    let mut events = Vec::new();
+    for item in mission.attention.values() {
+        match item.lifecycle {
+            AttentionLifecycle::Open if item.provider_request_key.is_some() => events.push(MissionEvent::AttentionClosed {
+                attention_id: item.attention_id.clone(),
+                expired: true,
+                actor: "nagi-recovery".into(),
+                reason: "the server restarted; the provider's pending request ended with its process. If the resumed provider still \
+                         needs a decision it asks again, and the item reopens"
+                    .into(),
+                at_millis: now,
+            }),
+            AttentionLifecycle::PendingResponse => {
+                if let Some(attempt) = item.attempts.last() {
+                    events.push(MissionEvent::ResponseSettled {
+                        attention_id: item.attention_id.clone(),
+                        attempt: attempt.attempt,
+                        state: AttemptState::DeliveryUnknown { code: AttentionFailureCodeV1::TransportClosed },
+                        at_millis: now,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    events
 }
 
 #[cfg(test)]

@@ -331,11 +331,7 @@ fn bounded_text(text: &str, fallback: &str) -> String {
     } else {
         trimmed
     };
-    let mut end = text.len().min(4096);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text[..end].to_string()
+    text[..text.floor_char_boundary(4096)].to_string()
 }
 
 /// The provider asked for a decision: a durable attention item (§8.2). A repeat of an item

@@ -124,14 +124,7 @@ fn evidence_summary(mission: &Mission, evidence: &Evidence) -> MissionEvidenceSu
 }
 
 fn truncate(text: &str, max_bytes: usize) -> String {
-    if text.len() <= max_bytes {
-        return text.to_string();
-    }
-    let mut end = max_bytes;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text[..end].to_string()
+    text[..text.floor_char_boundary(max_bytes)].to_string()
 }
 
 pub fn mission_view(mission: &Mission, live_runs: &dyn LiveRuns) -> MissionViewV1 {

@@ -384,11 +384,7 @@ fn last_bytes_on_a_line_start(text: &str, max_bytes: usize) -> &str {
     if text.len() <= max_bytes {
         return text;
     }
-    let mut start = text.len() - max_bytes;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    let end = &text[start..];
+    let end = &text[text.ceil_char_boundary(text.len() - max_bytes)..];
     match end.find('\n') {
         Some(line_break) if line_break + 1 < end.len() => &end[line_break + 1..],
         _ => end,

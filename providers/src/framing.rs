@@ -17,14 +17,7 @@ pub const MAX_VISIBLE_TEXT_BYTES: usize = 16 * 1024;
 
 /// Cuts `text` to at most `max_bytes` bytes without splitting a UTF-8 character.
 pub fn truncate_utf8(text: &str, max_bytes: usize) -> &str {
-    if text.len() <= max_bytes {
-        return text;
-    }
-    let mut end = max_bytes;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    &text[..text.floor_char_boundary(max_bytes)]
 }
 
 /// [`truncate_utf8`] at the visible-text limit, returning an owned string.

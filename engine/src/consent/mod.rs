@@ -14,7 +14,6 @@ use nagi_mission::digest::stable_runtime_id;
 use crate::engine::Engine;
 use crate::errors::EngineError;
 use nagi_mission::MissionEvent;
-use crate::missions::persist_events;
 
 /// Stores a consent decision durably: the consent row, and a `ConsentRecorded` event in the
 /// mission's log when the consent concerns a mission. Returns the consent id.
@@ -52,25 +51,32 @@ pub async fn record(
     };
     let mission_id = mission_id.map(str::to_string);
     let id = consent_id.clone();
-    engine
-        .missions
-        .transact(move |writer| {
-            writer.insert_consent(&row)?;
-            if let Some(mission_id) = &mission_id
-                && let Some(doc) = writer.reader().mission_doc(mission_id)?
-            {
-                let mission = nagi_mission::Mission::from_document(&doc)?;
-                let event = MissionEvent::ConsentRecorded {
-                    consent_id: id.clone(),
-                    subject: row.subject.clone(),
-                    decision: row.decision.clone(),
-                    at_millis: at,
-                };
-                persist_events(writer, Some(mission), vec![event])?;
-            }
-            Ok(())
-        })
-        .await?;
+    match mission_id {
+        Some(mission_id) => {
+            engine
+                .missions
+                .mutate_writing(&mission_id, move |writer, mission| {
+                    writer.insert_consent(&row)?;
+                    let events = match mission {
+                        Some(_) => vec![MissionEvent::ConsentRecorded {
+                            consent_id: id,
+                            subject: row.subject.clone(),
+                            decision: row.decision.clone(),
+                            at_millis: at,
+                        }],
+                        None => Vec::new(),
+                    };
+                    Ok((events, ()))
+                })
+                .await?;
+        }
+        None => {
+            engine
+                .missions
+                .transact(move |writer| Ok(writer.insert_consent(&row)?))
+                .await?;
+        }
+    }
     Ok(consent_id)
 }
 

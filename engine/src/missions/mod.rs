@@ -178,8 +178,9 @@ fn write_prepared(writer: &Writer<'_>, prepared: PreparedEvents) -> Result<Writt
 }
 
 /// Folds `events` onto `mission` and writes them with the new projection, in the
-/// caller's store job.
-pub fn persist_events(
+/// caller's store job. Private: every write of events goes through a decision of
+/// `mutate`, `mutate_with` or `mutate_concurrently`.
+fn persist_events(
     writer: &Writer<'_>,
     mission: Option<Mission>,
     events: Vec<MissionEvent>,
@@ -271,6 +272,28 @@ impl Missions {
         let mission_id = mission_id.to_string();
         self.transact(move |writer| {
             decide_and_persist(writer, load(&writer.reader(), &mission_id)?, decide)
+        })
+        .await
+    }
+
+    /// As [`Missions::mutate`], for a decision whose transaction writes rows of its own too
+    /// (a claim, a consent record) before its events: `decide` gets the writer for those,
+    /// and its events commit with them, or nothing does.
+    pub async fn mutate_writing<R, F>(
+        &self,
+        mission_id: &str,
+        decide: F,
+    ) -> Result<Committed<R>, EngineError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&Writer<'_>, Option<&Mission>) -> Result<(Vec<MissionEvent>, R), EngineError>
+            + Send
+            + 'static,
+    {
+        let mission_id = mission_id.to_string();
+        self.transact(move |writer| {
+            let current = load(&writer.reader(), &mission_id)?;
+            decide_and_persist(writer, current, |mission| decide(writer, mission))
         })
         .await
     }

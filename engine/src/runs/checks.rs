@@ -18,7 +18,6 @@ use crate::engine::Engine;
 use crate::errors::EngineError;
 use nagi_mission::model::{Declaration, DeclarationKind, Mission};
 use nagi_mission::{MissionError, MissionEvent};
-use crate::missions::persist_events;
 use nagi_proof::{
     AuthorityHead, CommandEvidenceInput, ProofError, ProofWorkspace, Verdict, VerificationInput,
     WorktreeLease, close_outcome, command_evidence, current_identity, readiness_outcome,
@@ -127,10 +126,6 @@ fn head_of(row: Option<nagi_store::EventRow>) -> AuthorityHead {
             payload_digest: hex::encode(Sha256::digest(b"")),
         },
     }
-}
-
-fn load(reader: &nagi_store::Reader<'_>, mission_id: &str) -> Result<Mission, EngineError> {
-    crate::missions::load_existing(reader, mission_id)
 }
 
 /// Runs every command check of the plan for the mission's current run, then evaluates and
@@ -364,10 +359,10 @@ async fn evaluate_and_seal(
         (mission_id.to_string(), run_id.to_string(), summary.clone());
     engine
         .missions
-        .transact(move |writer| {
-            let reader = writer.reader();
-            let mission = load(&reader, &mission_id)?;
-            let current_head = head_of(reader.last_event()?);
+        .mutate_writing(&mission_id.clone(), move |writer, mission| {
+            let mission = mission
+                .ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
+            let current_head = head_of(writer.reader().last_event()?);
             let now = now_millis();
             let mut events = Vec::new();
             match purpose {
@@ -390,8 +385,7 @@ async fn evaluate_and_seal(
                 outcome,
                 at_millis: now,
             });
-            persist_events(writer, Some(mission), events)?;
-            Ok(())
+            Ok((events, ()))
         })
         .await?;
     Ok(summary)

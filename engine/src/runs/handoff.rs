@@ -18,13 +18,13 @@ use crate::engine::Engine;
 use crate::errors::EngineError;
 use nagi_proof::handoff::{
     HandoffArtifactConfig, HandoffAuthority, HandoffStartPrecheck, build_handoff_artifact,
-    check_handoff_preconditions, confirm_rebuilt_artifact, decide_run_continued, handoff_prompt,
+    WriteGrant, check_handoff_preconditions, confirm_rebuilt_artifact, decide_run_continued_with,
+    handoff_prompt,
     precheck_handoff_start,
 };
 use nagi_mission::MissionError;
 use nagi_mission::model::Mission;
 use nagi_mission::run::status_change;
-use crate::missions::persist_events;
 use nagi_exec::workspace::{ScanConfig, handoff_diff};
 
 /// Scans the current run's worktree against its base and builds the artifact.
@@ -231,17 +231,16 @@ async fn continue_run(
         claimed_at_millis: now_millis(),
     };
     let (mission_id, artifact) = (mission_id.to_string(), artifact.clone());
-    engine
+    let committed = engine
         .missions
-        .transact(move |writer| {
-            let mission = crate::missions::load_existing(&writer.reader(), &mission_id)?;
-            let mut event = decide_run_continued(&mission, &artifact, now_millis())?;
-            if let (Some(grant), nagi_mission::MissionEvent::RunContinued { run, .. }) =
-                (&grant, &mut event)
-            {
-                run.sandbox = grant.sandbox;
-                run.consent_id = Some(grant.consent_id.clone());
-            }
+        .mutate_writing(&mission_id.clone(), move |writer, mission| {
+            let mission = mission
+                .ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
+            let grant = grant.map(|grant| WriteGrant {
+                sandbox: grant.sandbox,
+                consent_id: grant.consent_id,
+            });
+            let event = decide_run_continued_with(mission, &artifact, grant, now_millis())?;
             match writer.claim_checkout(&claim)? {
                 nagi_store::ClaimOutcome::Claimed | nagi_store::ClaimOutcome::AlreadyHeld(_) => {}
                 nagi_store::ClaimOutcome::HeldByOther(holder) => {
@@ -252,8 +251,10 @@ async fn continue_run(
                     .into());
                 }
             }
-            let (mission, _) = persist_events(writer, Some(mission), vec![event])?;
-            mission.ok_or_else(|| MissionError::Runtime("the mission vanished".into()).into())
+            Ok((vec![event], ()))
         })
-        .await
+        .await?;
+    committed
+        .mission
+        .ok_or_else(|| MissionError::Runtime("the mission vanished".into()).into())
 }

@@ -16,7 +16,6 @@
 
 use std::sync::Arc;
 
-use nagi_schema::attention::AttentionFailureCodeV1;
 use nagi_schema::mission::MissionStatus;
 
 use crate::runs::release_claim;
@@ -27,7 +26,7 @@ use crate::engine::Engine;
 use crate::errors::EngineError;
 use nagi_mission::MissionEvent;
 use nagi_mission::model::SandboxGrant;
-use nagi_mission::model::{AttemptState, AttentionLifecycle, Mission};
+use nagi_mission::model::Mission;
 use nagi_mission::run::status_change;
 
 /// What recovery did (or, with `dry_run`, would do) for one mission.
@@ -64,34 +63,6 @@ impl std::fmt::Display for RecoveryKind {
     }
 }
 
-fn settle_attention(mission: &Mission, now: u64) -> Vec<MissionEvent> {
-    let mut events = Vec::new();
-    for item in mission.attention.values() {
-        match item.lifecycle {
-            AttentionLifecycle::Open if item.provider_request_key.is_some() => events.push(MissionEvent::AttentionClosed {
-                attention_id: item.attention_id.clone(),
-                expired: true,
-                actor: "nagi-recovery".into(),
-                reason: "the server restarted; the provider's pending request ended with its process. If the resumed provider still \
-                         needs a decision it asks again, and the item reopens"
-                    .into(),
-                at_millis: now,
-            }),
-            AttentionLifecycle::PendingResponse => {
-                if let Some(attempt) = item.attempts.last() {
-                    events.push(MissionEvent::ResponseSettled {
-                        attention_id: item.attention_id.clone(),
-                        attempt: attempt.attempt,
-                        state: AttemptState::DeliveryUnknown { code: AttentionFailureCodeV1::TransportClosed },
-                        at_millis: now,
-                    });
-                }
-            }
-            _ => {}
-        }
-    }
-    events
-}
 
 /// Decides what to do with one mission that had a live run. Pure.
 pub fn plan_for(mission: &Mission) -> RecoveryAction {
@@ -170,7 +141,7 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
         let plan = plan_for(&mission);
         let mission_id = mission.mission_id.clone();
         let now = now_millis();
-        let attention_events = settle_attention(&mission, now);
+        let attention_events = nagi_mission::attention::settle_after_restart(&mission, now);
         match plan.action {
             RecoveryKind::Resume => {
                 let run = mission.run.clone().expect("a resumable mission has a run");

@@ -24,7 +24,6 @@ use nagi_mission::model::{Mission, Run, SandboxGrant};
 use nagi_mission::run::{
     self, StartRequest, check_can_start, check_run_id_shape, decide_run_started,
 };
-use crate::missions::persist_events;
 use crate::missions::repository::{Checkout, head_commit, path_text};
 use nagi_pane::WorkspaceCreate;
 
@@ -316,11 +315,12 @@ async fn prepare_and_commit(
         claimed_at_millis: now_millis(),
     };
     let mission_id = params.mission_id.clone();
-    engine
+    let committed = engine
         .missions
-        .transact(move |writer| {
-            let mission = crate::missions::load_existing(&writer.reader(), &mission_id)?;
-            let event = decide_run_started(&mission, &request, &base_revision, now_millis())?;
+        .mutate_writing(&mission_id.clone(), move |writer, mission| {
+            let mission = mission
+                .ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
+            let event = decide_run_started(mission, &request, &base_revision, now_millis())?;
             match writer.claim_checkout(&claim)? {
                 nagi_store::ClaimOutcome::Claimed | nagi_store::ClaimOutcome::AlreadyHeld(_) => {}
                 nagi_store::ClaimOutcome::HeldByOther(holder) => {
@@ -331,10 +331,12 @@ async fn prepare_and_commit(
                     .into());
                 }
             }
-            let (mission, _) = persist_events(writer, Some(mission), vec![event])?;
-            mission.ok_or_else(|| MissionError::Runtime("the mission vanished".into()).into())
+            Ok((vec![event], ()))
         })
-        .await
+        .await?;
+    committed
+        .mission
+        .ok_or_else(|| MissionError::Runtime("the mission vanished".into()).into())
 }
 
 /// The sandbox a start grants, and the consent that granted more than read-only.

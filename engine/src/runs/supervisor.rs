@@ -80,11 +80,7 @@ fn request_class(class: ProviderRequestClass) -> RequestClass {
 }
 
 fn truncated(text: &str, max: usize) -> String {
-    let mut end = text.len().min(max);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text[..end].to_string()
+    text[..text.floor_char_boundary(max)].to_string()
 }
 
 pub fn provider_request(

@@ -91,6 +91,29 @@ pub fn confirm_rebuilt_artifact(
 
 /// Step 10 against the mission as the write job reads it: the durable `RunContinued` that
 /// makes the artifact's suggested run the current run (§6.7).
+/// More than read-only access that a person granted in the cockpit for the continuation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteGrant {
+    pub sandbox: nagi_mission::model::SandboxGrant,
+    pub consent_id: String,
+}
+
+/// [`decide_run_continued`], with the access a person granted: the new run carries it
+/// from the decision on, so nothing patches the event after it was decided.
+pub fn decide_run_continued_with(
+    mission: &Mission,
+    artifact: &MissionHandoffArtifactV1,
+    grant: Option<WriteGrant>,
+    now_millis: u64,
+) -> Result<MissionEvent, HandoffError> {
+    let mut event = decide_run_continued(mission, artifact, now_millis)?;
+    if let (Some(grant), MissionEvent::RunContinued { run, .. }) = (grant, &mut event) {
+        run.sandbox = grant.sandbox;
+        run.consent_id = Some(grant.consent_id);
+    }
+    Ok(event)
+}
+
 pub fn decide_run_continued(
     mission: &Mission,
     artifact: &MissionHandoffArtifactV1,
