@@ -11,20 +11,7 @@ fn text(value: &Value, key: &str) -> String {
 }
 
 pub fn format_time(millis: u64) -> String {
-    let seconds = millis / 1000;
-    let (days, rest) = (seconds / 86_400, seconds % 86_400);
-    let (hour, minute, second) = (rest / 3600, (rest % 3600) / 60, rest % 60);
-    // Civil date from days since the epoch (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let day_of_year = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + if month <= 2 { 1 } else { 0 };
-    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02}:{second:02} UTC")
+    nagi_mission::clock::format_utc(millis)
 }
 
 pub fn mission(view: &Value) -> String {
@@ -336,10 +323,11 @@ pub fn handoff_artifact(artifact: &Value) -> String {
     {
         out.push_str(&format!("  note: {}\n", warning.as_str().unwrap_or("")));
     }
+    let generated_at = artifact.get("generated_at_millis").and_then(Value::as_u64).unwrap_or(0);
     out.push_str(&format!(
-        "\n  artifact_sha256      {}\n  generated_at_millis  {}\n\nStart it with:\n  nagi mission handoff start {} --to {} --digest {} --generated-at {}\n",
+        "\n  artifact_sha256      {}\n  generated            {}\n\nStart it with:\n  nagi mission handoff start {} --to {} --digest {} --generated-at {}\n",
         text(artifact, "artifact_sha256"),
-        artifact.get("generated_at_millis").and_then(Value::as_u64).unwrap_or(0),
+        format_time(generated_at),
         text(artifact, "mission_id"),
         text(artifact, "target_provider"),
         text(artifact, "artifact_sha256"),

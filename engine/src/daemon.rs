@@ -217,6 +217,7 @@ pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
         let missions = Missions::new(store.clone()).map_err(|error| DaemonError::Setup(error.to_string()))?;
         let panes = nagi_pane::PaneHost::new(nagi_pane::PaneHostConfig {
             socket_path: Some(paths.socket_path.clone()),
+            workspace_number_file: Some(paths.data_dir.join("workspace-number")),
             ..nagi_pane::PaneHostConfig::default()
         });
         let engine = Arc::new(Engine {

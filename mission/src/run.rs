@@ -268,10 +268,20 @@ pub fn on_turn_end(
                     now,
                 );
             }
+            let checks_follow = current_run(mission, run_id)
+                .is_some_and(|run| run.execute_declared_checks);
+            let reason = if checks_follow {
+                "the provider's turn completed; the proof needs fresh evidence for every required check, and the declared checks run now".to_string()
+            } else {
+                format!(
+                    "the provider's turn completed; the proof needs fresh evidence for every required check: run them with `nagi mission verify {} --execute-checks`",
+                    mission.mission_id
+                )
+            };
             status_change(
                 mission,
                 MissionStatus::ReviewRequired,
-                "the provider's turn completed; the proof needs fresh evidence for every required check",
+                reason,
                 Some("turn completed".into()),
                 now,
             )
@@ -279,7 +289,10 @@ pub fn on_turn_end(
         TurnEnd::Interrupted => status_change(
             mission,
             MissionStatus::Blocked,
-            "the provider's turn was interrupted",
+            format!(
+                "the provider's turn was interrupted; start another run with `nagi mission start {} --provider PROVIDER`",
+                mission.mission_id
+            ),
             Some("interrupted".into()),
             now,
         ),
@@ -288,7 +301,10 @@ pub fn on_turn_end(
             events.extend(status_change(
                 mission,
                 MissionStatus::Failed,
-                format!("the provider's turn failed: {reason}"),
+                format!(
+                    "the provider's turn failed: {reason}; start another run with `nagi mission start {} --provider PROVIDER`",
+                    mission.mission_id
+                ),
                 Some(format!("failed: {reason}")),
                 now,
             ));
@@ -304,7 +320,10 @@ pub fn on_turn_end(
             events.extend(status_change(
                 mission,
                 status,
-                format!("the provider stopped unexpectedly: {reason}"),
+                format!(
+                    "the provider stopped unexpectedly: {reason}; start another run with `nagi mission start {} --provider PROVIDER`",
+                    mission.mission_id
+                ),
                 Some(format!("{verb}: {reason}")),
                 now,
             ));

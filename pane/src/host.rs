@@ -50,6 +50,10 @@ pub struct PaneHostConfig {
     /// Reported by `session.snapshot`.
     pub server_version: String,
     pub protocol_version: u32,
+    /// A file that keeps the highest workspace number handed out, so that `w<n>` (and so
+    /// every tab and pane id under it) names one workspace in a session's lifetime, across
+    /// restarts: a restarted host goes on from there. `None`: numbers start at 1.
+    pub workspace_number_file: Option<PathBuf>,
 }
 
 impl Default for PaneHostConfig {
@@ -66,6 +70,7 @@ impl Default for PaneHostConfig {
             close_grace: Duration::from_millis(500),
             server_version: env!("CARGO_PKG_VERSION").to_string(),
             protocol_version: 16,
+            workspace_number_file: None,
         }
     }
 }
@@ -275,11 +280,15 @@ impl PaneHost {
             );
         }
         let nonce: u32 = rand::random();
+        let next_workspace = config
+            .workspace_number_file
+            .as_deref()
+            .map_or(1, |file| read_workspace_number(file) + 1);
         let host = Arc::new(PaneHost {
             config,
             events: Arc::new(EventBus::new()),
             registry: Mutex::new(Registry {
-                next_workspace: 1,
+                next_workspace,
                 ..Registry::default()
             }),
             watches: Mutex::new(OutputWatches::default()),
@@ -414,5 +423,25 @@ impl PaneHost {
             })
             .map(|(workspace, tab)| registry.tab_info(workspace, tab))
             .collect())
+    }
+}
+
+/// The highest workspace number a previous host of this session handed out (0: none).
+fn read_workspace_number(file: &std::path::Path) -> u64 {
+    std::fs::read_to_string(file)
+        .ok()
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Records `number` as the highest workspace number handed out. Written to a temporary
+/// file and renamed over the old one, so a crash leaves the old or the new number, never
+/// a torn one; a failure is logged and the ids of this host stay unique regardless.
+pub(crate) fn record_workspace_number(file: &std::path::Path, number: u64) {
+    let temporary = file.with_extension("tmp");
+    let written = std::fs::write(&temporary, format!("{number}\n"))
+        .and_then(|()| std::fs::rename(&temporary, file));
+    if let Err(error) = written {
+        tracing::warn!(%error, file = %file.display(), "cannot record the workspace number; a restart may reuse ids");
     }
 }

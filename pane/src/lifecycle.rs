@@ -204,6 +204,9 @@ impl PaneHost {
             let mut registry = self.registry();
             let number = registry.next_workspace;
             registry.next_workspace += 1;
+            if let Some(file) = &self.config.workspace_number_file {
+                super::host::record_workspace_number(file, number);
+            }
             format!("w{number}")
         };
         let tab_id = format!("{workspace_id}:t1");

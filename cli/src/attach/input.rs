@@ -4,6 +4,12 @@
 /// `Ctrl-\` (ASCII FS, 0x1c).
 pub const DETACH_BYTE: u8 = 0x1c;
 
+/// Whether a read from the keyboard asks an observer to leave: an observer cannot type,
+/// so `q` and Ctrl-C (which a person tries first) detach too, besides the detach key.
+pub fn observer_leaves(bytes: &[u8]) -> bool {
+    bytes.iter().any(|byte| matches!(*byte, b'q' | b'Q' | 0x03 | DETACH_BYTE))
+}
+
 /// What one read from the keyboard means.
 #[derive(Debug, PartialEq, Eq)]
 pub struct KeyboardChunk {
@@ -63,6 +69,16 @@ impl InputDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_observer_leaves_with_q_ctrl_c_or_the_detach_key_and_not_with_other_keys() {
+        for leave in [&b"q"[..], b"Q", b"\x03", b"\x1c", b"abcq"] {
+            assert!(observer_leaves(leave), "{leave:?}");
+        }
+        for stay in [&b"a"[..], b"\r", b"\x1b[A", b""] {
+            assert!(!observer_leaves(stay), "{stay:?}");
+        }
+    }
 
     #[test]
     fn the_detach_key_ends_the_input_and_earlier_bytes_are_kept() {

@@ -192,6 +192,10 @@ async fn attach_loop(
             },
             bytes = keyboard.recv() => {
                 let Some(bytes) = bytes else { return Ok(Outcome::Detached) };
+                if attach.role != SessionRole::Controller && input::observer_leaves(&bytes) {
+                    let _ = attach.send(&SessionClientMessage::LeaveSession { session_id: attach.session_id.clone() }).await;
+                    return Ok(Outcome::Detached);
+                }
                 let chunk = decoder.feed(&bytes);
                 if attach.role == SessionRole::Controller && !chunk.input.is_empty() {
                     let message = SessionClientMessage::SessionInput { session_id: attach.session_id.clone(), data: chunk.input };
@@ -252,9 +256,21 @@ async fn attach_to(
         eprintln!("nagi: another client controls {pane_id}; watching only (Ctrl-\\ detaches)");
         tokio::time::sleep(Duration::from_millis(800)).await;
     }
-    let terminal = RawTerminal::enter().map_err(|error| {
-        CliError::Usage(format!("cannot switch the terminal to raw mode: {error}"))
-    })?;
+    // Said before the pane's screen covers the terminal (it is there again after the
+    // detach), and kept in the terminal's title while attached.
+    let how_to_leave = match attach.role {
+        SessionRole::Controller => "Ctrl-\\ detaches".to_string(),
+        _ => "q, Ctrl-C or Ctrl-\\ detaches".to_string(),
+    };
+    let role = match attach.role {
+        SessionRole::Controller => "controlling",
+        _ => "watching",
+    };
+    eprintln!("nagi: {role} {pane_id}; {how_to_leave}");
+    let terminal = RawTerminal::enter(&format!("nagi {pane_id} ({role}): {how_to_leave}"))
+        .map_err(|error| {
+            CliError::Usage(format!("cannot switch the terminal to raw mode: {error}"))
+        })?;
     let outcome = attach_loop(&mut attach, &mut lines).await;
     drop(terminal);
     outcome.map_err(|error| CliError::Unreachable(format!("the attach connection failed: {error}")))

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use ratatui::crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    EnterAlternateScreen, LeaveAlternateScreen, SetTitle, disable_raw_mode, enable_raw_mode,
 };
 use ratatui::crossterm::{execute, terminal};
 
@@ -17,6 +17,10 @@ use ratatui::crossterm::{execute, terminal};
 /// paste, no mouse reporting.
 const RESET_MODES: &str =
     "\x1b[0m\x1b[r\x1b[?25h\x1b[?1l\x1b>\x1b[?2004l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l";
+
+/// Saves the window title on xterm's title stack, and restores it.
+const PUSH_TITLE: &str = "\x1b[22;0t";
+const POP_TITLE: &str = "\x1b[23;0t";
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
@@ -27,6 +31,8 @@ fn restore() {
     let mut stdout = std::io::stdout();
     let _ = stdout.write_all(RESET_MODES.as_bytes());
     let _ = execute!(stdout, LeaveAlternateScreen);
+    // Back to the title saved when the attach began (xterm's title stack).
+    let _ = stdout.write_all(POP_TITLE.as_bytes());
     let _ = stdout.flush();
     let _ = disable_raw_mode();
 }
@@ -36,8 +42,9 @@ pub struct RawTerminal {
 }
 
 impl RawTerminal {
-    /// Enters raw mode and the alternate screen.
-    pub fn enter() -> std::io::Result<RawTerminal> {
+    /// Enters raw mode and the alternate screen, with `title` as the window's title while
+    /// attached.
+    pub fn enter(title: &str) -> std::io::Result<RawTerminal> {
         let previous_hook = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             restore();
@@ -46,7 +53,9 @@ impl RawTerminal {
         enable_raw_mode()?;
         ACTIVE.store(true, Ordering::SeqCst);
         let guard = RawTerminal { _private: () };
-        execute!(std::io::stdout(), EnterAlternateScreen)?;
+        let mut stdout = std::io::stdout();
+        stdout.write_all(PUSH_TITLE.as_bytes())?;
+        execute!(stdout, SetTitle(title), EnterAlternateScreen)?;
         Ok(guard)
     }
 

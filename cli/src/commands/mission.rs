@@ -88,19 +88,43 @@ pub struct ConfigureArgs {
     pub file: Option<PathBuf>,
 }
 
+/// The providers a run can use, as the CLI spells them: the wire names, and the names
+/// people type (`claude`, `opencode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProviderChoice {
+    Codex,
+    #[value(name = "claude_code", alias = "claude", alias = "claude-code")]
+    ClaudeCode,
+    #[value(name = "open_code", alias = "opencode", alias = "open-code")]
+    OpenCode,
+    Acp,
+}
+
+impl ProviderChoice {
+    /// The provider's name on the wire.
+    pub fn wire_name(self) -> &'static str {
+        match self {
+            ProviderChoice::Codex => "codex",
+            ProviderChoice::ClaudeCode => "claude_code",
+            ProviderChoice::OpenCode => "open_code",
+            ProviderChoice::Acp => "acp",
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum HandoffCommand {
     /// Build the redacted continuation artifact and print its digest.
     Preview {
         mission_id: String,
-        #[arg(long)]
-        to: String,
+        #[arg(long, value_enum)]
+        to: ProviderChoice,
     },
     /// Start the continuation from an inspected preview.
     Start {
         mission_id: String,
-        #[arg(long)]
-        to: String,
+        #[arg(long, value_enum)]
+        to: ProviderChoice,
         /// The artifact_sha256 printed by the preview.
         #[arg(long)]
         digest: String,
@@ -113,9 +137,9 @@ pub enum HandoffCommand {
 #[derive(Debug, Args)]
 pub struct StartArgs {
     pub mission_id: String,
-    /// codex, claude_code, open_code or acp (acp needs the cockpit).
-    #[arg(long)]
-    pub provider: String,
+    /// The provider (acp needs the cockpit).
+    #[arg(long, value_enum)]
+    pub provider: ProviderChoice,
     /// The run id (default: run-<unix milliseconds>).
     #[arg(long = "run-id", value_name = "ID")]
     pub run_id: Option<String>,
@@ -208,7 +232,7 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
                 json!({
                     "mission_id": args.mission_id,
                     "run_id": run_id,
-                    "provider": args.provider,
+                    "provider": args.provider.wire_name(),
                     "mode": "managed",
                     "worktree_path": worktree,
                     "execute_declared_checks": args.execute_checks,
@@ -231,10 +255,26 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
             mission_id,
             execute_checks,
         } => {
-            let result = context.request(
-                "mission.verify",
-                json!({"mission_id": mission_id, "execute_declared_checks": execute_checks}),
-            )?;
+            let result = context
+                .request(
+                    "mission.verify",
+                    json!({"mission_id": mission_id, "execute_declared_checks": execute_checks}),
+                )
+                .map_err(|error| match error {
+                    // The server names its wire field; a person at the CLI needs the flag.
+                    CliError::Remote { code, .. }
+                        if !execute_checks && code == "interactive_consent_required" =>
+                    {
+                        CliError::Remote {
+                            code,
+                            message: format!(
+                                "verifying runs the mission's declared commands with your OS permissions; \
+                                 consent with: nagi mission verify {mission_id} --execute-checks"
+                            ),
+                        }
+                    }
+                    other => other,
+                })?;
             context.print(&result, |result| {
                 format!(
                     "verification started; the checks run now\n{}",
@@ -245,7 +285,7 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
         MissionCommand::Handoff(HandoffCommand::Preview { mission_id, to }) => {
             let result = context.request(
                 "mission.handoff.preview",
-                json!({"mission_id": mission_id, "to": to}),
+                json!({"mission_id": mission_id, "to": to.wire_name()}),
             )?;
             context.print(&result, |result| {
                 output::handoff_artifact(result.get("artifact").unwrap_or(&Value::Null))
@@ -259,7 +299,7 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
         }) => {
             let result = context.request(
                 "mission.handoff.start",
-                json!({"mission_id": mission_id, "to": to, "artifact_sha256": digest, "generated_at_millis": generated_at}),
+                json!({"mission_id": mission_id, "to": to.wire_name(), "artifact_sha256": digest, "generated_at_millis": generated_at}),
             )?;
             context.print(&result, |result| {
                 format!("continuation started\n{}", mission_view_text(result))

@@ -92,7 +92,9 @@ impl StartForm {
             provider: MissionProvider::Codex,
             run_id: TextField::with_text(&next_run_id(mission)),
             worktree_path: TextField::default(),
-            write_scope: true,
+            // Read-only is the contract's default; only an ACP agent needs write scope
+            // (`effective_write_scope`).
+            write_scope: false,
             execute_project_recipe: false,
             execute_declared_checks: true,
             field: 0,

@@ -86,6 +86,35 @@ fn starting_an_acp_run_previews_then_decides_with_the_shown_digest() {
 }
 
 #[test]
+fn the_start_form_is_read_only_by_default_except_for_an_acp_agent() {
+    let mut app = app_with(vec![]);
+    app.handle_key(char_key('s'));
+    let codex = preview_of(&app.handle_key(key(KeyCode::Enter)));
+    assert!(
+        matches!(codex, CockpitAction::StartRun { provider: MissionProvider::Codex, write_scope: false, .. }),
+        "{codex:?}"
+    );
+    let mut app = app_with(vec![]);
+    app.handle_key(char_key('s'));
+    app.handle_key(key(KeyCode::Right));
+    let claude = preview_of(&app.handle_key(key(KeyCode::Enter)));
+    assert!(
+        matches!(claude, CockpitAction::StartRun { provider: MissionProvider::ClaudeCode, write_scope: false, .. }),
+        "{claude:?}"
+    );
+    let mut app = app_with(vec![]);
+    app.handle_key(char_key('s'));
+    for _ in 0..3 {
+        app.handle_key(key(KeyCode::Right));
+    }
+    let acp = preview_of(&app.handle_key(key(KeyCode::Enter)));
+    assert!(
+        matches!(acp, CockpitAction::StartRun { provider: MissionProvider::Acp, write_scope: true, .. }),
+        "{acp:?}"
+    );
+}
+
+#[test]
 fn denying_sends_a_deny_decision_and_escape_decides_nothing() {
     let mut app = app_with(vec![]);
     app.handle_key(char_key('s'));

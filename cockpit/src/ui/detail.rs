@@ -11,6 +11,7 @@ use ratatui::widgets::Block;
 use super::missions::status_color;
 use super::{field_line, paragraph, spinner_frame};
 use crate::state::App;
+use super::wire_name;
 
 fn section(title: &str) -> Line<'static> {
     Line::from(Span::styled(
@@ -25,8 +26,10 @@ fn short(revision: &str) -> String {
 
 fn evidence_line(evidence: &MissionEvidenceSummaryV1) -> Line<'static> {
     let mut text = format!(
-        "  {:<18} {:?} {:?}",
-        evidence.check_id, evidence.kind, evidence.assessment
+        "  {:<18} {} {}",
+        evidence.check_id,
+        wire_name(&evidence.kind),
+        wire_name(&evidence.assessment)
     );
     if let Some(code) = evidence.exit_code {
         text.push_str(&format!("  exit {code}"));
@@ -53,10 +56,10 @@ fn run_lines(run: &MissionRunViewV1, lines: &mut Vec<Line<'static>>) {
         None => "?",
     };
     lines.push(Line::raw(format!(
-        "  {} · {} · {:?} · {live}",
+        "  {} · {} · {} · {live}",
         run.run_id,
         run.provider.as_str(),
-        run.mode
+        wire_name(&run.mode)
     )));
     lines.push(Line::raw(format!(
         "  pane {} · {}",
@@ -121,8 +124,9 @@ pub fn mission_lines(app: &App, mission: &MissionViewV1) -> Vec<Line<'static>> {
             .take(8)
             .collect();
         lines.push(Line::raw(format!(
-            "  {id:<8} [{:?}] {}",
-            criterion.coverage, criterion.description
+            "  {id:<8} [{}] {}",
+            wire_name(&criterion.coverage),
+            criterion.description
         )));
     }
     lines.push(section("Checks"));
@@ -136,8 +140,10 @@ pub fn mission_lines(app: &App, mission: &MissionViewV1) -> Vec<Line<'static>> {
             "optional"
         };
         lines.push(Line::raw(format!(
-            "  {:<18} {:?} {required}  {:?}",
-            check.check_id, check.kind, check.status
+            "  {:<18} {} {required}  {}",
+            check.check_id,
+            wire_name(&check.kind),
+            wire_name(&check.status)
         )));
     }
     lines.push(section("Evidence"));

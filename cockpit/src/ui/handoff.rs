@@ -10,6 +10,7 @@ use ratatui::text::Line;
 
 use super::{checkbox, field_line, fit_height, form_row, paragraph, popup};
 use crate::state::handoff::{HandoffField, HandoffForm};
+use super::wire_name;
 
 pub fn key_hints(form: &HandoffForm) -> Vec<(&'static str, &'static str)> {
     let enter = if form.artifact.is_some() {
@@ -65,14 +66,17 @@ pub fn artifact_lines(artifact: &MissionHandoffArtifactV1) -> Vec<Line<'static>>
     }
     for check in &artifact.checks {
         lines.push(Line::raw(format!(
-            "  check {} {:?}",
-            check.check_id, check.status
+            "  check {} {}",
+            check.check_id,
+            wire_name(&check.status)
         )));
     }
     for decision in &artifact.decisions {
         lines.push(Line::raw(format!(
-            "  decision {} {:?} by {}",
-            decision.attention_id, decision.decision, decision.actor_id
+            "  decision {} {} by {}",
+            decision.attention_id,
+            wire_name(&decision.decision),
+            decision.actor_id
         )));
     }
     for warning in &artifact.warnings {

@@ -26,6 +26,16 @@ use crate::state::{App, Connection, ConsentPermission, Screen};
 /// Braille spinner frames for long operations.
 const SPINNER: [&str; 8] = ["⣾", "⣽", "⣻", "⢿", "⡿", "⣟", "⣯", "⣷"];
 
+/// A wire enum as the CLI and the JSON show it (`manual_missing`, not `ManualMissing`):
+/// one vocabulary in everything a person reads.
+pub(crate) fn wire_name<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => name,
+        Ok(other) => other.to_string(),
+        Err(_) => "?".to_string(),
+    }
+}
+
 pub fn spinner_frame(app: &App) -> &'static str {
     SPINNER[(app.spinner / 2) % SPINNER.len()]
 }

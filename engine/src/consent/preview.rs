@@ -324,7 +324,10 @@ pub async fn build(
                     "Hand mission {mission_id} from run {source} to {}",
                     provider_name(*to)
                 ),
-                format!("artifact {artifact_sha256} (generated at {generated_at_millis})"),
+                format!(
+                    "artifact {artifact_sha256} (generated {})",
+                    nagi_mission::clock::format_utc(*generated_at_millis)
+                ),
                 if *write_scope {
                     "write scope: the new provider MAY CHANGE FILES".into()
                 } else {

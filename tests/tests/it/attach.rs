@@ -649,3 +649,58 @@ fn nagi_pane_attach_in_tmux_types_detaches_and_restores_the_terminal() {
     );
     assert_eq!(stty_state(&after_server), stty_state(&before));
 }
+
+/// A person watching a pane (`--observe`) is told how to leave, on the terminal before
+/// the pane's screen covers it and in the window title while attached, and `q` leaves
+/// (an observer cannot type, so the keys a person tries first are not lost on the pane).
+#[test]
+fn an_observer_is_told_how_to_leave_and_leaves_with_q() {
+    let mut env = TestEnv::new();
+    env.start_server();
+    let Some(tmux) = Tmux::start(&env.root()) else {
+        return;
+    };
+    let nagi = nagi_binary();
+    let pane = start_shell(&env);
+    let id = pane_id(&pane);
+    ok_valid(
+        &env,
+        "pane.send_input",
+        json!({"pane_id": id, "text": "echo observed-$((2+5))", "keys": ["enter"]}),
+    );
+    wait_for_read(&env, &id, "visible", None, |text| has_line(text, "observed-7"));
+    let shell = format!(
+        "env -u NAGI_SOCKET_PATH -u NAGI_SESSION NAGI_CONFIG_DIR={} PS1='tmux$ ' sh",
+        env.config_dir.display()
+    );
+    tmux.run(&["new-session", "-d", "-s", "t", "-x", "100", "-y", "30", &shell]);
+    tmux.wait_for("t", "the tmux shell's prompt", |screen| screen.contains("tmux$"));
+    tmux.run(&[
+        "send-keys",
+        "-t",
+        "t",
+        &format!("{} pane attach --observe {id}", nagi.display()),
+        "Enter",
+    ]);
+    tmux.wait_for("t", "the watched pane", |screen| {
+        screen.lines().any(|line| line.trim_end() == "observed-7")
+    });
+    let title = tmux.run(&["display-message", "-p", "-t", "t", "#{pane_title}"]);
+    assert!(
+        title.contains("watching") && title.contains("q, Ctrl-C or Ctrl-\\ detaches"),
+        "the title says how to leave: {title:?}"
+    );
+    tmux.run(&["send-keys", "-t", "t", "q"]);
+    let detached = tmux.wait_for("t", "the detach message", |screen| {
+        screen.contains(&format!("nagi: detached from {id}"))
+    });
+    assert!(
+        detached.contains(&format!("nagi: watching {id}; q, Ctrl-C or Ctrl-\\ detaches")),
+        "the way out was said before the pane's screen covered the terminal:\n{detached}"
+    );
+    let screen = read_visible(&env, &id);
+    assert!(
+        !screen.lines().any(|line| line.trim_end() == "q"),
+        "the q never reached the pane:\n{screen}"
+    );
+}

@@ -261,7 +261,7 @@ fn manual_evidence_recorded_in_the_cockpit_passes_the_check() {
     let Some(cockpit) = Cockpit::open(&s.env) else {
         return;
     };
-    cockpit.wait_shows(&["review_required", "ManualMissing"]);
+    cockpit.wait_shows(&["review_required", "manual_missing"]);
     cockpit.keys(&["e"]);
     cockpit.wait_shows(&["Manual evidence", "‹ review ›", "local-user"]);
     cockpit.keys(&["Down", "Down"]);
@@ -335,7 +335,7 @@ fn denying_in_the_cockpit_changes_nothing_but_the_consent_record() {
     cockpit.keys(&["s"]);
     cockpit.wait_shows(&["Start a run"]);
     cockpit.keys(&["Enter"]);
-    cockpit.wait_shows(&["Start r1", "MAY CHANGE FILES", "digest "]);
+    cockpit.wait_shows(&["Start r1", "the run is read-only", "digest "]);
     cockpit.keys(&["n"]);
     cockpit.wait_shows(&["denied", "nothing was done"]);
     assert_eq!(

@@ -534,3 +534,37 @@ fn attention_companions_answer_for_empty_and_missing_items() {
     );
     s.rejected("attention.get", json!({}), "invalid_request");
 }
+
+/// The CLI speaks in its own flags, not in wire fields: a verify without consent names
+/// `--execute-checks` (and keeps the stable code), and a provider the CLI cannot start is
+/// refused by the CLI itself with its choices, before anything reaches the server.
+#[test]
+fn the_cli_names_its_own_flags_and_provider_choices() {
+    let mut env = TestEnv::new();
+    env.start_server();
+    let repo = TestRepo::new();
+    env.ok("mission.create", create_params("m1", &repo.path_text()));
+    let refused = env.nagi(&["mission", "verify", "m1"]);
+    let said = format!("{}{}", refused.stdout, refused.stderr);
+    assert_ne!(refused.status, 0, "{}", refused.describe());
+    assert!(said.contains("interactive_consent_required"), "{}", refused.describe());
+    assert!(said.contains("nagi mission verify m1 --execute-checks"), "{}", refused.describe());
+    assert!(!said.contains("execute_declared_checks"), "{}", refused.describe());
+
+    let before = env.store_fingerprint();
+    let unknown = env.nagi(&["mission", "start", "m1", "--provider", "gemini"]);
+    assert_eq!(unknown.status, 2, "a usage error: {}", unknown.describe());
+    assert!(unknown.stderr.contains("codex"), "{}", unknown.describe());
+    assert!(unknown.stderr.contains("claude_code"), "{}", unknown.describe());
+    assert!(!unknown.stderr.contains("invalid_request"), "{}", unknown.describe());
+    assert_eq!(env.store_fingerprint(), before, "nothing was written");
+
+    // `claude` and `opencode` are accepted as the names people type; the start goes on to the
+    // server (which then finds no Claude Code configured here, or starts it).
+    let aliased = env.nagi(&["mission", "handoff", "preview", "m1", "--to", "claude"]);
+    assert!(
+        !aliased.stderr.contains("invalid value"),
+        "claude is a provider name the CLI accepts: {}",
+        aliased.describe()
+    );
+}

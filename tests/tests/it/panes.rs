@@ -1282,3 +1282,25 @@ fn the_schema_document_lists_the_pane_methods_and_events() {
         );
     }
 }
+
+/// A pane id names one pane in a session's lifetime, restarts included: after the server
+/// is killed and started again, new workspaces do not reuse the ids of the old ones (a
+/// mission that recorded `w1:p1` must never find another mission's run there).
+#[test]
+fn pane_ids_are_not_reused_after_a_restart() {
+    let mut env = TestEnv::new();
+    env.start_server();
+    let first = start_pane(&env, &["sleep", "30"]);
+    let second = start_pane(&env, &["sleep", "30"]);
+    assert_eq!(first["pane_id"], "w1:p1", "{first}");
+    assert_eq!(second["pane_id"], "w2:p1", "{second}");
+    env.kill_server();
+    env.start_server();
+    let after = start_pane(&env, &["sleep", "30"]);
+    let after_id = after["pane_id"].as_str().unwrap_or_default().to_string();
+    assert!(
+        after_id != "w1:p1" && after_id != "w2:p1",
+        "a pane id of before the restart names a new pane: {after}"
+    );
+    assert_eq!(after_id, "w3:p1", "numbering goes on from the highest one handed out");
+}

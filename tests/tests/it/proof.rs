@@ -197,6 +197,14 @@ fn verify_runs_the_checks_on_demand_with_consent() {
         mission["checks"][0]["status"], "missing",
         "no consent, no checks"
     );
+    assert!(
+        mission["status_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("nagi mission verify m1 --execute-checks"),
+        "the reason names the next command: {}",
+        mission["status_reason"]
+    );
     let before = s.env.store_fingerprint();
     assert_eq!(
         s.env
@@ -513,6 +521,10 @@ fn a_handoff_consented_in_the_cockpit_starts() {
                         "generated_at_millis": artifact["generated_at_millis"],
                         "artifact_sha256": artifact["artifact_sha256"], "write_scope": false});
     let shown = s.env.ok("cockpit.preview", json!({"action": action}))["preview"].clone();
+    // A person reads the artifact's time as a date, not as milliseconds.
+    let lines = shown["lines"].to_string();
+    let raw_millis = artifact["generated_at_millis"].to_string();
+    assert!(lines.contains(" UTC)") && !lines.contains(&raw_millis), "{lines}");
     let decided = s.env.call(
         "cockpit.decide",
         json!({"action": action, "shown_digest": shown["digest"], "decision": "approve"}),
