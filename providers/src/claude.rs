@@ -576,10 +576,18 @@ impl ClaudeSession {
                 FailureKind::Disconnected,
             )
             .await?;
-            return Err(SessionEnd::protocol(format!(
-                "read-only run, but claude asked to use {}",
-                request.tool_name
-            )));
+            // A permission request is not a protocol violation (the model may want to read
+            // a file outside the repository): it is denied, the transcript says so, and the
+            // turn goes on.
+            send(
+                io,
+                ProviderEvent::Transcript(TranscriptLine::Info(visible_text(&format!(
+                    "denied {}: the run is read-only",
+                    request.tool_name
+                )))),
+            )
+            .await?;
+            return Ok(());
         }
         let input_text = |field: &str| {
             request

@@ -94,24 +94,23 @@ async fn a_question_is_answered_by_question_text() {
 }
 
 #[tokio::test]
-async fn a_tool_permission_in_a_read_only_run_is_a_protocol_violation() {
+async fn a_tool_permission_in_a_read_only_run_is_denied_and_the_turn_goes_on() {
     let fixture = Fixture::new();
     let mut run = Run::launch(fixture.spec(
         ProviderKind::ClaudeCode,
         &fake(),
-        r#"[{"approve_command":"rm -rf /"}]"#,
+        r#"[{"approve_command":"cat /etc/hostname"},{"text":"read what I could"}]"#,
     ));
-    run.stopped().await;
-    assert_eq!(
-        run.transport_failure().map(|failure| failure.0),
-        Some(FailureKind::Protocol)
-    );
+    assert_eq!(run.turn_completed().await, TurnOutcome::Completed);
+    assert!(run.transport_failure().is_none(), "{:?}", run.transport_failure());
     assert!(!run.saw(|event| matches!(event, ProviderEvent::AttentionRequested(_))));
+    assert!(run.saw(|event| matches!(
+        event,
+        ProviderEvent::Transcript(TranscriptLine::Info(line)) if line.contains("denied Bash: the run is read-only")
+    )));
     let decisions = fixture.logged("decision");
-    assert!(
-        decisions.is_empty() || decisions[0]["decision"] == "deny",
-        "the request must be denied, not allowed"
-    );
+    assert_eq!(decisions.len(), 1, "{decisions:?}");
+    assert_eq!(decisions[0]["decision"], "deny", "the request is denied, not allowed");
 }
 
 #[tokio::test]
