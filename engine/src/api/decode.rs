@@ -14,7 +14,7 @@
 //! offer ([`UNAVAILABLE_METHODS`], `feature_unavailable`), and finally `invalid_request`
 //! for a method nobody knows.
 
-use nagi_schema::envelope::{IdOnly, RawRequest};
+use nagi_schema::envelope::{IdOnly, RawRequest, RequestId};
 use nagi_schema::methods::{EventsSubscribeParams, EventsWaitParams, find_engine_method};
 use nagi_schema::mission::*;
 use nagi_pane::PaneRequest;
@@ -27,7 +27,7 @@ use crate::errors::EngineError;
 /// A request line whose envelope and params decoded.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DecodedRequest {
-    pub id: String,
+    pub id: RequestId,
     pub method: String,
     pub params: MethodParams,
 }
@@ -36,7 +36,7 @@ pub struct DecodedRequest {
 /// could be salvaged from the line, else `""`) and the error to answer with.
 #[derive(Debug, Clone)]
 pub struct RejectedRequest {
-    pub id: String,
+    pub id: RequestId,
     pub error: EngineError,
 }
 
@@ -115,7 +115,7 @@ pub fn decode_params<T: DeserializeOwned>(params: &RawValue) -> Result<T, Engine
 pub fn decode_envelope(line: &[u8]) -> Result<RawRequest<'_>, RejectedRequest> {
     let Ok(text) = std::str::from_utf8(line) else {
         return Err(RejectedRequest {
-            id: String::new(),
+            id: RequestId::unknown(),
             error: EngineError::InvalidRequest("the request line is not valid UTF-8".into()),
         });
     };

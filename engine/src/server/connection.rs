@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use nagi_schema::MAX_REQUEST_LINE_BYTES;
 use nagi_schema::codes::ErrorCode;
-use nagi_schema::envelope::{ErrorResponse, SuccessResponse};
+use nagi_schema::envelope::{ErrorResponse, RequestId, SuccessResponse};
 use nagi_schema::methods::{EventMatch, EventsSubscribeParams, EventsWaitParams, Subscription};
 use nagi_schema::pane_events::PaneEventMatch;
 use nagi_schema::results::ResponseResult;
@@ -36,16 +36,16 @@ async fn write_line(output: &mut Output, line: &str) -> std::io::Result<()> {
     output.write_all(b"\n").await
 }
 
-pub(super) fn error_line(id: &str, error: &EngineError) -> String {
+pub(super) fn error_line(id: &RequestId, error: &EngineError) -> String {
     let (code, message) = wire_error(error);
     ErrorResponse::new(id, code, message).to_line()
 }
 
 /// The success line of any serializable result: a `ResponseResult` of the engine or the
 /// pane host's result object.
-fn result_line<T: serde::Serialize>(id: &str, result: &T) -> String {
+fn result_line<T: serde::Serialize>(id: &RequestId, result: &T) -> String {
     serde_json::to_string(&SuccessResponse {
-        id: id.to_string(),
+        id: id.clone(),
         result,
     })
     .unwrap_or_else(|error| {
@@ -86,7 +86,7 @@ pub async fn serve_connection(
                 engine.server_uid,
                 credentials.uid()
             ));
-            let _ = write_line(&mut output, &error_line("", &error)).await;
+            let _ = write_line(&mut output, &error_line(&RequestId::unknown(), &error)).await;
             let _ = output.flush().await;
             return;
         }
@@ -112,13 +112,13 @@ pub async fn serve_connection(
             Err(_) | Ok(Err(_)) | Ok(Ok(Frame::End)) => break,
             Ok(Ok(Frame::TooLong)) => {
                 let error = EngineError::RequestTooLarge(MAX_REQUEST_LINE_BYTES);
-                let _ = write_line(&mut output, &error_line("", &error)).await;
+                let _ = write_line(&mut output, &error_line(&RequestId::unknown(), &error)).await;
                 let _ = output.flush().await;
                 drain_briefly(&mut lines).await;
                 break;
             }
             Ok(Ok(Frame::BudgetSpent)) => {
-                let _ = write_line(&mut output, &error_line("", &budget_spent_error(budget))).await;
+                let _ = write_line(&mut output, &error_line(&RequestId::unknown(), &budget_spent_error(budget))).await;
                 let _ = output.flush().await;
                 break;
             }
@@ -279,7 +279,7 @@ async fn next_live_line(live: &mut Option<LiveEvents>) -> Option<String> {
 /// only then does the connection stay open (the return value).
 async fn stream_subscription(
     engine: &Arc<Engine>,
-    id: &str,
+    id: &RequestId,
     params: EventsSubscribeParams,
     lines: &mut Lines,
     output: &mut Output,

@@ -185,8 +185,8 @@ fn envelope_cases(cases: &mut Vec<Case>) {
         "invalid_request",
     );
     add(
-        "numeric id",
-        r#"{"id":7,"method":"ping","params":{}}"#.into(),
+        "fractional id",
+        r#"{"id":7.5,"method":"ping","params":{}}"#.into(),
         "invalid_request",
     );
     add(

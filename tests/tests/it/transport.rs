@@ -32,6 +32,8 @@ fn many_requests_on_one_connection_are_answered_in_order() {
 
 #[test]
 fn decode_errors_use_the_contract_codes_and_keep_the_connection() {
+    // An integer id (as JSON-RPC clients send) is a nagi extension: answered with the same
+    // id, as given; any other kind of id cannot be echoed.
     let mut env = TestEnv::new();
     env.start_server();
     let input = concat!(
@@ -46,17 +48,19 @@ fn decode_errors_use_the_contract_codes_and_keep_the_connection() {
         "{\"id\":\"strict\",\"method\":\"mission.start\",\"params\":{\"mission_id\":\"m\",\"run_id\":\"r\",\"provider\":\"codex\",\"mode\":\"managed\",\"workspace_write_confirmed\":true}}\n",
         "{\"id\":\"negative\",\"method\":\"mission.configure\",\"params\":{\"mission_id\":\"m\",\"checks\":[{\"kind\":\"manual\",\"id\":\"c\",\"reviewers\":[\"a\"],\"required\":true,\"covers\":[-1]}]}}\n",
         "{\"id\":\"after\",\"method\":\"ping\",\"params\":{}}\n",
+        "{\"id\":1.5,\"method\":\"ping\",\"params\":{}}\n",
+        "{\"id\":42,\"method\":\"mission.fly\",\"params\":{}}\n",
     );
     let responses = env.raw_bytes(input.as_bytes());
     assert_eq!(
         responses.len(),
-        9,
+        11,
         "blank lines get no reply: {responses:#?}"
     );
     assert_eq!(code(&responses[0]), "invalid_request");
     assert_eq!(responses[0]["id"], "");
-    assert_eq!(code(&responses[1]), "invalid_request");
-    assert_eq!(responses[1]["id"], "", "a numeric id cannot be echoed");
+    assert_eq!(responses[1]["result"]["type"], "pong", "an integer id is answered");
+    assert_eq!(responses[1]["id"], 7, "and echoed as the number it was");
     for (response, id) in responses[2..8].iter().zip([
         "no-params",
         "null-params",
@@ -75,6 +79,10 @@ fn decode_errors_use_the_contract_codes_and_keep_the_connection() {
         );
     }
     assert_eq!(responses[8]["result"]["type"], "pong");
+    assert_eq!(code(&responses[9]), "invalid_request", "{}", responses[9]);
+    assert_eq!(responses[9]["id"], "", "a fractional id is not an id");
+    assert_eq!(code(&responses[10]), "invalid_request", "{}", responses[10]);
+    assert_eq!(responses[10]["id"], 42, "an error keeps the integer id too");
 }
 
 #[test]

@@ -240,7 +240,7 @@ fn pane_methods_ignore_unknown_fields_and_take_null_as_empty() {
 }
 
 #[test]
-fn envelope_errors_echo_only_a_string_id() {
+fn envelope_errors_echo_a_string_or_integer_id_and_nothing_else() {
     let rejected = decode_request(b"\xff\xfe").unwrap_err();
     assert_eq!(rejected.id, "");
     assert!(rejected.error.to_string().contains("not valid UTF-8"));
@@ -253,8 +253,19 @@ fn envelope_errors_echo_only_a_string_id() {
         rejected.error
     );
 
-    let rejected = decode_request(br#"{"id":7,"method":"ping","params":{}}"#).unwrap_err();
-    assert_eq!(rejected.id, "", "a numeric id is not echoed");
+    let decoded = decode_request(br#"{"id":7,"method":"ping","params":{}}"#).unwrap();
+    assert_eq!(
+        serde_json::to_string(&decoded.id).unwrap(),
+        "7",
+        "an integer id is kept as given, to be echoed as a number"
+    );
+    let rejected = decode_request(br#"{"id":7,"method":"ping"}"#).unwrap_err();
+    assert_eq!(serde_json::to_string(&rejected.id).unwrap(), "7", "and salvaged as one");
+    for id in ["1.5", "true", "null", "[1]"] {
+        let line = format!(r#"{{"id":{id},"method":"ping","params":{{}}}}"#);
+        let rejected = decode_request(line.as_bytes()).unwrap_err();
+        assert!(rejected.id.is_unknown(), "{id}: {:?}", rejected.id);
+    }
 }
 
 #[test]
