@@ -144,7 +144,15 @@ pub struct UserConfig {
     pub sandbox: SandboxConfig,
     #[serde(default)]
     pub server: ServerSettings,
+    /// Top-level sections that are not nagi's (the file's name and folder are shared with
+    /// another program of the same name): ignored, and named once in the server's log.
+    /// nagi's own sections stay strict.
+    #[serde(skip)]
+    pub ignored_sections: Vec<String>,
 }
+
+/// The top-level sections nagi reads from its config file.
+const OWN_SECTIONS: &[&str] = &["providers", "sandbox", "server"];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{path}: {message}")]
@@ -171,10 +179,28 @@ impl UserConfig {
                 });
             }
         };
-        let config: UserConfig = toml::from_str(&text).map_err(|error| ConfigError {
+        let invalid = |message: String| ConfigError {
             path: path.display().to_string(),
-            message: error.to_string(),
-        })?;
+            message,
+        };
+        let mut table: toml::Table =
+            toml::from_str(&text).map_err(|error| invalid(error.to_string()))?;
+        let ignored_sections: Vec<String> = table
+            .keys()
+            .filter(|key| !OWN_SECTIONS.contains(&key.as_str()))
+            .cloned()
+            .collect();
+        for key in &ignored_sections {
+            table.remove(key);
+        }
+        // Without foreign sections the text itself is read, so an error names its line.
+        let mut config: UserConfig = if ignored_sections.is_empty() {
+            toml::from_str(&text).map_err(|error| invalid(error.to_string()))?
+        } else {
+            toml::Table::try_into(table)
+                .map_err(|error: toml::de::Error| invalid(error.to_string()))?
+        };
+        config.ignored_sections = ignored_sections;
         config.validate().map_err(|message| ConfigError {
             path: path.display().to_string(),
             message,

@@ -47,8 +47,16 @@ pub fn run(context: &Context, args: ServerArgs) -> CommandResult {
                 )
                 .with_writer(std::io::stderr)
                 .init();
-            let user = UserConfig::load(&paths.config_file_path())
+            let config_file = paths.config_file_path();
+            let user = UserConfig::load(&config_file)
                 .map_err(|error| CliError::Usage(error.to_string()))?;
+            if !user.ignored_sections.is_empty() {
+                tracing::warn!(
+                    file = %config_file.display(),
+                    "ignoring the config sections [{}]: nagi reads only [providers], [sandbox] and [server]",
+                    user.ignored_sections.join("], [")
+                );
+            }
             let mut config = EngineConfig::new(paths, user);
             if let Ok(pages) = std::env::var("NAGI_STORE_MAX_PAGES") {
                 config.store_max_page_count = pages.parse().ok();

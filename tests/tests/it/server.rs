@@ -299,3 +299,40 @@ fn named_sessions_are_separate() {
     env.nagi_ok(&["--session", "alpha", "server", "stop"]);
     env.nagi_ok(&["--session", "beta", "server", "stop"]);
 }
+
+/// The config file's name and folder are shared with another program called nagi: its
+/// sections are ignored with one warning line naming them, while nagi's own sections stay
+/// strict (a misspelt key in `[server]` is still refused before anything is written).
+#[test]
+fn foreign_config_sections_are_ignored_with_a_warning_and_own_sections_stay_strict() {
+    let mut env = TestEnv::new();
+    std::fs::create_dir_all(&env.config_dir).unwrap();
+    std::fs::set_permissions(&env.config_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::write(
+        env.config_dir.join("config.toml"),
+        "[update]\nchannel = \"stable\"\n\n[theme]\nname = \"dark\"\n\n[server]\nreply_poll_microseconds = 50\n",
+    )
+    .unwrap();
+    env.start_server();
+    env.ok("ping", serde_json::json!({}));
+    let log = env.server_log();
+    assert!(
+        log.contains("ignoring the config sections [update], [theme]")
+            || log.contains("ignoring the config sections [theme], [update]"),
+        "one warning names the foreign sections:\n{log}"
+    );
+    env.kill_server();
+
+    let strict = TestEnv::new();
+    std::fs::create_dir_all(&strict.config_dir).unwrap();
+    std::fs::set_permissions(&strict.config_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::write(
+        strict.config_dir.join("config.toml"),
+        "[update]\nchannel = \"stable\"\n\n[server]\nreply_poll_microsecond = 50\n",
+    )
+    .unwrap();
+    let run = strict.nagi(&["server"]);
+    assert_eq!(run.status, 2, "{}", run.describe());
+    assert!(run.stderr.contains("reply_poll_microsecond"), "{}", run.describe());
+    assert!(!strict.database_path().exists(), "no database was created");
+}
