@@ -29,6 +29,8 @@ pub fn run() -> i32 {
     let mut out = std::io::stdout().lock();
     let thread = "demo-thread-1".to_string();
     let mut turns = 0u32;
+    // The project's folder: `thread/start` names it (`cwd`), as it does for Codex.
+    let mut project = std::path::PathBuf::from(".");
     for line in stdin.lock().lines() {
         let Ok(line) = line else { return 1 };
         let Ok(request) = serde_json::from_str::<Value>(&line) else {
@@ -41,6 +43,9 @@ pub fn run() -> i32 {
                 json!({"id": id, "result": {"userAgent": "nagi-demo-agent/1"}}),
             ),
             Some("thread/start") | Some("thread/resume") => {
+                if let Some(cwd) = request.pointer("/params/cwd").and_then(Value::as_str) {
+                    project = std::path::PathBuf::from(cwd);
+                }
                 send(
                     &mut out,
                     json!({"id": id, "result": {"thread": {"id": thread}}}),
@@ -63,7 +68,7 @@ pub fn run() -> i32 {
                     &turn,
                     json!({"id": "m1", "type": "agentMessage", "text": "I am nagi's demo agent. Let me read the project first."}),
                 );
-                let readme = std::fs::read_to_string("README.md")
+                let readme = std::fs::read_to_string(project.join("README.md"))
                     .unwrap_or_else(|error| format!("(cannot read README.md: {error})"));
                 item(
                     &mut out,

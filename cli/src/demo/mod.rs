@@ -224,17 +224,23 @@ pub fn run(context: &Context) -> CommandResult {
     print!("{}", output::receipt(&archived["receipt"]));
 
     let env = format!("NAGI_CONFIG_DIR={}", config_dir.display());
+    let nagi = program_to_type();
     println!();
     step("done. The server keeps running so you can look around:");
-    println!("    {env} nagi mission get demo");
+    println!("    {env} {nagi} mission get demo");
     println!(
-        "    {env} nagi pane attach {pane} --observe     (the run's transcript; Ctrl-\\ detaches)"
+        "    {env} {nagi} pane attach {pane} --observe     (the run's transcript; Ctrl-\\ detaches)"
     );
-    println!("    {env} nagi events subscribe --after 0");
+    println!("    {env} {nagi} events subscribe --after 0");
     println!(
-        "    {env} nagi server stop                      (then remove {})",
+        "    {env} {nagi} server stop                      (then remove {})",
         root.display()
     );
+    if nagi != "nagi" {
+        println!(
+            "    (`nagi` on your PATH is not this build; `cargo install --path cli` installs it)"
+        );
+    }
     if context.json {
         println!(
             "{}",
@@ -242,4 +248,21 @@ pub fn run(context: &Context) -> CommandResult {
         );
     }
     Ok(EXIT_OK)
+}
+
+/// How to call this very binary in the commands the demo prints: `nagi` when that name on
+/// the PATH is this binary, else its full path (after `cargo run`, nothing is installed).
+fn program_to_type() -> String {
+    let Ok(this) = std::env::current_exe().and_then(std::fs::canonicalize) else {
+        return "nagi".to_string();
+    };
+    let on_path = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|folder| folder.join("nagi"))
+            .find(|candidate| candidate.is_file())
+    });
+    match on_path.and_then(|found| std::fs::canonicalize(found).ok()) {
+        Some(found) if found == this => "nagi".to_string(),
+        _ => this.display().to_string(),
+    }
 }

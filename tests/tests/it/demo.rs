@@ -43,12 +43,39 @@ fn the_demo_runs_a_mission_to_archived_and_prints_its_proof() {
         "the demo stays in its temp dir: {config_dir}"
     );
     let server = DemoServer { config_dir };
+    // The follow-up commands run as printed, from a shell where `nagi` is not installed.
+    let printed = run
+        .stdout
+        .lines()
+        .find(|line| line.contains("mission get demo"))
+        .expect("the demo prints how to look at the mission")
+        .trim()
+        .to_owned();
+    let as_printed: CliRun = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&printed)
+        .env("PATH", "/usr/bin:/bin")
+        .env_remove("NAGI_SOCKET_PATH")
+        .env_remove("NAGI_SESSION")
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(as_printed.status, 0, "{printed}\n{}", as_printed.describe());
+    assert!(as_printed.stdout.contains("archived"), "{}", as_printed.describe());
     let mission = server.nagi(&["mission", "get", "demo", "--json"]);
     assert_eq!(mission.status, 0, "{}", mission.describe());
     assert!(
         mission.stdout.contains("\"archived\""),
         "{}",
         mission.describe()
+    );
+    // The demo agent read the project it was started in (the README), not some other folder.
+    let transcript = server.nagi(&["pane", "read", "w1:p1", "--source", "recent", "--lines", "1000"]);
+    assert_eq!(transcript.status, 0, "{}", transcript.describe());
+    assert!(
+        transcript.stdout.contains("demo-project") && !transcript.stdout.contains("cannot read README.md"),
+        "the agent read the project's README:\n{}",
+        transcript.describe()
     );
     let stopped = server.nagi(&["server", "stop"]);
     assert_eq!(stopped.status, 0, "{}", stopped.describe());
