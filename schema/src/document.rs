@@ -140,6 +140,7 @@ pub fn api_schema_document(extensions: &[SchemaExtension]) -> Value {
             "summary": spec.summary,
             "unknown_fields": match spec.unknown_fields { UnknownFields::Ignored => "ignored", UnknownFields::Rejected => "rejected" },
         })).collect::<Vec<_>>(),
+        "unavailable_methods": crate::methods::unavailable_methods(),
         "error_codes": error_codes,
         "schemas": schemas,
         "$defs": definitions,
@@ -170,6 +171,12 @@ pub fn api_schema_summary(extensions: &[SchemaExtension]) -> String {
             spec.name, spec.summary, strict
         ));
     }
+    let unavailable = crate::methods::unavailable_methods();
+    text.push_str(&format!(
+        "\nNot offered ({} methods, each answers feature_unavailable naming itself):\n  {}\n",
+        unavailable.len(),
+        unavailable.join(", ")
+    ));
     text.push_str(&format!("\nError codes: {}\n", ErrorCode::ALL.len()));
     text.push_str("Full document: nagi api schema --json   (or --output PATH)\n");
     text

@@ -197,3 +197,45 @@ pub static ENGINE_METHODS: &[MethodSpec] = &[
 pub fn find_engine_method(name: &str) -> Option<&'static MethodSpec> {
     ENGINE_METHODS.iter().find(|spec| spec.name == name)
 }
+
+/// Methods of the protocol this server does not offer, beyond the pane table's own
+/// not-implemented entries (a method is listed in one place only; a test checks it). They
+/// answer `feature_unavailable` naming themselves.
+pub const UNAVAILABLE_METHODS: &[&str] = &[
+    "server.live_handoff",
+    "server.reload_config",
+    "server.agent_manifests",
+    "server.reload_agent_manifests",
+    "notification.show",
+    "client.window_title.set",
+    "client.window_title.clear",
+    "worktree.list",
+    "worktree.create",
+    "worktree.open",
+    "worktree.remove",
+    "agent.list",
+    "agent.get",
+    "agent.read",
+    "agent.explain",
+    "agent.send",
+    "agent.rename",
+    "agent.focus",
+    "agent.start",
+    "integration.install",
+    "integration.uninstall",
+    "plugin.capability.approve",
+    "plugin.capability.revoke",
+];
+
+/// Every method of the protocol that answers `feature_unavailable`: the pane table's
+/// entries that nagi does not implement, and [`UNAVAILABLE_METHODS`], sorted.
+pub fn unavailable_methods() -> Vec<&'static str> {
+    let mut methods: Vec<&'static str> = crate::pane::PANE_METHODS
+        .iter()
+        .filter(|spec| !spec.implemented)
+        .map(|spec| spec.name)
+        .chain(UNAVAILABLE_METHODS.iter().copied())
+        .collect();
+    methods.sort_unstable();
+    methods
+}

@@ -15,7 +15,9 @@
 //! for a method nobody knows.
 
 use nagi_schema::envelope::{IdOnly, RawRequest, RequestId};
-use nagi_schema::methods::{EventsSubscribeParams, EventsWaitParams, find_engine_method};
+use nagi_schema::methods::{
+    EventsSubscribeParams, EventsWaitParams, UNAVAILABLE_METHODS, find_engine_method,
+};
 use nagi_schema::mission::*;
 use nagi_pane::PaneRequest;
 use nagi_schema::pane::find_pane_method;
@@ -124,34 +126,6 @@ pub fn decode_envelope(line: &[u8]) -> Result<RawRequest<'_>, RejectedRequest> {
         error: EngineError::InvalidRequest(decode_error.to_string()),
     })
 }
-
-/// Methods of the protocol this server does not offer, beyond the pane table's own
-/// not-implemented entries (a method is listed in one place only; a test checks it).
-pub const UNAVAILABLE_METHODS: &[&str] = &[
-    "server.live_handoff",
-    "server.reload_config",
-    "server.agent_manifests",
-    "server.reload_agent_manifests",
-    "notification.show",
-    "client.window_title.set",
-    "client.window_title.clear",
-    "worktree.list",
-    "worktree.create",
-    "worktree.open",
-    "worktree.remove",
-    "agent.list",
-    "agent.get",
-    "agent.read",
-    "agent.explain",
-    "agent.send",
-    "agent.rename",
-    "agent.focus",
-    "agent.start",
-    "integration.install",
-    "integration.uninstall",
-    "plugin.capability.approve",
-    "plugin.capability.revoke",
-];
 
 fn engine_params(method: &str, params: &RawValue) -> Option<Result<MethodParams, EngineError>> {
     use MethodParams as P;

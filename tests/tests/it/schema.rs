@@ -301,3 +301,32 @@ pub fn assert_session_message_valid(message: &Value) {
         );
     }
 }
+
+/// Every method nagi does not offer is said to be so: over the socket (`feature_unavailable`
+/// naming the method), in `nagi api schema` and its JSON document, and in the README's list.
+#[test]
+fn every_method_not_offered_is_listed_and_answers_feature_unavailable() {
+    let mut env = TestEnv::new();
+    env.start_server();
+    let unavailable = nagi_schema::methods::unavailable_methods();
+    assert!(unavailable.len() > 40, "{unavailable:?}");
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let summary = env.nagi_ok(&["api", "schema"]).stdout;
+    let document = env.nagi_ok(&["api", "schema", "--json"]).json();
+    for method in &unavailable {
+        let response = env.call(method, serde_json::json!({}));
+        assert_eq!(response["error"]["code"], "feature_unavailable", "{method}: {response}");
+        assert!(
+            response["error"]["message"].as_str().unwrap_or_default().contains(method),
+            "{method}: {response}"
+        );
+        assert!(readme.contains(&format!("`{method}`")), "the README does not list {method}");
+        assert!(summary.contains(method), "nagi api schema does not list {method}");
+        assert!(
+            document["unavailable_methods"]
+                .as_array()
+                .is_some_and(|listed| listed.iter().any(|name| name == method)),
+            "the schema document does not list {method}"
+        );
+    }
+}
