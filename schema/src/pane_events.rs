@@ -374,6 +374,20 @@ pub enum PaneSubscription {
     PaneScrollChanged { pane_id: String },
 }
 
+impl PaneSubscription {
+    /// The event name of a subscription that nagi accepts in the protocol but never emits
+    /// (no layouts to move panes, no agent detection, no scrolled viewport), so that it can
+    /// be refused rather than leave its subscriber waiting.
+    pub fn never_emitted(&self) -> Option<&'static str> {
+        match self {
+            PaneSubscription::PaneMoved => Some("pane.moved"),
+            PaneSubscription::PaneAgentDetected => Some("pane.agent_detected"),
+            PaneSubscription::PaneScrollChanged { .. } => Some("pane.scroll_changed"),
+            _ => None,
+        }
+    }
+}
+
 /// Whether `event` is pushed to a subscriber holding `subscription`.
 pub fn subscription_matches(subscription: &PaneSubscription, event: &PaneEventEnvelope) -> bool {
     use PaneEventData as Data;

@@ -296,7 +296,15 @@ async fn stream_subscription(
                 }
                 mission_filters.push(mission)
             }
-            Subscription::Pane(pane) => pane_filters.push(pane),
+            Subscription::Pane(pane) => {
+                if let Some(event) = pane.never_emitted() {
+                    let error = EngineError::FeatureUnavailable(format!(
+                        "{event} is never emitted by nagi (it has no layouts, agent detection or scrolled viewports); subscribe to the events it emits"
+                    ));
+                    return write_line(output, &error_line(id, &error)).await.is_ok();
+                }
+                pane_filters.push(pane)
+            }
         }
     }
     let mut live = None;

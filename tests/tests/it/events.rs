@@ -172,3 +172,25 @@ fn the_cli_follows_events() {
     child.wait().unwrap();
     assert!(first.starts_with("#1 mission_created m1"), "{first}");
 }
+
+/// Subscriptions to events nagi never emits are refused, naming the event, instead of
+/// leaving the subscriber waiting for nothing.
+#[test]
+fn subscriptions_to_events_never_emitted_are_refused() {
+    let mut env = TestEnv::new();
+    env.start_server();
+    for (subscription, event) in [
+        (json!({"type": "pane.moved"}), "pane.moved"),
+        (json!({"type": "pane.agent_detected"}), "pane.agent_detected"),
+        (json!({"type": "pane.scroll_changed", "pane_id": "w1:p1"}), "pane.scroll_changed"),
+    ] {
+        let (_, ack) = subscribe(&env, json!({"subscriptions": [subscription]}));
+        assert_eq!(ack["error"]["code"], "feature_unavailable", "{ack}");
+        assert!(
+            ack["error"]["message"].as_str().unwrap_or_default().contains(event),
+            "{ack}"
+        );
+    }
+    let (_, ack) = subscribe(&env, json!({"subscriptions": [{"type": "pane.created"}]}));
+    assert_eq!(ack["result"]["type"], "subscription_started", "{ack}");
+}
