@@ -119,6 +119,15 @@ fn configure_writer(connection: &Connection, config: &StoreConfig) -> Result<(),
         ));
     }
     connection.pragma_update(None, "synchronous", "FULL")?;
+    // Read back: an acknowledged write must survive power loss, so a connection that did
+    // not take FULL (2) is refused rather than used.
+    let synchronous: i64 = connection.query_row("PRAGMA synchronous", [], |row| row.get(0))?;
+    if synchronous != 2 {
+        return Err(StoreError::new(
+            StoreErrorKind::Other,
+            format!("the database refused synchronous=FULL (got {synchronous})"),
+        ));
+    }
     connection.pragma_update(None, "foreign_keys", "ON")?;
     // Each job runs in a savepoint; keep its statement journal in memory, not in a temp file.
     connection.pragma_update(None, "temp_store", "MEMORY")?;
@@ -255,6 +264,18 @@ impl Store {
             }
             None => (job.abort)(StoreError::closed()),
         }
+    }
+
+    /// The durability settings of the write connection, as SQLite reports them:
+    /// (`journal_mode`, `synchronous`), which nagi requires to be ("wal", 2 = FULL).
+    pub fn durability(&self) -> Result<(String, i64), StoreError> {
+        self.write_blocking(|writer| {
+            let journal: String =
+                writer.connection.query_row("PRAGMA journal_mode", [], |row| row.get(0))?;
+            let synchronous: i64 =
+                writer.connection.query_row("PRAGMA synchronous", [], |row| row.get(0))?;
+            Ok::<_, StoreError>((journal, synchronous))
+        })?
     }
 
     /// Runs a write job and waits for its commit (for start-up work and tests; async

@@ -299,3 +299,15 @@ fn a_version_2_event_log_keeps_its_sequences_through_migration_3() {
         .unwrap();
     assert_eq!(next, 6, "the log continues after its largest sequence");
 }
+
+/// Acknowledged means durable: the connection every write goes through runs in WAL mode
+/// with `synchronous=FULL`, which a SIGKILL test cannot tell from NORMAL (the page cache
+/// survives a killed process), so it is read from SQLite itself.
+#[test]
+fn the_write_connection_is_wal_with_synchronous_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(StoreConfig::new(dir.path().join("nagi.db"))).unwrap();
+    let (journal, synchronous) = store.durability().unwrap();
+    assert_eq!(journal.to_ascii_lowercase(), "wal");
+    assert_eq!(synchronous, 2, "synchronous must be FULL (2), not NORMAL (1)");
+}
