@@ -160,10 +160,24 @@ fn run_line(run: &Value) -> String {
     line
 }
 
-pub fn mission_list(missions: &[Value]) -> String {
+/// The mission table a person reads: archived missions are left out unless `all`, and a
+/// last line says how many were.
+pub fn mission_list(missions: &[Value], all: bool) -> String {
     if missions.is_empty() {
         return "no missions (nagi mission create)\n".into();
     }
+    let archived = |mission: &&Value| text(mission, "status") == "archived";
+    let hidden = if all { 0 } else { missions.iter().filter(archived).count() };
+    let shown: Vec<&Value> = missions.iter().filter(|mission| all || !archived(mission)).collect();
+    let footer = match hidden {
+        0 => String::new(),
+        1 => "(1 archived mission hidden; --all shows it)\n".to_string(),
+        hidden => format!("({hidden} archived missions hidden; --all shows them)\n"),
+    };
+    if shown.is_empty() {
+        return format!("no missions that are not archived\n{footer}");
+    }
+    let missions = shown;
     let width = missions
         .iter()
         .map(|mission| text(mission, "mission_id").len())
@@ -186,6 +200,7 @@ pub fn mission_list(missions: &[Value]) -> String {
             text(mission, "title")
         ));
     }
+    out.push_str(&footer);
     out
 }
 

@@ -19,8 +19,12 @@ use crate::context::Context;
 pub enum MissionCommand {
     /// Create a draft mission for a Git checkout.
     Create(CreateArgs),
-    /// Summaries of every mission.
-    List,
+    /// The missions with their titles; archived ones only with --all (`--json` lists all).
+    List {
+        /// Show archived missions too.
+        #[arg(long)]
+        all: bool,
+    },
     /// The full mission: criteria, checks, evidence, run, attention.
     Get { mission_id: String },
     /// Freeze the checks that prove the criteria.
@@ -174,7 +178,7 @@ fn mission_view_text(result: &Value) -> String {
 pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
     match command {
         MissionCommand::Create(args) => create(context, args),
-        MissionCommand::List => {
+        MissionCommand::List { all } => {
             let result = context.request("mission.list", json!({}))?;
             context.print(&result, |result| {
                 output::mission_list(
@@ -183,6 +187,7 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
                         .and_then(Value::as_array)
                         .map(Vec::as_slice)
                         .unwrap_or(&[]),
+                    all,
                 )
             })
         }

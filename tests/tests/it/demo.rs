@@ -77,6 +77,20 @@ fn the_demo_runs_a_mission_to_archived_and_prints_its_proof() {
         "the agent read the project's README:\n{}",
         transcript.describe()
     );
+    // The list a person reads hides archived missions, and says so; --all shows them.
+    let listed = server.nagi(&["mission", "list"]);
+    assert!(
+        !listed.stdout.contains("demo ") && listed.stdout.contains("1 archived mission hidden; --all shows it"),
+        "{}",
+        listed.describe()
+    );
+    let everything = server.nagi(&["mission", "list", "--all"]);
+    let row = everything
+        .stdout
+        .lines()
+        .find(|line| line.starts_with("demo "))
+        .unwrap_or_else(|| panic!("--all lists the archived demo: {}", everything.describe()));
+    assert!(row.contains("archived") && row.trim_end().len() > "demo  archived".len(), "a title: {row}");
     let stopped = server.nagi(&["server", "stop"]);
     assert_eq!(stopped.status, 0, "{}", stopped.describe());
 }
