@@ -103,6 +103,16 @@ pub struct ServerSettings {
     /// `server_unavailable` and its connection closed.
     #[serde(default = "default_partial_line_budget_mib")]
     pub partial_line_budget_mib: u64,
+    /// How long the panes of an archived mission's runs stay open (to read or attach to)
+    /// before they close; their transcripts stay on disk.
+    #[serde(default = "default_archived_pane_linger_seconds")]
+    pub archived_pane_linger_seconds: u64,
+}
+
+pub const DEFAULT_ARCHIVED_PANE_LINGER_SECONDS: u64 = 600;
+
+fn default_archived_pane_linger_seconds() -> u64 {
+    DEFAULT_ARCHIVED_PANE_LINGER_SECONDS
 }
 
 pub const DEFAULT_PARTIAL_LINE_BUDGET_MIB: u64 = 64;
@@ -131,6 +141,7 @@ impl Default for ServerSettings {
             provider_start_timeout_seconds: DEFAULT_PROVIDER_START_TIMEOUT_SECONDS,
             full_integrity_check: false,
             partial_line_budget_mib: DEFAULT_PARTIAL_LINE_BUDGET_MIB,
+            archived_pane_linger_seconds: DEFAULT_ARCHIVED_PANE_LINGER_SECONDS,
         }
     }
 }

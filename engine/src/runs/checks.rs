@@ -499,6 +499,7 @@ pub fn spawn_claimed_worker(
         let _ = crate::runs::release_claim(&engine, &mission_id, &run_id, &claim_key).await;
         if purpose == Purpose::Close {
             super::recipe::cleanup_on_archive(&engine, &mission_id).await;
+            tokio::spawn(close_panes_of_archived(engine.clone(), mission_id.clone()));
         }
     });
 }
@@ -660,4 +661,37 @@ pub async fn record_manual_evidence(
     .await;
     let _ = crate::runs::release_claim(engine, mission_id, &run.run_id, &key).await;
     outcome
+}
+
+/// Once a mission is archived, its runs' panes close after
+/// `[server] archived_pane_linger_seconds`, so that panes do not pile up; the transcripts
+/// stay. A pane already closed, or a server that stops first, is no error.
+async fn close_panes_of_archived(engine: Arc<Engine>, mission_id: String) {
+    let Ok(Some(mission)) = engine.missions.get(&mission_id) else {
+        return;
+    };
+    if mission.status != nagi_schema::mission::MissionStatus::Archived {
+        return;
+    }
+    let workspaces: Vec<String> = mission
+        .run_history
+        .iter()
+        .chain(mission.run.iter())
+        .filter_map(|run| run.pane_id.as_deref())
+        .filter_map(|pane_id| engine.panes.pane_info(pane_id).ok())
+        .map(|pane| pane.workspace_id)
+        .collect();
+    if workspaces.is_empty() {
+        return;
+    }
+    let linger = std::time::Duration::from_secs(engine.config.user.server.archived_pane_linger_seconds);
+    tokio::select! {
+        _ = tokio::time::sleep(linger) => {}
+        _ = engine.shutdown.wait() => return,
+    }
+    for workspace_id in workspaces {
+        if let Err(error) = engine.panes.close_workspace(&workspace_id).await {
+            tracing::debug!(%mission_id, %workspace_id, %error, "an archived run's pane was already gone");
+        }
+    }
 }

@@ -4,6 +4,8 @@
 use std::path::Path;
 
 use nagi_tests::*;
+
+use crate::panes::eventually;
 use serde_json::{Value, json};
 
 // The same hostile configuration the engine's scan tests plant.
@@ -27,9 +29,13 @@ fn configure_fakes(env: &TestEnv, script: &Value) -> std::path::PathBuf {
             toml_string(test_binary(binary).to_str().unwrap())
         ));
     }
+    // An archived mission's panes close a second after the archive, instead of minutes.
     std::fs::write(
         env.config_dir.join("config.toml"),
-        format!("{config}{}", fake_sandbox_section(env)),
+        format!(
+            "{config}{}\n[server]\narchived_pane_linger_seconds = 1\n",
+            fake_sandbox_section(env)
+        ),
     )
     .unwrap();
     log
@@ -105,6 +111,11 @@ fn the_happy_path_ends_archived_with_a_receipt() {
         mission["status"] == "archived"
     });
     assert_eq!(archived["checks"][0]["status"], "passed");
+    // Panes do not pile up: the run's pane closes after the linger the config sets.
+    let pane_id = archived["run"]["pane_id"].as_str().expect("the run had a pane").to_string();
+    eventually("the archived run's pane closes", || {
+        s.env.call("pane.get", json!({"pane_id": pane_id}))["error"]["code"] == "pane_not_found"
+    });
     let final_receipt =
         s.env.ok("mission.proof.get", json!({"mission_id": "m1"}))["receipt"].clone();
     assert_eq!(final_receipt["decision"], "archived");
