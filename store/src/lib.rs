@@ -13,7 +13,7 @@ mod writer;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OpenFlags};
@@ -29,8 +29,6 @@ pub struct StoreConfig {
     pub path: PathBuf,
     /// Most jobs in one group commit.
     pub max_batch: usize,
-    /// Queue length before submitters wait.
-    pub queue_capacity: usize,
     /// SQLite `max_page_count` for the writer (tests simulate a full disk with it).
     pub max_page_count: Option<u64>,
     /// How the database is checked before it is used: a damaged one is refused, never
@@ -54,7 +52,6 @@ impl StoreConfig {
         StoreConfig {
             path: path.into(),
             max_batch: 256,
-            queue_capacity: 4096,
             max_page_count: None,
             integrity_check: IntegrityCheck::Quick,
         }
@@ -104,7 +101,9 @@ fn check_integrity(
 pub struct Store {
     path: PathBuf,
     side: Arc<WriteSide>,
-    jobs: Mutex<Option<SyncSender<Job>>>,
+    /// Unbounded, so that queueing never blocks the (async) caller: the jobs in flight are
+    /// bounded by the server's connection limit, as each connection waits for its reply.
+    jobs: Mutex<Option<Sender<Job>>>,
     writer_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
     readers: Mutex<Vec<Connection>>,
 }
@@ -168,7 +167,7 @@ impl Store {
         configure_writer(&connection, &config)?;
         // A file that is not SQLite fails here with a clear "not a database" error.
         migrations::apply_migrations(&mut connection)?;
-        let (sender, receiver) = sync_channel::<Job>(config.queue_capacity);
+        let (sender, receiver) = channel::<Job>();
         let side = Arc::new(WriteSide {
             connection: Mutex::new(connection),
             queued: AtomicUsize::new(0),
