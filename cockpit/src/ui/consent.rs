@@ -97,17 +97,28 @@ pub fn draw(frame: &mut Frame, app: &App, dialog: &ConsentDialog, area: Rect) {
         .preview
         .as_ref()
         .map_or(1, |preview| preview_lines(preview).len());
+    let status = status_lines(app, dialog);
+    // As wide as the terminal allows (a refusal's message is long), and the status area as
+    // tall as its wrapped lines, so that nothing is cut off.
+    let width = area.width.saturating_sub(4).clamp(40, 160);
+    let text_width = usize::from(width.saturating_sub(2).max(1));
+    let status_rows: u16 = status
+        .iter()
+        .map(|line| line.width().div_ceil(text_width).max(1) as u16)
+        .sum::<u16>()
+        .max(1);
+    let status_rows = status_rows.min(area.height.saturating_sub(10).max(2));
     let inner = popup(
         frame,
         area,
-        130,
-        fit_height(body_lines, 6, 44),
+        width,
+        fit_height(body_lines, 4 + status_rows, area.height.saturating_sub(2).max(10)),
         "Consent — read what this authorises",
     );
     let [top, body, bottom] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(3),
-        Constraint::Length(2),
+        Constraint::Length(status_rows),
     ])
     .areas(inner);
     if let Some(note) = &dialog.note {
@@ -129,6 +140,10 @@ pub fn draw(frame: &mut Frame, app: &App, dialog: &ConsentDialog, area: Rect) {
         ),
         None => {}
     }
+    paragraph(frame, status, bottom, 0);
+}
+
+fn status_lines(app: &App, dialog: &ConsentDialog) -> Vec<Line<'static>> {
     let mut status = Vec::new();
     if let Some(error) = &dialog.error {
         status.push(Line::styled(error.clone(), Style::new().fg(Color::Red)));
@@ -148,5 +163,5 @@ pub fn draw(frame: &mut Frame, app: &App, dialog: &ConsentDialog, area: Rect) {
         )),
         None => {}
     }
-    paragraph(frame, status, bottom, 0);
+    status
 }

@@ -118,6 +118,44 @@ fn the_consent_dialog_shows_every_line_the_recipe_scope_and_the_digest() {
     );
 }
 
+/// A refusal's whole message is readable in a small terminal: the dialog takes the
+/// terminal's width and its status area grows with the wrapped message.
+#[test]
+fn a_long_refusal_is_shown_whole_in_a_small_terminal() {
+    let mut app = app_with(vec![]);
+    app.handle_key(char_key('s'));
+    let requests = app.handle_key(key(KeyCode::Enter));
+    let crate::request::Request::Preview(action) = requests[0].clone() else {
+        panic!()
+    };
+    app.apply(ServerUpdate::Previewed {
+        action,
+        preview: recipe_preview(),
+    });
+    let decide = app.handle_key(char_key('y')).remove(0);
+    let long = format!(
+        "the handoff artifact changed since it was previewed ({}); the mission and workspace now give another digest END-OF-REFUSAL",
+        "details ".repeat(20)
+    );
+    app.apply(ServerUpdate::Failed {
+        request: decide,
+        code: Some("handoff_artifact_changed".into()),
+        message: long,
+    });
+    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    terminal.draw(|frame| draw(frame, &app, None)).unwrap();
+    let buffer = terminal.backend().buffer();
+    let mut screen = String::new();
+    for y in 0..buffer.area.height {
+        for x in 0..buffer.area.width {
+            screen.push_str(buffer[(x, y)].symbol());
+        }
+        screen.push('\n');
+    }
+    assert!(screen.contains("END-OF-REFUSAL"), "the end of the message is on screen:\n{screen}");
+    assert!(screen.contains("handoff_artifact_changed"), "{screen}");
+}
+
 #[test]
 fn the_answer_form_shows_options_free_text_and_the_approval_keys() {
     let mut app = app_with(vec![question_item(false)]);
