@@ -1,5 +1,5 @@
 //! Domain errors of the mission state machine. Each variant corresponds to one stable
-//! wire code; the mapping lives in `crate::errors`.
+//! wire code; the mapping lives in the engine's `errors` module.
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MissionError {
@@ -68,4 +68,11 @@ pub enum MissionError {
     /// An illegal transition or an internal inconsistency: `mission_runtime_error`.
     #[error("{0}")]
     Runtime(String),
+}
+
+impl MissionError {
+    /// `mission_not_found` for `mission_id`, worded the same wherever a mission is missing.
+    pub fn no_mission(mission_id: &str) -> MissionError {
+        MissionError::NotFound(format!("no mission {mission_id:?}"))
+    }
 }

@@ -10,7 +10,7 @@ use nagi_schema::mission::{MissionProviderMode, MissionStartParams, MissionStatu
 use nagi_schema::results::ResponseResult;
 
 use super::Peer;
-use super::missions::{load_existing, view};
+use super::missions::view;
 use nagi_mission::clock::now_millis;
 use crate::consent::{self, peer::ConsentVerdict, preview};
 use crate::engine::Engine;
@@ -102,7 +102,7 @@ pub async fn decide(
     if params.decision == CockpitDecision::Deny {
         let mission = mission_id
             .as_deref()
-            .and_then(|id| load_existing(engine, id).ok())
+            .and_then(|id| engine.missions.get_existing(id).ok())
             .map(|mission| view(engine, &mission));
         return Ok(ResponseResult::CockpitDecided {
             outcome: CockpitOutcome {
@@ -130,7 +130,7 @@ pub async fn decide(
     settled?;
     let mission = mission_id
         .as_deref()
-        .and_then(|id| load_existing(engine, id).ok())
+        .and_then(|id| engine.missions.get_existing(id).ok())
         .map(|mission| view(engine, &mission));
     Ok(ResponseResult::CockpitDecided {
         outcome: CockpitOutcome {

@@ -80,11 +80,6 @@ pub fn load_checked(engine: &Engine, mission_id: &str) -> Result<Mission, Engine
     engine.missions.get_checked(mission_id)
 }
 
-/// Loads a mission for a mutating method: no separate syntax check, as the contract says.
-pub fn load_existing(engine: &Engine, mission_id: &str) -> Result<Mission, EngineError> {
-    engine.missions.get_existing(mission_id)
-}
-
 pub fn get(engine: &Arc<Engine>, params: MissionTarget) -> Result<ResponseResult, EngineError> {
     let mission = load_checked(engine, &params.mission_id)?;
     Ok(ResponseResult::MissionInfo {
@@ -106,7 +101,7 @@ pub async fn configure(
         .missions
         .mutate_concurrently(&mission_id, move |existing| {
             let mission = existing.ok_or_else(|| {
-                MissionError::NotFound(format!("no mission {:?}", params.mission_id))
+                MissionError::no_mission(&params.mission_id)
             })?;
             match decide_configure(mission, &params.checks, now)? {
                 ConfigureDecision::Unchanged => Ok((Vec::new(), false)),

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use nagi_schema::mission::{MissionStatus, MissionTarget, MissionVerifyParams};
 use nagi_schema::results::ResponseResult;
 
-use super::missions::{load_checked, load_existing, view};
+use super::missions::{load_checked, view};
 use crate::engine::Engine;
 use crate::errors::EngineError;
 use nagi_mission::MissionError;
@@ -28,7 +28,7 @@ pub async fn verify(
     engine: &Arc<Engine>,
     params: MissionVerifyParams,
 ) -> Result<ResponseResult, EngineError> {
-    let mission = load_existing(engine, &params.mission_id)?;
+    let mission = engine.missions.get_existing(&params.mission_id)?;
     if !params.execute_declared_checks {
         return Err(MissionError::ConsentRequired(
             "mission.verify runs the declared commands with your OS permissions; consent with execute_declared_checks: true".into(),
@@ -78,7 +78,7 @@ pub async fn close(
     let mission = engine
         .missions
         .get(&params.mission_id)?
-        .ok_or_else(|| MissionError::NotFound(format!("no mission {:?}", params.mission_id)))?;
+        .ok_or_else(|| MissionError::no_mission(&params.mission_id))?;
     match mission.status {
         MissionStatus::Archived => {
             return Ok(ResponseResult::MissionCloseAccepted {

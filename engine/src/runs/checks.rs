@@ -194,7 +194,7 @@ async fn collect_and_seal(
     let mission = engine
         .missions
         .get(mission_id)?
-        .ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
+        .ok_or_else(|| MissionError::no_mission(&mission_id))?;
     if mission.run.as_ref().map(|run| run.run_id.as_str()) != Some(run_id) {
         return Err(MissionError::RunMismatch(format!(
             "run {run_id} is not the mission's current run"
@@ -328,7 +328,7 @@ async fn evaluate_and_seal(
         Ok((doc, head_of(reader.last_event()?), reader.claim(claim_key)?))
     })?;
     let mission = Mission::from_document(
-        &mission.ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?,
+        &mission.ok_or_else(|| MissionError::no_mission(&mission_id))?,
     )?;
     let claim = claim.ok_or_else(|| {
         MissionError::Runtime("the checkout claim was lost while the checks ran".into())
@@ -361,7 +361,7 @@ async fn evaluate_and_seal(
         .missions
         .mutate_writing(&mission_id.clone(), move |writer, mission| {
             let mission = mission
-                .ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
+                .ok_or_else(|| MissionError::no_mission(&mission_id))?;
             let current_head = head_of(writer.reader().last_event()?);
             let now = now_millis();
             let mut events = Vec::new();
@@ -513,7 +513,7 @@ pub async fn rerun_after_restart(
     let mission = engine
         .missions
         .get(mission_id)?
-        .ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
+        .ok_or_else(|| MissionError::no_mission(&mission_id))?;
     let run_id = mission
         .run
         .as_ref()
@@ -570,7 +570,7 @@ pub async fn record_manual_evidence(
     let mission = engine
         .missions
         .get(mission_id)?
-        .ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
+        .ok_or_else(|| MissionError::no_mission(&mission_id))?;
     let run = mission
         .run
         .clone()

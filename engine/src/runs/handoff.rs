@@ -235,7 +235,7 @@ async fn continue_run(
         .missions
         .mutate_writing(&mission_id.clone(), move |writer, mission| {
             let mission = mission
-                .ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
+                .ok_or_else(|| MissionError::no_mission(&mission_id))?;
             let grant = grant.map(|grant| WriteGrant {
                 sandbox: grant.sandbox,
                 consent_id: grant.consent_id,

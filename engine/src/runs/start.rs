@@ -319,7 +319,7 @@ async fn prepare_and_commit(
         .missions
         .mutate_writing(&mission_id.clone(), move |writer, mission| {
             let mission = mission
-                .ok_or_else(|| MissionError::NotFound(format!("no mission {mission_id:?}")))?;
+                .ok_or_else(|| MissionError::no_mission(&mission_id))?;
             let event = decide_run_started(mission, &request, &base_revision, now_millis())?;
             match writer.claim_checkout(&claim)? {
                 nagi_store::ClaimOutcome::Claimed | nagi_store::ClaimOutcome::AlreadyHeld(_) => {}
