@@ -540,7 +540,11 @@ fn a_checkout_claimed_by_another_session_is_refused_until_its_run_ends() {
 fn a_second_mission_on_a_claimed_checkout_is_refused_with_its_own_code() {
     let runs = runs_with(json!([{"approve_command": "wait here"}]), &[]);
     runs.env.ok("mission.start", start_params("codex", "r1"));
-    wait_for_mission(&runs.env, "m1", "active", status_is("active"));
+    // The first run settles (its approval is open) before the store is fingerprinted, so
+    // that only the refused start could change it.
+    wait_for_mission(&runs.env, "m1", "waiting on its approval", |mission| {
+        mission["status"] == "active" && mission["unresolved_attention_count"] == 1
+    });
     runs.env.ok(
         "mission.create",
         create_params("m2", &runs.repo.path_text()),
