@@ -2,7 +2,7 @@
 
 use nagi_schema::mission::MissionPathRule;
 
-pub const MAX_ID_BYTES: usize = 128;
+pub use nagi_schema::ids::MAX_ID_BYTES;
 pub const MAX_TITLE_BYTES: usize = 256;
 pub const MAX_OBJECTIVE_BYTES: usize = 8192;
 pub const MAX_CRITERION_BYTES: usize = 1024;
@@ -17,37 +17,14 @@ pub const MAX_ARTIFACTS: usize = 32;
 pub const MAX_REVIEWERS: usize = 32;
 pub const MAX_COVERED: usize = 32;
 
-/// The ID rule: 1–128 bytes of `A–Z a–z 0–9 _ . : -`, and not `.` or `..` (ids name
-/// files and folders: transcripts, a run's scratch dir).
+/// The id rule (`nagi_schema::ids`): 1–128 bytes of `A–Z a–z 0–9 _ . : -`, and not `.` or
+/// `..` (ids name files and folders: transcripts, a run's scratch dir).
 pub fn id_is_valid(id: &str) -> bool {
-    !id.is_empty()
-        && id != "."
-        && id != ".."
-        && id.len() <= MAX_ID_BYTES
-        && id
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'.' | b':' | b'-'))
+    nagi_schema::ids::check_id_text(id).is_ok()
 }
 
 pub fn check_id(field: &str, id: &str) -> Result<(), String> {
-    if id_is_valid(id) {
-        Ok(())
-    } else if id.is_empty() {
-        Err(format!("{field} must not be empty"))
-    } else if id == "." || id == ".." {
-        Err(format!(
-            "{field} {id:?} is not an id: `.` and `..` name folders"
-        ))
-    } else if id.len() > MAX_ID_BYTES {
-        Err(format!(
-            "{field} is {} bytes long; the limit is {MAX_ID_BYTES}",
-            id.len()
-        ))
-    } else {
-        Err(format!(
-            "{field} {id:?} may contain only letters, digits, '_', '.', ':' and '-'"
-        ))
-    }
+    nagi_schema::ids::check_id_text(id).map_err(|fault| fault.describe(field, id))
 }
 
 /// Text fields: non-blank after trimming, within the byte limit, and without control

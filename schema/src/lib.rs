@@ -11,6 +11,7 @@ pub mod document;
 pub mod envelope;
 pub mod events;
 pub mod handoff;
+pub mod ids;
 pub mod methods;
 pub mod mission;
 pub mod pane;

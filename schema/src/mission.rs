@@ -7,8 +7,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Regex of the ID rule: 1–128 bytes of `A–Z a–z 0–9 _ . : -`.
-pub const ID_PATTERN: &str = "^[A-Za-z0-9_.:-]+$";
+pub use crate::ids::ID_PATTERN;
 pub const SHA256_PATTERN: &str = "^[0-9a-f]{64}$";
 pub const REVISION_PATTERN: &str = "^(?:[0-9A-Fa-f]{40}|[0-9A-Fa-f]{64})$";
 
@@ -84,6 +83,17 @@ impl MissionProvider {
             MissionProvider::ClaudeCode => "claude_code",
             MissionProvider::OpenCode => "open_code",
             MissionProvider::Acp => "acp",
+        }
+    }
+
+    /// The provider's name as people read it, the one spelling every human-facing text uses
+    /// (consent screens, transcripts, messages).
+    pub fn display_name(self) -> &'static str {
+        match self {
+            MissionProvider::Codex => "Codex",
+            MissionProvider::ClaudeCode => "Claude Code",
+            MissionProvider::OpenCode => "OpenCode",
+            MissionProvider::Acp => "ACP agent",
         }
     }
 

@@ -20,15 +20,6 @@ fn hasher(kind: &str) -> CanonicalHasher {
     CanonicalHasher::new(&format!("cockpit-consent-{kind}-v1"))
 }
 
-fn provider_name(provider: MissionProvider) -> &'static str {
-    match provider {
-        MissionProvider::Codex => "Codex",
-        MissionProvider::ClaudeCode => "Claude Code",
-        MissionProvider::OpenCode => "OpenCode",
-        MissionProvider::Acp => "an ACP agent",
-    }
-}
-
 pub fn recipe_view(recipe: &ProjectRecipe, path: &str) -> RecipeScopeView {
     RecipeScopeView {
         path: path.to_string(),
@@ -114,7 +105,7 @@ pub async fn build(
                 ),
                 format!(
                     "provider: {} ({}), executable {}",
-                    provider_name(*provider),
+                    provider.display_name(),
                     provider.as_str(),
                     resolved.program.display()
                 ),
@@ -322,7 +313,7 @@ pub async fn build(
             let lines = vec![
                 format!(
                     "Hand mission {mission_id} from run {source} to {}",
-                    provider_name(*to)
+                    to.display_name()
                 ),
                 format!(
                     "artifact {artifact_sha256} (generated {})",

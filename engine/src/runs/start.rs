@@ -446,15 +446,6 @@ pub fn transcript_path(engine: &Engine, mission_id: &str, run_id: &str) -> PathB
         .join(format!("{}.log", crate::paths::path_segment(run_id)))
 }
 
-fn provider_label(provider: MissionProvider) -> &'static str {
-    match provider {
-        MissionProvider::Codex => "Codex",
-        MissionProvider::ClaudeCode => "Claude Code",
-        MissionProvider::OpenCode => "OpenCode",
-        MissionProvider::Acp => "ACP agent",
-    }
-}
-
 /// Opens the run's transcript and pane, starts the provider and its supervisor, and records
 /// the pane and the enforcement that applies.
 pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), EngineError> {
@@ -477,7 +468,7 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
     transcript.nagi(&format!(
         "mission {mission_id}, run {} — {} in {} ({})",
         run.run_id,
-        provider_label(run.provider),
+        run.provider.display_name(),
         run.worktree_path,
         if resume_session_id.is_some() {
             "resuming its session"
