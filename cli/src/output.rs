@@ -167,8 +167,15 @@ pub fn mission_list(missions: &[Value], all: bool) -> String {
         return "no missions (nagi mission create)\n".into();
     }
     let archived = |mission: &&Value| text(mission, "status") == "archived";
-    let hidden = if all { 0 } else { missions.iter().filter(archived).count() };
-    let shown: Vec<&Value> = missions.iter().filter(|mission| all || !archived(mission)).collect();
+    let hidden = if all {
+        0
+    } else {
+        missions.iter().filter(archived).count()
+    };
+    let shown: Vec<&Value> = missions
+        .iter()
+        .filter(|mission| all || !archived(mission))
+        .collect();
     let footer = match hidden {
         0 => String::new(),
         1 => "(1 archived mission hidden; --all shows it)\n".to_string(),
@@ -338,7 +345,10 @@ pub fn handoff_artifact(artifact: &Value) -> String {
     {
         out.push_str(&format!("  note: {}\n", warning.as_str().unwrap_or("")));
     }
-    let generated_at = artifact.get("generated_at_millis").and_then(Value::as_u64).unwrap_or(0);
+    let generated_at = artifact
+        .get("generated_at_millis")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
     out.push_str(&format!(
         "\n  artifact_sha256      {}\n  generated            {}\n\nStart it with:\n  nagi mission handoff start {} --to {} --digest {} --generated-at {}\n",
         text(artifact, "artifact_sha256"),

@@ -16,8 +16,8 @@ use nagi_store::{Store, StoreConfig};
 
 use crate::config::EngineConfig;
 use crate::engine::{Engine, Shutdown};
-use crate::missions::Missions;
 use crate::live::registry::RunRegistry;
+use crate::missions::Missions;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DaemonError {
@@ -269,9 +269,12 @@ async fn stop_live_runs(engine: &Arc<Engine>) {
     // The supervisors end once their providers have; no new run starts after this point
     // (the socket no longer accepts requests), so closing the tracker is safe.
     engine.supervisors.close();
-    if tokio::time::timeout(std::time::Duration::from_secs(10), engine.supervisors.wait())
-        .await
-        .is_err()
+    if tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        engine.supervisors.wait(),
+    )
+    .await
+    .is_err()
     {
         tracing::warn!(
             live = engine.runs.live_run_count(),

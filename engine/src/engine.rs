@@ -5,8 +5,8 @@ use std::sync::Arc;
 use tokio::sync::watch;
 
 use crate::config::EngineConfig;
-use crate::missions::Missions;
 use crate::live::registry::RunRegistry;
+use crate::missions::Missions;
 
 /// Broadcast shutdown: `trigger` once; every task holding a receiver sees it.
 #[derive(Clone)]

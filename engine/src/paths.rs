@@ -67,9 +67,9 @@ impl SessionPaths {
     }
 }
 
-/// An id as one path segment: `.` and `..` (which the id rule refuses, but a stored id from
-/// before that rule may still be one) become `%2E` and `%2E%2E`, so no id names a folder
-/// above the one it is joined to. The id rule allows no `/`.
+/// A recipe's service id as one path segment. The recipe's id rule already refuses `.`,
+/// `..` and `/`; this keeps the log path inside its folder even so. Mission and run ids
+/// are typed (`nagi_schema::ids`) and are their own segments.
 pub fn path_segment(id: &str) -> String {
     match id {
         "." => "%2E".into(),

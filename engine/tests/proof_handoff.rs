@@ -4,19 +4,19 @@ mod support;
 
 use std::os::unix::fs::PermissionsExt;
 
+use nagi_exec::workspace::{ScanConfig, handoff_diff};
 use nagi_mission::digest::suggested_handoff_run_id;
+use nagi_mission::event::MissionEvent;
+use nagi_mission::view::NoLiveRuns;
 use nagi_proof::handoff::{
     HandoffArtifactConfig, HandoffAuthority, HandoffError, HandoffStartPrecheck,
     build_handoff_artifact, confirm_rebuilt_artifact, decide_run_continued, handoff_prompt,
     precheck_handoff_start,
 };
-use nagi_mission::event::MissionEvent;
-use nagi_mission::view::NoLiveRuns;
 use nagi_proof::{
     ProofError, Verdict, close_outcome, current_identity, manual_evidence, proof_receipt,
     readiness_outcome,
 };
-use nagi_exec::workspace::{ScanConfig, handoff_diff};
 use nagi_schema::handoff::MissionHandoffArtifactV1;
 use nagi_schema::mission::{MissionCheckStatusV1, MissionProvider, MissionStatus};
 use nagi_schema::proof::ProofClosureDecisionV1;
@@ -671,7 +671,8 @@ fn a_handoff_start_continues_the_run_only_with_the_inspected_artifact() {
         at_millis,
     });
     let mut continuation = ledger;
-    continuation.mission.run.as_mut().unwrap().run_id = inspected.suggested_run_id.clone();
+    continuation.mission.run.as_mut().unwrap().run_id =
+        nagi_schema::ids::RunId::parse(&inspected.suggested_run_id).unwrap();
     let verdict = continuation.verify_now(&repository.root());
     assert_eq!(
         check_status(&verdict, "unit"),

@@ -5,13 +5,13 @@
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
-use nagi_pane::process::{processes_in_group, read_stat};
 use nagi_engine::recipe::exec::{
     CopyOutcome, PortRange, RecipeExecConfig, RecipeExecError, RunTarget, SERVICE_LEASE_MARKER,
     adopt_or_restart_services, archive_cleanup, copy_ignored, prepare_mission_worktree,
     provision_run, stop_services,
 };
 use nagi_engine::recipe::validate_str;
+use nagi_pane::process::{processes_in_group, read_stat};
 use nagi_schema::pane::{ReadFormat, ReadSource};
 use recipe_support::*;
 
@@ -277,8 +277,8 @@ fn an_existing_mission_branch_is_reused_and_the_recipe_location_is_honoured() {
 
 fn target(worktree: &std::path::Path, run_id: &str) -> RunTarget {
     RunTarget {
-        mission_id: "m1".into(),
-        run_id: run_id.into(),
+        mission_id: nagi_schema::ids::MissionId::parse("m1").unwrap(),
+        run_id: nagi_schema::ids::RunId::parse(run_id).unwrap(),
         worktree: worktree.to_path_buf(),
     }
 }
@@ -321,9 +321,7 @@ async fn setup_runs_in_the_worktree_with_markers_and_shows_in_the_project_pane()
     assert!(
         environment.contains(&format!(
             "NAGI_SESSION_MARKER={}",
-            nagi_engine::leftovers::session_marker_value(
-                &session.engine.config.paths.data_dir
-            )
+            nagi_engine::leftovers::session_marker_value(&session.engine.config.paths.data_dir)
         )),
         "{environment}"
     );
@@ -773,11 +771,11 @@ mod recipe_support {
 
     use nagi_engine::config::{EngineConfig, UserConfig};
     use nagi_engine::engine::{Engine, Shutdown};
-    use nagi_engine::missions::Missions;
-    use nagi_pane::{PaneHost, PaneHostConfig};
-    use nagi_engine::paths::SessionPaths;
     use nagi_engine::live::claims::ClaimLocks;
     use nagi_engine::live::registry::RunRegistry;
+    use nagi_engine::missions::Missions;
+    use nagi_engine::paths::SessionPaths;
+    use nagi_pane::{PaneHost, PaneHostConfig};
     use nagi_store::access::PortLeaseRow;
     use nagi_store::{Store, StoreConfig};
 

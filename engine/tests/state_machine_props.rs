@@ -20,9 +20,7 @@ use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;
 
 use nagi_mission::apply::apply;
-use nagi_mission::create::{
-    ConfigureDecision, CreateDecision, decide_configure, decide_create,
-};
+use nagi_mission::create::{ConfigureDecision, CreateDecision, decide_configure, decide_create};
 use nagi_mission::model::*;
 use nagi_mission::status::{generic_transition_allowed, run_can_follow};
 use nagi_mission::view::{NoLiveRuns, mission_view};
@@ -265,7 +263,7 @@ fn mission_check(spec: &CheckSpec) -> MissionCheck {
 
 fn new_run(mission: &Mission, model: &Model, provider: usize, handoff: bool, at: u64) -> Run {
     Run {
-        run_id: format!("run-{}", model.runs_started + 1),
+        run_id: nagi_schema::ids::RunId::parse(&format!("run-{}", model.runs_started + 1)).unwrap(),
         provider: MissionProvider::ALL[provider],
         mode: MissionProviderMode::Managed,
         worktree_path: mission.repository_path.clone(),
@@ -273,7 +271,7 @@ fn new_run(mission: &Mission, model: &Model, provider: usize, handoff: bool, at:
         execute_declared_checks: true,
         execute_project_recipe: false,
         handoff_from_run_id: if handoff {
-            mission.run.as_ref().map(|run| run.run_id.clone())
+            mission.run.as_ref().map(|run| run.run_id.to_string())
         } else {
             None
         },
@@ -333,7 +331,7 @@ fn attention_item(run: &Run, number: usize, kind: usize, risk: usize, at: u64) -
     };
     Attention {
         attention_id: format!("att-{number}"),
-        run_id: run.run_id.clone(),
+        run_id: run.run_id.to_string(),
         kind,
         risk: RISKS[risk],
         requested_action: "run `cargo test`".into(),
@@ -409,7 +407,7 @@ fn evidence_for(
         workspace_digest: "cd".repeat(32),
         relevant_digest: Some("ef".repeat(32)),
         declaration_digest: declaration.digest.clone(),
-        run_id: run.run_id.clone(),
+        run_id: run.run_id.to_string(),
         identity_digest: Some("ab".repeat(32)),
         output_digest: None,
         recorded_at_millis: at,
@@ -434,8 +432,8 @@ fn receipt(
     ProofReceiptV1 {
         schema_version: 1,
         identity: ProofIdentityV1 {
-            mission_id: mission.mission_id.clone(),
-            run_id: run.run_id.clone(),
+            mission_id: mission.mission_id.to_string(),
+            run_id: run.run_id.to_string(),
             repository_identity: digest("1"),
             worktree_identity: digest("2"),
             base_revision: run.base_revision.clone(),
@@ -506,7 +504,7 @@ fn check_run(mission: &Mission, passing: bool, at: u64) -> Vec<MissionEvent> {
         return Vec::new();
     }
     let mut events = vec![MissionEvent::ChecksStarted {
-        run_id: run.run_id.clone(),
+        run_id: run.run_id.to_string(),
         purpose: "verify".into(),
         check_count: plan.declarations.len() as u32,
         at_millis: at,
@@ -523,7 +521,7 @@ fn check_run(mission: &Mission, passing: bool, at: u64) -> Vec<MissionEvent> {
         });
     }
     events.push(MissionEvent::ChecksFinished {
-        run_id: run.run_id.clone(),
+        run_id: run.run_id.to_string(),
         outcome: None,
         at_millis: at,
     });
@@ -593,7 +591,7 @@ fn decide_one(
         }
         Command::ContinueRun { provider } => {
             (run.is_some() && run_can_follow(status)).then(|| MissionEvent::RunContinued {
-                source_run_id: run.map(|run| run.run_id.clone()).unwrap_or_default(),
+                source_run_id: run.map(|run| run.run_id.to_string()).unwrap_or_default(),
                 run: new_run(mission, model, *provider, true, at),
                 at_millis: at,
             })
@@ -601,7 +599,7 @@ fn decide_one(
         Command::AttachPane => run
             .filter(|run| run.pane_id.is_none() && status == Preparing)
             .map(|run| MissionEvent::RunPaneAttached {
-                run_id: run.run_id.clone(),
+                run_id: run.run_id.to_string(),
                 pane_id: format!("pane-{}", run.run_id),
                 enforcement: "provider_sandbox".into(),
                 workspace_digest_at_start: Some("12".repeat(32)),
@@ -610,7 +608,7 @@ fn decide_one(
         Command::BindSession => {
             run.filter(|_| status == Preparing)
                 .map(|run| MissionEvent::ProviderSessionBound {
-                    run_id: run.run_id.clone(),
+                    run_id: run.run_id.to_string(),
                     provider_session_id: format!("native-{}", run.run_id),
                     at_millis: at,
                 })
@@ -720,7 +718,7 @@ fn decide_one(
         Command::StartChecks { count } => run
             .filter(|_| mission.checks_in_flight.is_none() && mission.plan.is_some())
             .map(|run| MissionEvent::ChecksStarted {
-                run_id: run.run_id.clone(),
+                run_id: run.run_id.to_string(),
                 purpose: "turn_completed".into(),
                 check_count: *count,
                 at_millis: at,
@@ -745,7 +743,7 @@ fn decide_one(
             })
         }
         Command::RecordPack => run.map(|run| MissionEvent::EvidencePackRecorded {
-            run_id: run.run_id.clone(),
+            run_id: run.run_id.to_string(),
             pack_digest: format!("{:064x}", mission.revision + 1),
             at_millis: at,
         }),

@@ -88,7 +88,8 @@ mod tests {
             objective: "Fix the login redirect".into(),
             acceptance_criteria: vec!["Redirect test passes".into()],
         };
-        let CreateDecision::Create(created) = decide_create(None, &params, "/work/repo", 10).unwrap()
+        let CreateDecision::Create(created) =
+            decide_create(None, &params, "/work/repo", 10).unwrap()
         else {
             panic!("a new mission is created")
         };
@@ -102,14 +103,18 @@ mod tests {
             "the workspace changed",
             11,
         );
-        opened.iter().fold(mission, |mission, event| apply(Some(mission), event))
+        opened
+            .iter()
+            .fold(mission, |mission, event| apply(Some(mission), event))
     }
 
     #[test]
     fn an_open_item_is_dismissed_by_the_local_user_with_the_reason() {
         let mission = mission_with_a_notice();
         let events = decide_dismiss(Some(&mission), "att-1", "seen it", 12).unwrap();
-        let mission = events.iter().fold(mission, |mission, event| apply(Some(mission), event));
+        let mission = events
+            .iter()
+            .fold(mission, |mission, event| apply(Some(mission), event));
         let item = &mission.attention["att-1"];
         assert_eq!(item.lifecycle, AttentionLifecycle::Dismissed);
         assert_eq!(item.closed_by.as_deref(), Some(LOCAL_ACTOR));
@@ -120,10 +125,18 @@ mod tests {
     fn an_item_settled_since_it_was_shown_is_not_dismissed_again() {
         let mission = mission_with_a_notice();
         let first = decide_dismiss(Some(&mission), "att-1", "seen it", 12).unwrap();
-        let mission = first.iter().fold(mission, |mission, event| apply(Some(mission), event));
+        let mission = first
+            .iter()
+            .fold(mission, |mission, event| apply(Some(mission), event));
         let refused = decide_dismiss(Some(&mission), "att-1", "again", 13).unwrap_err();
-        assert!(matches!(refused, MissionError::InvalidResponse(_)), "{refused:?}");
-        assert_eq!(mission.attention["att-1"].closed_reason.as_deref(), Some("seen it"));
+        assert!(
+            matches!(refused, MissionError::InvalidResponse(_)),
+            "{refused:?}"
+        );
+        assert_eq!(
+            mission.attention["att-1"].closed_reason.as_deref(),
+            Some("seen it")
+        );
     }
 
     #[test]

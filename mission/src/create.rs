@@ -41,7 +41,9 @@ pub fn decide_create(
             )))
         };
     }
-    check_id("mission_id", &params.mission_id).map_err(MissionError::InvalidMission)?;
+    let mission_id = nagi_schema::ids::MissionId::parse(&params.mission_id).map_err(|fault| {
+        MissionError::InvalidMission(fault.describe("mission_id", &params.mission_id))
+    })?;
     check_text("title", &params.title, MAX_TITLE_BYTES).map_err(MissionError::InvalidMission)?;
     check_text("objective", &params.objective, MAX_OBJECTIVE_BYTES)
         .map_err(MissionError::InvalidMission)?;
@@ -65,7 +67,7 @@ pub fn decide_create(
         )));
     }
     Ok(CreateDecision::Create(MissionEvent::MissionCreated {
-        mission_id: params.mission_id.clone(),
+        mission_id,
         title: params.title.clone(),
         repository_path: canonical_repository.to_string(),
         objective: params.objective.clone(),

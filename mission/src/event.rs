@@ -12,7 +12,7 @@ use super::model::{AttemptState, Attention, Declaration, Evidence, ResponseAttem
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum MissionEvent {
     MissionCreated {
-        mission_id: String,
+        mission_id: nagi_schema::ids::MissionId,
         title: String,
         repository_path: String,
         objective: String,

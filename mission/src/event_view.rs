@@ -35,13 +35,13 @@ pub fn wire_event(seq: u64, mission_id: &str, stored: &StoredEvent) -> MissionEv
             }
         }
         MissionEvent::RunStarted { run, .. } => MissionEventDetail::MissionRunStarted {
-            run_id: run.run_id.clone(),
+            run_id: run.run_id.to_string(),
             provider: run.provider,
         },
         MissionEvent::RunContinued {
             source_run_id, run, ..
         } => MissionEventDetail::MissionRunContinued {
-            run_id: run.run_id.clone(),
+            run_id: run.run_id.to_string(),
             source_run_id: source_run_id.clone(),
             provider: run.provider,
         },

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Mission {
-    pub mission_id: String,
+    pub mission_id: nagi_schema::ids::MissionId,
     pub title: String,
     pub repository_path: String,
     pub objective: String,
@@ -111,7 +111,7 @@ pub enum SandboxGrant {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Run {
-    pub run_id: String,
+    pub run_id: nagi_schema::ids::RunId,
     pub provider: MissionProvider,
     pub mode: MissionProviderMode,
     pub worktree_path: String,

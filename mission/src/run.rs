@@ -6,13 +6,14 @@ use nagi_schema::attention::{
     AttentionFailureCodeV1, AttentionKindV1, AttentionQuestionV1, AttentionRiskV1,
     AttentionSourceV1,
 };
+use nagi_schema::ids::RunId;
 use nagi_schema::mission::{MissionProvider, MissionProviderMode, MissionStatus};
 
 use super::error::MissionError;
 use super::event::MissionEvent;
 use super::model::*;
 use super::status::generic_transition_allowed;
-use super::validate::{MAX_ID_BYTES, MAX_PATH_BYTES, id_is_valid};
+use super::validate::{MAX_ID_BYTES, MAX_PATH_BYTES};
 
 /// Statuses from which `mission.start` may begin a run: the first run from `draft`, and a
 /// new run after the previous one ended (nagi extension, contract preface item 4).
@@ -38,8 +39,9 @@ pub struct StartRequest {
     pub consent_id: Option<String>,
 }
 
-/// The run-id rule of step 8: a blank or too long id cannot form a claim identity.
-pub fn check_run_id_shape(run_id: &str) -> Result<(), MissionError> {
+/// The run-id rule of step 8 (a blank or too long id cannot form a claim identity), then
+/// the id rule: the typed run id everything after this step is built from.
+pub fn parse_start_run_id(run_id: &str) -> Result<RunId, MissionError> {
     if run_id.trim().is_empty() || run_id.len() > MAX_ID_BYTES {
         return Err(MissionError::InvalidRun(format!(
             "run_id must be 1 to {MAX_ID_BYTES} bytes and not blank"
@@ -47,7 +49,8 @@ pub fn check_run_id_shape(run_id: &str) -> Result<(), MissionError> {
     }
     // The contract's ID rule (`invalid_mission`, as the run's other fields): a run id
     // names the run's transcript and scratch folder, so it is checked before either exists.
-    super::validate::check_id("run_id", run_id).map_err(MissionError::InvalidMission)
+    RunId::parse(run_id)
+        .map_err(|fault| MissionError::InvalidMission(fault.describe("run_id", run_id)))
 }
 
 /// Steps 9–10 of §2.5 on the stored mission: whether a run may start now.
@@ -96,12 +99,12 @@ pub fn decide_run_started(
     now: u64,
 ) -> Result<MissionEvent, MissionError> {
     check_can_start(mission, &request.run_id)?;
-    if !id_is_valid(&request.run_id) {
+    let Ok(run_id) = RunId::parse(&request.run_id) else {
         return Err(MissionError::InvalidMission(format!(
             "run_id {:?} breaks the ID rule",
             request.run_id
         )));
-    }
+    };
     if request.worktree_path.len() > MAX_PATH_BYTES {
         return Err(MissionError::InvalidMission(format!(
             "the worktree path is longer than {MAX_PATH_BYTES} bytes"
@@ -109,7 +112,7 @@ pub fn decide_run_started(
     }
     Ok(MissionEvent::RunStarted {
         run: Run {
-            run_id: request.run_id.clone(),
+            run_id,
             provider: request.provider,
             mode: MissionProviderMode::Managed,
             worktree_path: request.worktree_path.clone(),
@@ -268,8 +271,8 @@ pub fn on_turn_end(
                     now,
                 );
             }
-            let checks_follow = current_run(mission, run_id)
-                .is_some_and(|run| run.execute_declared_checks);
+            let checks_follow =
+                current_run(mission, run_id).is_some_and(|run| run.execute_declared_checks);
             let reason = if checks_follow {
                 "the provider's turn completed; the proof needs fresh evidence for every required check, and the declared checks run now".to_string()
             } else {

@@ -22,7 +22,7 @@ impl LiveRuns for NoLiveRuns {
 
 pub fn run_view(run: &Run, live: Option<bool>) -> MissionRunViewV1 {
     MissionRunViewV1 {
-        run_id: run.run_id.clone(),
+        run_id: run.run_id.to_string(),
         provider: run.provider,
         mode: run.mode,
         worktree_path: run.worktree_path.clone(),
@@ -159,7 +159,7 @@ pub fn mission_view(mission: &Mission, live_runs: &dyn LiveRuns) -> MissionViewV
         .collect();
     MissionViewV1 {
         schema_version: 1,
-        mission_id: mission.mission_id.clone(),
+        mission_id: mission.mission_id.to_string(),
         title: mission.title.clone(),
         repository_path: mission.repository_path.clone(),
         objective: mission.objective.clone(),
@@ -200,7 +200,7 @@ pub fn mission_view(mission: &Mission, live_runs: &dyn LiveRuns) -> MissionViewV
 
 pub fn mission_summary(mission: &Mission) -> MissionSummary {
     MissionSummary {
-        mission_id: mission.mission_id.clone(),
+        mission_id: mission.mission_id.to_string(),
         title: mission.title.clone(),
         repository_path: mission.repository_path.clone(),
         status: mission.status,
@@ -224,7 +224,7 @@ pub fn attention_view(
         .map(|run| run.provider)
         .unwrap_or(MissionProvider::Codex);
     let run_id = run
-        .map(|run| run.run_id.clone())
+        .map(|run| run.run_id.to_string())
         .unwrap_or_else(|| item.run_id.clone());
     let session_id = run
         .and_then(|run| run.provider_session_id.clone())
@@ -329,7 +329,7 @@ pub fn attention_view(
     AttentionItemV1 {
         schema_version: 1,
         attention_id: item.attention_id.clone(),
-        mission_id: mission.mission_id.clone(),
+        mission_id: mission.mission_id.to_string(),
         run_id,
         session_id: truncate(&session_id, 256),
         pane: AttentionPaneTargetV1 {

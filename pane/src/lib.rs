@@ -41,12 +41,12 @@ pub use attach::{SessionFrameReceiver, SessionMembership};
 pub use error::PaneError;
 pub use host::{PaneHost, PaneHostConfig, TabCreate, WorkspaceCreate};
 pub use methods::{SessionReply, answer, dispatch, handle_session_message};
-pub use request::PaneRequest;
 pub use nagi_schema::pane::{PANE_METHODS, find_pane_method};
 pub use nagi_schema::pane_events::{event_match_matches, subscription_matches};
 pub use process::{
     become_child_subreaper, reap_orphans, register_owned_child, unregister_owned_child,
 };
+pub use request::PaneRequest;
 pub use watch::OutputWatchGuard;
 
 /// Names of protocol methods that nagi does not offer; [`dispatch`] answers them with

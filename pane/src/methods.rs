@@ -63,26 +63,18 @@ async fn answer_typed(
         R::WorkspaceList => Result_::WorkspaceList {
             workspaces: host.list_workspaces(),
         },
-        R::WorkspaceGet(params) => {
-            Result_::WorkspaceInfo {
-                workspace: host.workspace_info(&params.workspace_id)?,
-            }
-        }
-        R::WorkspaceFocus(params) => {
-            Result_::WorkspaceInfo {
-                workspace: host.focus_workspace(&params.workspace_id)?,
-            }
-        }
-        R::WorkspaceRename(params) => {
-            Result_::WorkspaceInfo {
-                workspace: host.rename_workspace(&params.workspace_id, &params.label)?,
-            }
-        }
-        R::WorkspaceMove(params) => {
-            Result_::WorkspaceList {
-                workspaces: host.move_workspace(&params.workspace_id, params.insert_index)?,
-            }
-        }
+        R::WorkspaceGet(params) => Result_::WorkspaceInfo {
+            workspace: host.workspace_info(&params.workspace_id)?,
+        },
+        R::WorkspaceFocus(params) => Result_::WorkspaceInfo {
+            workspace: host.focus_workspace(&params.workspace_id)?,
+        },
+        R::WorkspaceRename(params) => Result_::WorkspaceInfo {
+            workspace: host.rename_workspace(&params.workspace_id, &params.label)?,
+        },
+        R::WorkspaceMove(params) => Result_::WorkspaceList {
+            workspaces: host.move_workspace(&params.workspace_id, params.insert_index)?,
+        },
         R::WorkspaceReportMetadata(params) => {
             let workspace = host.report_workspace_metadata(
                 &params.workspace_id,
@@ -108,60 +100,40 @@ async fn answer_typed(
             })?;
             Result_::TabCreated { tab, root_pane }
         }
-        R::TabList(params) => {
-            Result_::TabList {
-                tabs: host.list_tabs(params.workspace_id.as_deref())?,
-            }
-        }
-        R::TabGet(params) => {
-            Result_::TabInfo {
-                tab: host.tab_info(&params.tab_id)?,
-            }
-        }
-        R::TabFocus(params) => {
-            Result_::TabInfo {
-                tab: host.focus_tab(&params.tab_id)?,
-            }
-        }
-        R::TabRename(params) => {
-            Result_::TabInfo {
-                tab: host.rename_tab(&params.tab_id, &params.label)?,
-            }
-        }
-        R::TabMove(params) => {
-            Result_::TabList {
-                tabs: host.move_tab(&params.tab_id, params.insert_index)?,
-            }
-        }
+        R::TabList(params) => Result_::TabList {
+            tabs: host.list_tabs(params.workspace_id.as_deref())?,
+        },
+        R::TabGet(params) => Result_::TabInfo {
+            tab: host.tab_info(&params.tab_id)?,
+        },
+        R::TabFocus(params) => Result_::TabInfo {
+            tab: host.focus_tab(&params.tab_id)?,
+        },
+        R::TabRename(params) => Result_::TabInfo {
+            tab: host.rename_tab(&params.tab_id, &params.label)?,
+        },
+        R::TabMove(params) => Result_::TabList {
+            tabs: host.move_tab(&params.tab_id, params.insert_index)?,
+        },
         R::TabClose(params) => {
             host.close_tab(&params.tab_id).await?;
             Result_::Ok
         }
-        R::PaneList(params) => {
-            Result_::PaneList {
-                panes: host.list_panes(params.workspace_id.as_deref())?,
-            }
-        }
-        R::PaneCurrent(params) => {
-            Result_::PaneCurrent {
-                pane: host.current_pane(params.caller_pane_id.as_deref())?,
-            }
-        }
-        R::PaneGet(params) => {
-            Result_::PaneInfo {
-                pane: host.pane_info(&params.pane_id)?,
-            }
-        }
-        R::PaneFocus(params) => {
-            Result_::PaneInfo {
-                pane: host.focus_pane(&params.pane_id)?,
-            }
-        }
-        R::PaneRename(params) => {
-            Result_::PaneInfo {
-                pane: host.rename_pane(&params.pane_id, params.label.as_deref())?,
-            }
-        }
+        R::PaneList(params) => Result_::PaneList {
+            panes: host.list_panes(params.workspace_id.as_deref())?,
+        },
+        R::PaneCurrent(params) => Result_::PaneCurrent {
+            pane: host.current_pane(params.caller_pane_id.as_deref())?,
+        },
+        R::PaneGet(params) => Result_::PaneInfo {
+            pane: host.pane_info(&params.pane_id)?,
+        },
+        R::PaneFocus(params) => Result_::PaneInfo {
+            pane: host.focus_pane(&params.pane_id)?,
+        },
+        R::PaneRename(params) => Result_::PaneInfo {
+            pane: host.rename_pane(&params.pane_id, params.label.as_deref())?,
+        },
         R::PaneRead(params) => {
             let read = host.read(
                 &params.pane_id,
@@ -185,14 +157,10 @@ async fn answer_typed(
                 .await?;
             Result_::Ok
         }
-        R::PaneWaitForOutput(params) => {
-            host.wait_for_output(&params).await?
-        }
-        R::PaneProcessInfo(params) => {
-            Result_::PaneProcessInfo {
-                process_info: host.process_info(params.pane_id.as_deref())?,
-            }
-        }
+        R::PaneWaitForOutput(params) => host.wait_for_output(&params).await?,
+        R::PaneProcessInfo(params) => Result_::PaneProcessInfo {
+            process_info: host.process_info(params.pane_id.as_deref())?,
+        },
         R::PaneReportAgent(params) => {
             host.report_agent(&params)?;
             Result_::Ok

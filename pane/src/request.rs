@@ -49,7 +49,10 @@ impl PaneRequest {
     /// Decodes `params` for `method`. `None` when the pane host does not know `method`;
     /// `feature_unavailable` for a method of the protocol that nagi does not offer. Params
     /// ignore unknown fields, and `null` is taken as `{}`.
-    pub fn decode(method: &str, params: serde_json::Value) -> Option<Result<PaneRequest, PaneError>> {
+    pub fn decode(
+        method: &str,
+        params: serde_json::Value,
+    ) -> Option<Result<PaneRequest, PaneError>> {
         let spec = find_pane_method(method)?;
         if !spec.implemented {
             return Some(Err(PaneError::FeatureUnavailable {

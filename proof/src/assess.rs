@@ -13,9 +13,9 @@ use nagi_schema::proof::{ProofArtifactV1, ProofEvidenceSourceV1, ProofEvidenceV1
 
 use super::evidence::evidence_record_digest;
 use super::workspace::ProofWorkspace;
+use nagi_exec::workspace::relevant_files_digest;
 use nagi_mission::canonical::relevant_path_rules;
 use nagi_mission::model::{Declaration, DeclarationKind, Evidence, EvidenceSource, Mission};
-use nagi_exec::workspace::relevant_files_digest;
 
 /// How one declared check stands.
 #[derive(Debug, Clone, PartialEq, Eq)]

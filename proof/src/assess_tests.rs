@@ -239,7 +239,7 @@ fn evidence_of_another_declaration_run_or_content_does_not_count() {
     );
 
     let mut other_run = passing;
-    other_run.run.as_mut().unwrap().run_id = "run-2".into();
+    other_run.run.as_mut().unwrap().run_id = nagi_schema::ids::RunId::parse("run-2").unwrap();
     assert_eq!(
         status_of(&other_run, base_entries(), "unit").0,
         MissionCheckStatusV1::IdentityMismatch

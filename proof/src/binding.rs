@@ -14,17 +14,17 @@ use nagi_mission::model::Mission;
 /// revision, which must be a full commit id.
 pub fn current_identity(mission: &Mission) -> Result<ProofIdentity, ProofError> {
     let run = mission.run.as_ref().ok_or_else(|| ProofError::NoRun {
-        mission_id: mission.mission_id.clone(),
+        mission_id: mission.mission_id.to_string(),
     })?;
     if !is_full_commit_id(&run.base_revision) {
         return Err(ProofError::InvalidBaseRevision {
-            run_id: run.run_id.clone(),
+            run_id: run.run_id.to_string(),
             base_revision: run.base_revision.clone(),
         });
     }
     Ok(ProofIdentity {
-        mission_id: mission.mission_id.clone(),
-        run_id: run.run_id.clone(),
+        mission_id: mission.mission_id.to_string(),
+        run_id: run.run_id.to_string(),
         repository_identity: mission.repository_path.clone(),
         worktree_identity: run.worktree_path.clone(),
         base_revision: run.base_revision.clone(),

@@ -15,15 +15,15 @@ use nagi_schema::mission::{MissionEvidenceAssessmentV1, MissionEvidenceKindV1};
 use super::binding::identity_digest;
 use super::error::{NameList, ProofError};
 use super::workspace::{artifact_content_digest, media_type_of};
-use nagi_mission::digest::{CanonicalHasher, ProofIdentity};
+use nagi_exec::runner::{CommandFailure, CommandOutcome, OutputSummary, RunnerError};
+use nagi_exec::workspace::{Disposition, WorkspaceEntry, WorkspaceSnapshot, relevant_files_digest};
 use nagi_mission::canonical::relevant_path_rules;
+use nagi_mission::digest::{CanonicalHasher, ProofIdentity};
 use nagi_mission::model::{
     Declaration, DeclarationKind, Evidence, EvidenceArtifact, EvidenceSource,
 };
-use nagi_mission::validate::{check_text, id_is_valid};
 use nagi_mission::redact::redact;
-use nagi_exec::runner::{CommandFailure, CommandOutcome, OutputSummary, RunnerError};
-use nagi_exec::workspace::{Disposition, WorkspaceEntry, WorkspaceSnapshot, relevant_files_digest};
+use nagi_mission::validate::{check_text, id_is_valid};
 
 /// Bytes of each output stream's end kept in `output_tail` (after redaction).
 pub const STREAM_TAIL_BYTES: usize = 2048;

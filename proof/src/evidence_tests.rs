@@ -1,10 +1,10 @@
 use nagi_schema::mission::{MissionEvidenceAssessmentV1, MissionEvidenceKindV1};
 
 use super::*;
-use nagi_mission::model::Mission;
 use crate::test_support::*;
 use nagi_exec::runner::{CommandFailure, RunnerError};
 use nagi_exec::workspace::Disposition;
+use nagi_mission::model::Mission;
 
 fn input<'a>(
     mission: &'a Mission,

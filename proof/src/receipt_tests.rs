@@ -1,9 +1,9 @@
 use nagi_schema::mission::MissionStatus;
 
 use super::*;
-use nagi_mission::apply::apply;
 use crate::seal::{seal_archive, seal_ready};
 use crate::test_support::*;
+use nagi_mission::apply::apply;
 
 fn ready_mission() -> Mission {
     let mission = mission_with_passing_evidence(base_entries());
@@ -68,7 +68,10 @@ fn any_drift_between_receipt_and_stored_state_is_a_binding_mismatch() {
         ),
         (
             "another run",
-            Box::new(|mission| mission.run.as_mut().unwrap().run_id = "run-2".into()),
+            Box::new(|mission| {
+                mission.run.as_mut().unwrap().run_id =
+                    nagi_schema::ids::RunId::parse("run-2").unwrap()
+            }),
         ),
         (
             "seal edited",

@@ -27,7 +27,7 @@ pub fn seal_ready(
 ) -> Result<MissionEvent, ProofError> {
     if mission.status != MissionStatus::ReviewRequired {
         return Err(ProofError::StatusNotSealable {
-            mission_id: mission.mission_id.clone(),
+            mission_id: mission.mission_id.to_string(),
             status: mission.status.as_str().into(),
         });
     }
@@ -54,7 +54,7 @@ pub fn seal_archive(
 ) -> Result<MissionEvent, ProofError> {
     if mission.status != MissionStatus::ReadyToClose {
         return Err(ProofError::StatusNotSealable {
-            mission_id: mission.mission_id.clone(),
+            mission_id: mission.mission_id.to_string(),
             status: mission.status.as_str().into(),
         });
     }
@@ -189,7 +189,7 @@ pub fn close_outcome(
             }
             if mission.status != MissionStatus::ReadyToClose {
                 return Err(ProofError::StatusNotSealable {
-                    mission_id: mission.mission_id.clone(),
+                    mission_id: mission.mission_id.to_string(),
                     status: mission.status.as_str().into(),
                 });
             }

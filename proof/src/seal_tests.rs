@@ -1,9 +1,9 @@
 use nagi_schema::mission::MissionStatus;
 
 use super::*;
-use nagi_mission::apply::apply;
 use crate::test_support::*;
 use nagi_exec::workspace::Disposition;
+use nagi_mission::apply::apply;
 
 /// A mission sealed ready at event 10 after a proof evaluated at event 9.
 fn ready_mission() -> Mission {

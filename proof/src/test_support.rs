@@ -8,13 +8,13 @@ use nagi_schema::mission::{
     MissionProviderMode, MissionStatus,
 };
 
-use nagi_mission::digest::{ProofIdentity, sha256_hex};
-use nagi_mission::apply::apply;
-use nagi_mission::create::{ConfigureDecision, CreateDecision, decide_configure, decide_create};
-use nagi_mission::event::MissionEvent;
-use nagi_mission::model::{Declaration, Evidence, Mission, Run, SandboxGrant};
 use nagi_exec::runner::{CommandOutcome, OutputSummary};
 use nagi_exec::workspace::{Disposition, Fingerprint, WorkspaceEntry, WorkspaceSnapshot};
+use nagi_mission::apply::apply;
+use nagi_mission::create::{ConfigureDecision, CreateDecision, decide_configure, decide_create};
+use nagi_mission::digest::{ProofIdentity, sha256_hex};
+use nagi_mission::event::MissionEvent;
+use nagi_mission::model::{Declaration, Evidence, Mission, Run, SandboxGrant};
 
 pub const WORKTREE: &str = "/nonexistent/nagi-proof-fixture";
 
@@ -100,7 +100,7 @@ pub fn mission() -> Mission {
 
 pub fn run(run_id: &str, provider: MissionProvider) -> Run {
     Run {
-        run_id: run_id.into(),
+        run_id: nagi_schema::ids::RunId::parse(run_id).unwrap(),
         provider,
         mode: MissionProviderMode::Managed,
         worktree_path: WORKTREE.into(),
@@ -189,10 +189,7 @@ pub fn outcome(exit_code: i32) -> CommandOutcome {
 }
 
 /// The proof workspace of a hand-made snapshot (file fingerprints only, so nothing is read).
-pub fn proof_workspace(
-    mission: &Mission,
-    snapshot: WorkspaceSnapshot,
-) -> crate::ProofWorkspace {
+pub fn proof_workspace(mission: &Mission, snapshot: WorkspaceSnapshot) -> crate::ProofWorkspace {
     crate::ProofWorkspace::observe(
         std::path::Path::new(WORKTREE),
         snapshot,
@@ -271,8 +268,8 @@ pub fn head(sequence: u64) -> crate::AuthorityHead {
 pub fn lease(mission: &Mission) -> crate::WorktreeLease {
     let run = mission.run.as_ref().unwrap();
     crate::WorktreeLease {
-        mission_id: mission.mission_id.clone(),
-        run_id: run.run_id.clone(),
+        mission_id: mission.mission_id.to_string(),
+        run_id: run.run_id.to_string(),
         checkout_root: run.worktree_path.clone(),
         claim_nonce: "nonce-1".into(),
     }

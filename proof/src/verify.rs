@@ -16,11 +16,11 @@ use super::binding::{
 };
 use super::error::ProofError;
 use super::workspace::ProofWorkspace;
+use nagi_mission::canonical::recomputed_declaration_digest;
 use nagi_mission::digest::{
     SealInput, checkset_digest, criteria_digest, declaration_set_digest, evidence_set_digest,
     seal_digest, subject_digest, unresolved_attention_digest,
 };
-use nagi_mission::canonical::recomputed_declaration_digest;
 use nagi_mission::model::Mission;
 use nagi_mission::redact::redact;
 
@@ -82,7 +82,7 @@ pub fn plan_binding(mission: &Mission) -> Result<PlanBinding, ProofError> {
         .plan
         .as_ref()
         .ok_or_else(|| ProofError::NoClosurePlan {
-            mission_id: mission.mission_id.clone(),
+            mission_id: mission.mission_id.to_string(),
         })?;
     let criterion_ids: Vec<&str> = mission
         .criteria
@@ -164,7 +164,7 @@ pub fn decision_for_status(mission: &Mission) -> Result<ProofClosureDecisionV1, 
         MissionStatus::ReviewRequired => Ok(ProofClosureDecisionV1::ReadyToClose),
         MissionStatus::ReadyToClose => Ok(ProofClosureDecisionV1::Archived),
         other => Err(ProofError::StatusNotSealable {
-            mission_id: mission.mission_id.clone(),
+            mission_id: mission.mission_id.to_string(),
             status: other.as_str().to_string(),
         }),
     }

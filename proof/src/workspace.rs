@@ -16,8 +16,8 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use super::error::ProofError;
-use nagi_mission::model::{ClosurePlan, DeclarationKind};
 use nagi_exec::workspace::{Fingerprint, WorkspaceSnapshot};
+use nagi_mission::model::{ClosurePlan, DeclarationKind};
 
 /// Git's mode of a symlink in the index.
 const SYMLINK_MODE: u32 = 0o120000;

@@ -94,7 +94,9 @@ mod tests {
         ];
         for (output, expected) in cases {
             assert_eq!(
-                parse_version_output(output).map(|v| v.to_string()).as_deref(),
+                parse_version_output(output)
+                    .map(|v| v.to_string())
+                    .as_deref(),
                 Some(expected),
                 "{output:?}"
             );
@@ -107,10 +109,16 @@ mod tests {
     fn claude_codes_range_takes_the_tested_versions_and_refuses_older_and_next_major() {
         let range = supported_versions(ProviderKind::ClaudeCode).unwrap();
         for accepted in ["2.1.197", "2.1.250", "2.1.332", "2.9.0"] {
-            assert!(range.supports(&Version::parse(accepted).unwrap()), "{accepted}");
+            assert!(
+                range.supports(&Version::parse(accepted).unwrap()),
+                "{accepted}"
+            );
         }
         for refused in ["2.1.196", "2.0.99", "1.0.0", "3.0.0"] {
-            assert!(!range.supports(&Version::parse(refused).unwrap()), "{refused}");
+            assert!(
+                !range.supports(&Version::parse(refused).unwrap()),
+                "{refused}"
+            );
         }
         // A pre-release of a supported version counts as that version.
         assert!(range.supports(&Version::parse("2.1.300-rc.1").unwrap()));
@@ -121,7 +129,9 @@ mod tests {
         );
         // One tested version is named once.
         assert_eq!(
-            supported_versions(ProviderKind::OpenCode).unwrap().to_string(),
+            supported_versions(ProviderKind::OpenCode)
+                .unwrap()
+                .to_string(),
             "OpenCode 1.18.33 or newer, below 2.0.0 (tested with 1.18.33)"
         );
     }

@@ -270,9 +270,13 @@ impl Store {
     pub fn durability(&self) -> Result<(String, i64), StoreError> {
         self.write_blocking(|writer| {
             let journal: String =
-                writer.connection.query_row("PRAGMA journal_mode", [], |row| row.get(0))?;
+                writer
+                    .connection
+                    .query_row("PRAGMA journal_mode", [], |row| row.get(0))?;
             let synchronous: i64 =
-                writer.connection.query_row("PRAGMA synchronous", [], |row| row.get(0))?;
+                writer
+                    .connection
+                    .query_row("PRAGMA synchronous", [], |row| row.get(0))?;
             Ok::<_, StoreError>((journal, synchronous))
         })?
     }

@@ -309,5 +309,8 @@ fn the_write_connection_is_wal_with_synchronous_full() {
     let store = Store::open(StoreConfig::new(dir.path().join("nagi.db"))).unwrap();
     let (journal, synchronous) = store.durability().unwrap();
     assert_eq!(journal.to_ascii_lowercase(), "wal");
-    assert_eq!(synchronous, 2, "synchronous must be FULL (2), not NORMAL (1)");
+    assert_eq!(
+        synchronous, 2,
+        "synchronous must be FULL (2), not NORMAL (1)"
+    );
 }

@@ -102,7 +102,11 @@ async fn a_tool_permission_in_a_read_only_run_is_denied_and_the_turn_goes_on() {
         r#"[{"approve_command":"cat /etc/hostname"},{"text":"read what I could"}]"#,
     ));
     assert_eq!(run.turn_completed().await, TurnOutcome::Completed);
-    assert!(run.transport_failure().is_none(), "{:?}", run.transport_failure());
+    assert!(
+        run.transport_failure().is_none(),
+        "{:?}",
+        run.transport_failure()
+    );
     assert!(!run.saw(|event| matches!(event, ProviderEvent::AttentionRequested(_))));
     assert!(run.saw(|event| matches!(
         event,
@@ -110,7 +114,10 @@ async fn a_tool_permission_in_a_read_only_run_is_denied_and_the_turn_goes_on() {
     )));
     let decisions = fixture.logged("decision");
     assert_eq!(decisions.len(), 1, "{decisions:?}");
-    assert_eq!(decisions[0]["decision"], "deny", "the request is denied, not allowed");
+    assert_eq!(
+        decisions[0]["decision"], "deny",
+        "the request is denied, not allowed"
+    );
 }
 
 #[tokio::test]

@@ -7,7 +7,9 @@ pub const DETACH_BYTE: u8 = 0x1c;
 /// Whether a read from the keyboard asks an observer to leave: an observer cannot type,
 /// so `q` and Ctrl-C (which a person tries first) detach too, besides the detach key.
 pub fn observer_leaves(bytes: &[u8]) -> bool {
-    bytes.iter().any(|byte| matches!(*byte, b'q' | b'Q' | 0x03 | DETACH_BYTE))
+    bytes
+        .iter()
+        .any(|byte| matches!(*byte, b'q' | b'Q' | 0x03 | DETACH_BYTE))
 }
 
 /// What one read from the keyboard means.

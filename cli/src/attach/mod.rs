@@ -26,8 +26,8 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
 use crate::CommandResult;
-use crate::context::Context;
 use crate::connect::session_paths;
+use crate::context::Context;
 use crate::exit::{CliError, EXIT_OK};
 use input::InputDecoder;
 use terminal::RawTerminal;

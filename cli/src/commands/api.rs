@@ -2,9 +2,9 @@
 
 use clap::{Args, Subcommand};
 
-use crate::exit::{CliError, EXIT_OK};
 use crate::CommandResult;
 use crate::context::Context;
+use crate::exit::{CliError, EXIT_OK};
 
 #[derive(Debug, Subcommand)]
 pub enum ApiCommand {

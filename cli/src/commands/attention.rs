@@ -3,9 +3,9 @@
 use clap::Subcommand;
 use serde_json::{Value, json};
 
-use crate::output;
 use crate::CommandResult;
 use crate::context::Context;
+use crate::output;
 
 #[derive(Debug, Subcommand)]
 pub enum AttentionCommand {

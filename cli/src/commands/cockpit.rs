@@ -8,8 +8,8 @@ use clap::Args;
 use nagi_cockpit::{CockpitConfig, CockpitExit};
 
 use crate::CommandResult;
-use crate::context::Context;
 use crate::connect::{connect_or_start, session_paths};
+use crate::context::Context;
 use crate::exit::{CliError, EXIT_OK};
 
 pub const COCKPIT_LONG_HELP: &str = "The consent cockpit: a full-screen view of missions, their runs and evidence, and the queue \

@@ -3,11 +3,11 @@
 use clap::Subcommand;
 use serde_json::{Value, json};
 
+use crate::CommandResult;
 use crate::connect::remote;
+use crate::context::Context;
 use crate::exit::EXIT_OK;
 use crate::output;
-use crate::CommandResult;
-use crate::context::Context;
 
 #[derive(Debug, Subcommand)]
 pub enum EventsCommand {

@@ -6,14 +6,14 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
+use crate::CommandResult;
+use crate::context::Context;
 use crate::exit::CliError;
 use crate::output;
 use crate::spec::{
     CheckEntry, apply_covers_flag, command_check_from_flag, manual_check_from_flag,
     read_mission_file,
 };
-use crate::CommandResult;
-use crate::context::Context;
 
 #[derive(Debug, Subcommand)]
 pub enum MissionCommand {

@@ -30,7 +30,9 @@ pub fn run(cli: Cli) -> CommandResult {
             if provider_args.iter().any(|arg| arg == "--version") {
                 // The demo agent stands in for the Codex CLI, whose version nagi checks
                 // before a start; it speaks that version's app-server protocol.
-                println!("nagi-demo-agent 0.171.0 (speaks the Codex CLI 0.171.0 app-server protocol)");
+                println!(
+                    "nagi-demo-agent 0.171.0 (speaks the Codex CLI 0.171.0 app-server protocol)"
+                );
                 return Ok(0);
             }
             Ok(crate::demo::agent::run())

@@ -9,9 +9,9 @@ use nagi_engine::recipe::{
 };
 use serde_json::{Value, json};
 
-use crate::exit::{CliError, EXIT_OK, EXIT_USAGE};
 use crate::CommandResult;
 use crate::context::Context;
+use crate::exit::{CliError, EXIT_OK, EXIT_USAGE};
 
 #[derive(Debug, Subcommand)]
 pub enum ProjectCommand {

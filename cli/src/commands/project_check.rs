@@ -14,9 +14,9 @@ use nagi_exec::runner::{
 use serde_json::{Value, json};
 
 use super::project::{CheckArgs, checkout_of_current_directory};
-use crate::exit::{CliError, EXIT_OK, EXIT_REMOTE_ERROR};
 use crate::CommandResult;
 use crate::context::Context;
+use crate::exit::{CliError, EXIT_OK, EXIT_REMOTE_ERROR};
 
 /// How one check ended.
 enum CheckResult {

@@ -3,10 +3,10 @@
 use clap::{Args, Subcommand};
 use nagi_engine::config::{EngineConfig, UserConfig};
 
-use crate::connect::{connect_existing, remote, session_paths};
-use crate::exit::{CliError, EXIT_OK};
 use crate::CommandResult;
+use crate::connect::{connect_existing, remote, session_paths};
 use crate::context::Context;
+use crate::exit::{CliError, EXIT_OK};
 
 #[derive(Debug, Args)]
 pub struct ServerArgs {

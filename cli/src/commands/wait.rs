@@ -4,9 +4,9 @@ use clap::Subcommand;
 use serde_json::{Value, json};
 
 use super::pane::ReadSourceArg;
-use crate::exit::CliError;
 use crate::CommandResult;
 use crate::context::Context;
+use crate::exit::CliError;
 
 #[derive(Debug, Subcommand)]
 pub enum WaitCommand {

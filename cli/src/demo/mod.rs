@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 use nagi_schema::client::Client;
 use serde_json::{Value, json};
 
-use crate::exit::{CliError, EXIT_OK};
-use crate::output;
 use crate::CommandResult;
 use crate::context::Context;
+use crate::exit::{CliError, EXIT_OK};
+use crate::output;
 
 fn step(text: &str) {
     println!("\x1b[1;32m==>\x1b[0m {text}");

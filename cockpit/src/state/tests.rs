@@ -91,7 +91,14 @@ fn the_start_form_is_read_only_by_default_except_for_an_acp_agent() {
     app.handle_key(char_key('s'));
     let codex = preview_of(&app.handle_key(key(KeyCode::Enter)));
     assert!(
-        matches!(codex, CockpitAction::StartRun { provider: MissionProvider::Codex, write_scope: false, .. }),
+        matches!(
+            codex,
+            CockpitAction::StartRun {
+                provider: MissionProvider::Codex,
+                write_scope: false,
+                ..
+            }
+        ),
         "{codex:?}"
     );
     let mut app = app_with(vec![]);
@@ -99,7 +106,14 @@ fn the_start_form_is_read_only_by_default_except_for_an_acp_agent() {
     app.handle_key(key(KeyCode::Right));
     let claude = preview_of(&app.handle_key(key(KeyCode::Enter)));
     assert!(
-        matches!(claude, CockpitAction::StartRun { provider: MissionProvider::ClaudeCode, write_scope: false, .. }),
+        matches!(
+            claude,
+            CockpitAction::StartRun {
+                provider: MissionProvider::ClaudeCode,
+                write_scope: false,
+                ..
+            }
+        ),
         "{claude:?}"
     );
     let mut app = app_with(vec![]);
@@ -109,7 +123,14 @@ fn the_start_form_is_read_only_by_default_except_for_an_acp_agent() {
     }
     let acp = preview_of(&app.handle_key(key(KeyCode::Enter)));
     assert!(
-        matches!(acp, CockpitAction::StartRun { provider: MissionProvider::Acp, write_scope: true, .. }),
+        matches!(
+            acp,
+            CockpitAction::StartRun {
+                provider: MissionProvider::Acp,
+                write_scope: true,
+                ..
+            }
+        ),
         "{acp:?}"
     );
 }

@@ -112,7 +112,11 @@ pub fn draw(frame: &mut Frame, app: &App, dialog: &ConsentDialog, area: Rect) {
         frame,
         area,
         width,
-        fit_height(body_lines, 4 + status_rows, area.height.saturating_sub(2).max(10)),
+        fit_height(
+            body_lines,
+            4 + status_rows,
+            area.height.saturating_sub(2).max(10),
+        ),
         "Consent — read what this authorises",
     );
     let [top, body, bottom] = Layout::vertical([

@@ -9,9 +9,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Block;
 
 use super::missions::status_color;
+use super::wire_name;
 use super::{field_line, paragraph, spinner_frame};
 use crate::state::App;
-use super::wire_name;
 
 fn section(title: &str) -> Line<'static> {
     Line::from(Span::styled(

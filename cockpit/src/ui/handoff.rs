@@ -8,9 +8,9 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::Line;
 
+use super::wire_name;
 use super::{checkbox, field_line, fit_height, form_row, paragraph, popup};
 use crate::state::handoff::{HandoffField, HandoffForm};
-use super::wire_name;
 
 pub fn key_hints(form: &HandoffForm) -> Vec<(&'static str, &'static str)> {
     let enter = if form.artifact.is_some() {

@@ -152,7 +152,10 @@ fn a_long_refusal_is_shown_whole_in_a_small_terminal() {
         }
         screen.push('\n');
     }
-    assert!(screen.contains("END-OF-REFUSAL"), "the end of the message is on screen:\n{screen}");
+    assert!(
+        screen.contains("END-OF-REFUSAL"),
+        "the end of the message is on screen:\n{screen}"
+    );
     assert!(screen.contains("handoff_artifact_changed"), "{screen}");
 }
 

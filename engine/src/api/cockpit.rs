@@ -11,15 +11,15 @@ use nagi_schema::results::ResponseResult;
 
 use super::Peer;
 use super::missions::view;
-use nagi_mission::clock::now_millis;
 use crate::consent::{self, peer::ConsentVerdict, preview};
 use crate::engine::Engine;
 use crate::errors::EngineError;
-use nagi_proof::handoff::HandoffAuthority;
-use nagi_mission::model::SandboxGrant;
+use crate::runs::start::StartAuthority;
 use nagi_mission::MissionError;
 use nagi_mission::attention::decide_dismiss;
-use crate::runs::start::StartAuthority;
+use nagi_mission::clock::now_millis;
+use nagi_mission::model::SandboxGrant;
+use nagi_proof::handoff::HandoffAuthority;
 
 fn forbid(peer: Peer) -> Result<(), EngineError> {
     match peer.consent {

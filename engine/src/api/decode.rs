@@ -14,12 +14,12 @@
 //! offer ([`UNAVAILABLE_METHODS`], `feature_unavailable`), and finally `invalid_request`
 //! for a method nobody knows.
 
+use nagi_pane::PaneRequest;
 use nagi_schema::envelope::{IdOnly, RawRequest, RequestId};
 use nagi_schema::methods::{
     EventsSubscribeParams, EventsWaitParams, UNAVAILABLE_METHODS, find_engine_method,
 };
 use nagi_schema::mission::*;
-use nagi_pane::PaneRequest;
 use nagi_schema::pane::find_pane_method;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
@@ -77,7 +77,9 @@ impl MethodParams {
         let value = match self {
             P::Ping(p) | P::ServerStop(p) | P::MissionList(p) => serde_json::to_value(p),
             P::MissionCreate(p) => serde_json::to_value(p),
-            P::MissionGet(p) | P::MissionClose(p) | P::MissionProofGet(p) => serde_json::to_value(p),
+            P::MissionGet(p) | P::MissionClose(p) | P::MissionProofGet(p) => {
+                serde_json::to_value(p)
+            }
             P::MissionConfigure(p) => serde_json::to_value(p),
             P::MissionStart(p) => serde_json::to_value(p),
             P::MissionRespond(p) => serde_json::to_value(p),

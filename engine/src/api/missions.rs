@@ -5,13 +5,13 @@ use std::sync::Arc;
 use nagi_schema::mission::*;
 use nagi_schema::results::ResponseResult;
 
-use nagi_mission::clock::now_millis;
 use crate::engine::Engine;
 use crate::errors::EngineError;
+use crate::missions::repository::path_text;
+use nagi_mission::clock::now_millis;
 use nagi_mission::create::{ConfigureDecision, CreateDecision, decide_configure, decide_create};
 use nagi_mission::view::mission_summary;
 use nagi_mission::{Mission, MissionError};
-use crate::missions::repository::path_text;
 
 pub fn view(engine: &Engine, mission: &Mission) -> MissionViewV1 {
     engine.view(mission)
@@ -100,9 +100,7 @@ pub async fn configure(
     let committed = engine
         .missions
         .mutate_concurrently(&mission_id, move |existing| {
-            let mission = existing.ok_or_else(|| {
-                MissionError::no_mission(&params.mission_id)
-            })?;
+            let mission = existing.ok_or_else(|| MissionError::no_mission(&params.mission_id))?;
             match decide_configure(mission, &params.checks, now)? {
                 ConfigureDecision::Unchanged => Ok((Vec::new(), false)),
                 ConfigureDecision::Configure(event) => Ok((vec![event], true)),

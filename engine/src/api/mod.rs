@@ -16,8 +16,8 @@ use nagi_schema::results::{ResponseResult, ServerCapabilities};
 use nagi_schema::{PROTOCOL_VERSION, SERVER_VERSION};
 
 use crate::engine::Engine;
-use decode::MethodParams;
 use crate::errors::EngineError;
+use decode::MethodParams;
 
 /// Who is on the other end of a connection, and whether it may grant consent (judged once,
 /// at accept: `consent::peer::judge_connection`).

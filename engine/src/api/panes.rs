@@ -5,14 +5,16 @@
 
 use std::sync::Arc;
 
-
 use crate::engine::Engine;
 use crate::errors::EngineError;
 use nagi_pane::{self as pane, PaneRequest};
 
 /// Answers a decoded pane-host request; the value is the whole `result` object, `type`
 /// included.
-pub async fn dispatch(engine: &Arc<Engine>, request: PaneRequest) -> Result<serde_json::Value, EngineError> {
+pub async fn dispatch(
+    engine: &Arc<Engine>,
+    request: PaneRequest,
+) -> Result<serde_json::Value, EngineError> {
     let waits = matches!(request, PaneRequest::PaneWaitForOutput(_));
     let answer = pane::answer(&engine.panes, request);
     // A wait may last as long as the client asked; the server's shutdown ends it, so that

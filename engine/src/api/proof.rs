@@ -8,9 +8,9 @@ use nagi_schema::results::ResponseResult;
 use super::missions::{load_checked, view};
 use crate::engine::Engine;
 use crate::errors::EngineError;
+use crate::runs::checks::{Purpose, claim_for_checks, spawn_claimed_worker};
 use nagi_mission::MissionError;
 use nagi_proof::proof_receipt;
-use crate::runs::checks::{Purpose, claim_for_checks, spawn_claimed_worker};
 
 pub fn proof_get(
     engine: &Arc<Engine>,

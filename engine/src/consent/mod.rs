@@ -9,11 +9,11 @@ use std::sync::Arc;
 use nagi_schema::cockpit::CockpitDecision;
 use nagi_store::ConsentRow;
 
-use nagi_mission::clock::now_millis;
-use nagi_mission::digest::stable_runtime_id;
 use crate::engine::Engine;
 use crate::errors::EngineError;
 use nagi_mission::MissionEvent;
+use nagi_mission::clock::now_millis;
+use nagi_mission::digest::stable_runtime_id;
 
 /// Stores a consent decision durably: the consent row, and a `ConsentRecorded` event in the
 /// mission's log when the consent concerns a mission. Returns the consent id.

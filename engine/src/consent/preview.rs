@@ -10,11 +10,11 @@ use nagi_schema::attention::AttentionRiskV1;
 use nagi_schema::cockpit::{CockpitAction, CockpitPreview, RecipeScopeView, RecipeServiceView};
 use nagi_schema::mission::{MissionProvider, MissionResponseDecision};
 
-use nagi_mission::digest::CanonicalHasher;
 use crate::engine::Engine;
 use crate::errors::EngineError;
-use nagi_mission::MissionError;
 use crate::recipe::{ProjectRecipe, load_project_recipe, scope_digest};
+use nagi_mission::MissionError;
+use nagi_mission::digest::CanonicalHasher;
 
 fn hasher(kind: &str) -> CanonicalHasher {
     CanonicalHasher::new(&format!("cockpit-consent-{kind}-v1"))
@@ -308,7 +308,7 @@ pub async fn build(
             let source = mission
                 .run
                 .as_ref()
-                .map(|run| run.run_id.clone())
+                .map(|run| run.run_id.to_string())
                 .unwrap_or_default();
             let lines = vec![
                 format!(

@@ -5,10 +5,10 @@ mod recipe_exec;
 use nagi_schema::codes::ErrorCode;
 use nagi_store::{StoreError, StoreErrorKind};
 
-use nagi_proof::handoff::HandoffError;
 use nagi_mission::MissionError;
 use nagi_pane::PaneError;
 use nagi_proof::ProofError;
+use nagi_proof::handoff::HandoffError;
 pub use recipe_exec::RecipeExecError;
 
 #[derive(Debug, Clone, thiserror::Error)]

@@ -3,6 +3,7 @@
 
 pub mod version;
 
+use nagi_schema::ids::RunId;
 use std::collections::BTreeMap;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -126,11 +127,11 @@ pub fn resolve_provider(
 /// A run's private scratch folder (its `TMPDIR`): under the server's temp dir, in a folder
 /// of the session named by its marker digest, never inside nagi's config or data folders,
 /// which no provider may write.
-pub fn run_scratch_dir(paths: &crate::paths::SessionPaths, run_id: &str) -> PathBuf {
+pub fn run_scratch_dir(paths: &crate::paths::SessionPaths, run_id: &RunId) -> PathBuf {
     let session = crate::leftovers::session_marker_value(&paths.data_dir);
     std::env::temp_dir()
         .join(format!("nagi-run-{}", &session[..12]))
-        .join(crate::paths::path_segment(run_id))
+        .join(run_id.path_segment())
         .join("tmp")
 }
 
@@ -446,7 +447,10 @@ mod tests {
         let codex = plan_for(MissionProvider::Codex);
         assert_eq!(codex.spec.confinement, None);
         assert_eq!(codex.spec.sandbox, Sandbox::ReadOnly);
-        assert_eq!(codex.enforcement.to_string(), "provider_sandbox+workspace_digest");
+        assert_eq!(
+            codex.enforcement.to_string(),
+            "provider_sandbox+workspace_digest"
+        );
         if nagi_providers::landlock_abi_version().is_some() {
             let claude = plan_for(MissionProvider::ClaudeCode);
             assert!(claude.spec.confinement.is_some());

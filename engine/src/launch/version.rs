@@ -12,8 +12,10 @@ use std::process::Stdio;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-use nagi_providers::versions::{SupportedVersions, Version, parse_version_output, supported_versions};
 use nagi_providers::ProviderKind;
+use nagi_providers::versions::{
+    SupportedVersions, Version, parse_version_output, supported_versions,
+};
 
 use super::ResolvedProvider;
 
@@ -118,9 +120,7 @@ async fn ask_version(
     };
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    if let Some(version) = parse_version_output(&stdout)
-        .filter(|_| output.status.success())
-    {
+    if let Some(version) = parse_version_output(&stdout).filter(|_| output.status.success()) {
         return Ok(version);
     }
     let said = stdout

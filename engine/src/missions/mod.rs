@@ -51,8 +51,7 @@ fn parse_doc(doc: Option<String>) -> Result<Option<Mission>, EngineError> {
 
 /// The stored mission `mission_id`; `mission_not_found` when there is none.
 pub fn load_existing(reader: &Reader<'_>, mission_id: &str) -> Result<Mission, EngineError> {
-    load(reader, mission_id)?
-        .ok_or_else(|| MissionError::no_mission(&mission_id).into())
+    load(reader, mission_id)?.ok_or_else(|| MissionError::no_mission(&mission_id).into())
 }
 
 /// The mission as written, and its appended events with their sequence numbers.
@@ -121,7 +120,7 @@ fn prepare_events(
         let payload = serde_json::to_string(&record)
             .map_err(|error| MissionError::Runtime(error.to_string()))?;
         records.push(PreparedRecord {
-            mission_id: next.mission_id.clone(),
+            mission_id: next.mission_id.to_string(),
             event_id,
             payload,
             record,
@@ -130,7 +129,7 @@ fn prepare_events(
     }
     let row = match &mission {
         Some(mission) if !records.is_empty() => Some(MissionRow {
-            mission_id: mission.mission_id.clone(),
+            mission_id: mission.mission_id.to_string(),
             title: mission.title.clone(),
             repository_path: mission.repository_path.clone(),
             status: mission.status.as_str().to_string(),
@@ -397,13 +396,10 @@ impl Missions {
     /// A mission named by a reading method: an id that breaks the ID rule is
     /// `invalid_mission`, before the store is asked.
     pub fn get_checked(&self, mission_id: &str) -> Result<Mission, EngineError> {
-        if !nagi_mission::validate::id_is_valid(mission_id) {
-            return Err(MissionError::InvalidMission(format!(
-                "mission_id {mission_id:?} breaks the ID rule"
-            ))
-            .into());
-        }
-        self.get_existing(mission_id)
+        let mission_id = nagi_schema::ids::MissionId::parse(mission_id).map_err(|fault| {
+            MissionError::InvalidMission(fault.describe("mission_id", mission_id))
+        })?;
+        self.get_existing(&mission_id)
     }
 
     /// The stored mission `mission_id`; `mission_not_found` when there is none.

@@ -1,18 +1,18 @@
 //! Value rules of the recipe (contract §11). Each returns `Err(message)`
 //! describing the first thing wrong with one value.
 
-/// ID rule: 1..128 bytes of `A–Z a–z 0–9 _ . : -`.
+/// The id rule of every id (`nagi_schema::ids`): 1–128 bytes of `A–Z a–z 0–9 _ . : -`,
+/// and neither `.` nor `..` (a service id names its log file).
 pub fn check_id(value: &str) -> Result<(), String> {
-    if value.is_empty() || value.len() > 128 {
-        return Err("must be 1 to 128 characters".to_owned());
-    }
-    if !value
-        .bytes()
-        .all(|byte| byte.is_ascii_alphanumeric() || b"_.:-".contains(&byte))
-    {
-        return Err("may only contain letters, digits, `_`, `.`, `:` and `-`".to_owned());
-    }
-    Ok(())
+    use nagi_schema::ids::IdFault;
+    nagi_schema::ids::check_id_text(value).map_err(|fault| {
+        match fault {
+            IdFault::Empty | IdFault::TooLong { .. } => "must be 1 to 128 characters",
+            IdFault::DotSegment => "must not be `.` or `..`",
+            IdFault::Character => "may only contain letters, digits, `_`, `.`, `:` and `-`",
+        }
+        .to_owned()
+    })
 }
 
 fn has_line_breaks_or_nul(value: &str) -> bool {

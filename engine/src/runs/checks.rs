@@ -6,16 +6,20 @@
 //! (cleared environment, own process group, timeout, output caps), and its output streams
 //! into the run's transcript pane.
 
+use crate::runs::HeldClaim;
+use nagi_schema::ids::{MissionId, RunId};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use crate::transcript::Transcript;
-use nagi_mission::clock::now_millis;
-use nagi_mission::digest::ProofIdentity;
 use crate::engine::Engine;
 use crate::errors::EngineError;
+use crate::transcript::Transcript;
+use nagi_exec::runner::{CommandCheckRequest, OutputStream, RunnerConfig, run_command_check};
+use nagi_exec::workspace::{ScanConfig, WorkspaceSnapshot, scan_workspace};
+use nagi_mission::clock::now_millis;
+use nagi_mission::digest::ProofIdentity;
 use nagi_mission::model::{Declaration, DeclarationKind, Mission};
 use nagi_mission::{MissionError, MissionEvent};
 use nagi_proof::{
@@ -23,8 +27,6 @@ use nagi_proof::{
     WorktreeLease, close_outcome, command_evidence, current_identity, readiness_outcome,
     rejected_command_evidence, verify,
 };
-use nagi_exec::runner::{CommandCheckRequest, OutputStream, RunnerConfig, run_command_check};
-use nagi_exec::workspace::{ScanConfig, WorkspaceSnapshot, scan_workspace};
 
 /// Why the checks run; it decides what a verified proof seals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -206,7 +208,7 @@ async fn collect_and_seal(
         .plan
         .clone()
         .ok_or_else(|| ProofError::NoClosurePlan {
-            mission_id: mission.mission_id.clone(),
+            mission_id: mission.mission_id.to_string(),
         })?;
     let commands: Vec<Declaration> = plan
         .declarations
@@ -327,9 +329,8 @@ async fn evaluate_and_seal(
         let doc = reader.mission_doc(mission_id)?;
         Ok((doc, head_of(reader.last_event()?), reader.claim(claim_key)?))
     })?;
-    let mission = Mission::from_document(
-        &mission.ok_or_else(|| MissionError::no_mission(&mission_id))?,
-    )?;
+    let mission =
+        Mission::from_document(&mission.ok_or_else(|| MissionError::no_mission(&mission_id))?)?;
     let claim = claim.ok_or_else(|| {
         MissionError::Runtime("the checkout claim was lost while the checks ran".into())
     })?;
@@ -360,8 +361,7 @@ async fn evaluate_and_seal(
     engine
         .missions
         .mutate_writing(&mission_id.clone(), move |writer, mission| {
-            let mission = mission
-                .ok_or_else(|| MissionError::no_mission(&mission_id))?;
+            let mission = mission.ok_or_else(|| MissionError::no_mission(&mission_id))?;
             let current_head = head_of(writer.reader().last_event()?);
             let now = now_millis();
             let mut events = Vec::new();
@@ -435,8 +435,8 @@ pub async fn claim_for_checks(
     let claim = nagi_store::ClaimRow {
         checkout_key: key.clone(),
         checkout_root: run.worktree_path.clone(),
-        mission_id: mission.mission_id.clone(),
-        run_id: run.run_id.clone(),
+        mission_id: mission.mission_id.to_string(),
+        run_id: run.run_id.to_string(),
         request_id: request_id.to_string(),
         nonce: super::start::random_nonce(),
         claimed_at_millis: now_millis(),
@@ -464,8 +464,8 @@ pub async fn claim_for_checks(
 /// Runs the proof worker in the background with its own claim, releasing it at the end.
 pub fn spawn_claimed_worker(
     engine: &Arc<Engine>,
-    mission_id: String,
-    run_id: String,
+    mission_id: MissionId,
+    run_id: RunId,
     purpose: Purpose,
     claim_key: String,
 ) {
@@ -496,10 +496,21 @@ pub fn spawn_claimed_worker(
         {
             tracing::warn!(%mission_id, %error, "the proof worker failed");
         }
-        let _ = crate::runs::release_claim(&engine, &mission_id, &run_id, &claim_key).await;
+        let _ = crate::runs::release_claim(
+            &engine,
+            HeldClaim {
+                mission_id: &mission_id,
+                run_id: &run_id,
+                checkout_key: &claim_key,
+            },
+        )
+        .await;
         if purpose == Purpose::Close {
             super::recipe::cleanup_on_archive(&engine, &mission_id).await;
-            tokio::spawn(close_panes_of_archived(engine.clone(), mission_id.clone()));
+            tokio::spawn(close_panes_of_archived(
+                engine.clone(),
+                mission_id.to_string(),
+            ));
         }
     });
 }
@@ -659,7 +670,15 @@ pub async fn record_manual_evidence(
         Ok(format!("manual evidence for {check_id} recorded"))
     }
     .await;
-    let _ = crate::runs::release_claim(engine, mission_id, &run.run_id, &key).await;
+    let _ = crate::runs::release_claim(
+        engine,
+        HeldClaim {
+            mission_id: mission_id,
+            run_id: &run.run_id,
+            checkout_key: &key,
+        },
+    )
+    .await;
     outcome
 }
 
@@ -684,7 +703,8 @@ async fn close_panes_of_archived(engine: Arc<Engine>, mission_id: String) {
     if workspaces.is_empty() {
         return;
     }
-    let linger = std::time::Duration::from_secs(engine.config.user.server.archived_pane_linger_seconds);
+    let linger =
+        std::time::Duration::from_secs(engine.config.user.server.archived_pane_linger_seconds);
     tokio::select! {
         _ = tokio::time::sleep(linger) => {}
         _ = engine.shutdown.wait() => return,

@@ -2,6 +2,7 @@
 //! pure decisions are in `nagi_proof::handoff`; this adds the Git scan, the claim and the launch
 //! of the target provider.
 
+use crate::runs::HeldClaim;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -10,22 +11,21 @@ use nagi_schema::mission::{MissionHandoffPreviewParams, MissionHandoffStartParam
 use nagi_schema::results::ResponseResult;
 use nagi_store::ClaimRow;
 
-use crate::runs::release_claim;
 use super::start::{LaunchRun, as_started, fail_recipe_run, launch_run, random_nonce};
 use super::supervisor::commit;
-use nagi_mission::clock::now_millis;
 use crate::engine::Engine;
 use crate::errors::EngineError;
-use nagi_proof::handoff::{
-    HandoffArtifactConfig, HandoffAuthority, HandoffStartPrecheck, build_handoff_artifact,
-    WriteGrant, check_handoff_preconditions, confirm_rebuilt_artifact, decide_run_continued_with,
-    handoff_prompt,
-    precheck_handoff_start,
-};
+use crate::runs::release_claim;
+use nagi_exec::workspace::{ScanConfig, handoff_diff};
 use nagi_mission::MissionError;
+use nagi_mission::clock::now_millis;
 use nagi_mission::model::Mission;
 use nagi_mission::run::status_change;
-use nagi_exec::workspace::{ScanConfig, handoff_diff};
+use nagi_proof::handoff::{
+    HandoffArtifactConfig, HandoffAuthority, HandoffStartPrecheck, WriteGrant,
+    build_handoff_artifact, check_handoff_preconditions, confirm_rebuilt_artifact,
+    decide_run_continued_with, handoff_prompt, precheck_handoff_start,
+};
 
 /// Scans the current run's worktree against its base and builds the artifact.
 async fn build(
@@ -198,7 +198,15 @@ pub async fn start_with(
             )
         })
         .await?;
-        let _ = release_claim(engine, &mission.mission_id, &run.run_id, &claim_key).await;
+        let _ = release_claim(
+            engine,
+            HeldClaim {
+                mission_id: &mission.mission_id,
+                run_id: &run.run_id,
+                checkout_key: &claim_key,
+            },
+        )
+        .await;
         if run.execute_project_recipe {
             super::recipe::stop_if_failed(engine, &mission.mission_id, &run.run_id).await;
         }
@@ -234,8 +242,7 @@ async fn continue_run(
     let committed = engine
         .missions
         .mutate_writing(&mission_id.clone(), move |writer, mission| {
-            let mission = mission
-                .ok_or_else(|| MissionError::no_mission(&mission_id))?;
+            let mission = mission.ok_or_else(|| MissionError::no_mission(&mission_id))?;
             let grant = grant.map(|grant| WriteGrant {
                 sandbox: grant.sandbox,
                 consent_id: grant.consent_id,

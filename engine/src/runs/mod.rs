@@ -9,23 +9,29 @@ pub mod respond;
 pub mod start;
 pub mod supervisor;
 
+/// A claim on a checkout as its holder names it: the store row's mission and run, and the
+/// checkout's key, which also names the OS lock.
+#[derive(Debug, Clone, Copy)]
+pub struct HeldClaim<'a> {
+    pub mission_id: &'a str,
+    pub run_id: &'a str,
+    pub checkout_key: &'a str,
+}
+
 /// Releases a run's claim: the store row, then the OS lock.
 pub async fn release_claim(
     engine: &std::sync::Arc<crate::engine::Engine>,
-    mission_id: &str,
-    run_id: &str,
-    claim_key: &str,
+    claim: HeldClaim<'_>,
 ) -> Result<(), crate::errors::EngineError> {
     let (mission, run, key) = (
-        mission_id.to_string(),
-        run_id.to_string(),
-        claim_key.to_string(),
+        claim.mission_id.to_string(),
+        claim.run_id.to_string(),
+        claim.checkout_key.to_string(),
     );
     let released = engine
         .missions
         .transact(move |writer| Ok(writer.release_claim(&key, &mission, &run)?))
         .await;
-    engine.claim_locks.release(claim_key);
+    engine.claim_locks.release(claim.checkout_key);
     released.map(|_| ())
 }
-

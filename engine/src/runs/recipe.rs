@@ -14,21 +14,22 @@
 //! Progress lines go to the run's transcript (the pane the cockpit watches) as well as to
 //! the recipe transcript the project pane follows.
 
+use nagi_schema::ids::{MissionId, RunId};
 use std::path::Path;
 use std::sync::Arc;
 
 use nagi_schema::mission::MissionStatus;
 
-use crate::transcript::Transcript;
 use crate::engine::Engine;
 use crate::errors::EngineError;
-use nagi_mission::MissionError;
-use nagi_mission::model::{Mission, Run};
 use crate::recipe::exec::{
     ProvisionedServices, RecipeExecConfig, RunTarget, adopt_or_restart_services, archive_cleanup,
     provision_run, stop_services,
 };
 use crate::recipe::{ProjectRecipe, load_project_recipe, scope_digest};
+use crate::transcript::Transcript;
+use nagi_mission::MissionError;
+use nagi_mission::model::{Mission, Run};
 
 /// Environment variables a provider is given for the run's services (`<port_env>=<port>`).
 pub type ServiceEnv = Vec<(String, String)>;
@@ -70,7 +71,11 @@ fn service_env(provisioned: &ProvisionedServices) -> ServiceEnv {
 
 /// The run's transcript, opened for progress lines (`None` when it cannot be opened: the
 /// recipe transcript still has them).
-fn run_transcript(engine: &Engine, mission_id: &str, run_id: &str) -> Option<Arc<Transcript>> {
+fn run_transcript(
+    engine: &Engine,
+    mission_id: &MissionId,
+    run_id: &RunId,
+) -> Option<Arc<Transcript>> {
     Transcript::open(&super::start::transcript_path(engine, mission_id, run_id))
         .ok()
         .map(Arc::new)
@@ -157,8 +162,8 @@ fn describe_services(provisioned: &ProvisionedServices) -> String {
 /// without leases has nothing to stop.
 pub async fn stop_run_services(
     engine: &Arc<Engine>,
-    mission_id: &str,
-    run_id: &str,
+    mission_id: &MissionId,
+    run_id: &RunId,
 ) -> Result<(), EngineError> {
     let stopped = stop_services(engine, mission_id, run_id, &recipe_config())
         .await
@@ -183,14 +188,17 @@ pub async fn stop_if_failed(engine: &Arc<Engine>, mission_id: &str, run_id: &str
         Ok(Some(mission)) => mission,
         _ => return,
     };
-    let uses_recipe = mission
+    let Some(run) = mission
         .run
         .as_ref()
-        .is_some_and(|run| run.run_id == run_id && run.execute_project_recipe);
-    if !uses_recipe || mission.status != MissionStatus::Failed {
+        .filter(|run| run.run_id == run_id && run.execute_project_recipe)
+    else {
+        return;
+    };
+    if mission.status != MissionStatus::Failed {
         return;
     }
-    if let Err(error) = stop_run_services(engine, mission_id, run_id).await {
+    if let Err(error) = stop_run_services(engine, &mission.mission_id, &run.run_id).await {
         tracing::warn!(%mission_id, %run_id, %error, "the failed run's services could not be stopped");
     }
 }
@@ -210,7 +218,7 @@ pub async fn cleanup_on_archive(engine: &Arc<Engine>, mission_id: &str) {
         return;
     }
     let target = RunTarget::of(&mission, &run);
-    let transcript = run_transcript(engine, mission_id, &run.run_id);
+    let transcript = run_transcript(engine, &mission.mission_id, &run.run_id);
     let say = progress_into(transcript);
     // A recipe that can no longer be read still has services to stop.
     let recipe = match load_run_recipe(&target.worktree) {
@@ -219,7 +227,7 @@ pub async fn cleanup_on_archive(engine: &Arc<Engine>, mission_id: &str) {
             say(&format!(
                 "archive: {error}; stopping the services without running cleanup"
             ));
-            if let Err(error) = stop_run_services(engine, mission_id, &run.run_id).await {
+            if let Err(error) = stop_run_services(engine, &mission.mission_id, &run.run_id).await {
                 tracing::warn!(%mission_id, %error, "the archived run's services could not be stopped");
             }
             return;

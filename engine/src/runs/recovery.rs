@@ -14,26 +14,28 @@
 //! - claims of runs that are not resumed are released, and resumed runs take their OS lock
 //!   again.
 
+use crate::runs::HeldClaim;
+use nagi_schema::ids::{MissionId, RunId};
 use std::sync::Arc;
 
 use nagi_schema::mission::MissionStatus;
 
-use crate::runs::release_claim;
 use super::start::{LaunchRun, launch_run};
 use super::supervisor::commit;
-use nagi_mission::clock::now_millis;
 use crate::engine::Engine;
 use crate::errors::EngineError;
+use crate::runs::release_claim;
 use nagi_mission::MissionEvent;
-use nagi_mission::model::SandboxGrant;
+use nagi_mission::clock::now_millis;
 use nagi_mission::model::Mission;
+use nagi_mission::model::SandboxGrant;
 use nagi_mission::run::status_change;
 
 /// What recovery did (or, with `dry_run`, would do) for one mission.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RecoveryAction {
-    pub mission_id: String,
-    pub run_id: Option<String>,
+    pub mission_id: MissionId,
+    pub run_id: Option<RunId>,
     pub action: RecoveryKind,
     pub reason: String,
 }
@@ -62,7 +64,6 @@ impl std::fmt::Display for RecoveryKind {
         })
     }
 }
-
 
 /// Decides what to do with one mission that had a live run. Pure.
 pub fn plan_for(mission: &Mission) -> RecoveryAction {
@@ -152,7 +153,7 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
                 let run_id = mission
                     .run
                     .as_ref()
-                    .map(|run| run.run_id.clone())
+                    .map(|run| run.run_id.to_string())
                     .unwrap_or_default();
                 let purpose = mission
                     .checks_in_flight
@@ -160,7 +161,7 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
                     .map(|checks| checks.purpose.clone())
                     .unwrap_or_default();
                 let finished = MissionEvent::ChecksFinished {
-                    run_id: run_id.clone(),
+                    run_id: run_id.to_string(),
                     outcome: Some(
                         "the server restarted while the checks were running; they run again".into(),
                     ),
@@ -243,17 +244,19 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
 /// Releases every stored claim whose run is not about to be resumed.
 async fn release_stale_claims(
     engine: &Arc<Engine>,
-    resumed_runs: &[String],
+    resumed_runs: &[RunId],
 ) -> Result<(), EngineError> {
     let claims = engine.missions.read(|reader| reader.claims())?;
     for claim in claims {
         // Re-run checks take the claim again themselves.
-        if !resumed_runs.contains(&claim.run_id) {
+        if !resumed_runs.iter().any(|run_id| *run_id == claim.run_id) {
             release_claim(
                 engine,
-                &claim.mission_id,
-                &claim.run_id,
-                &claim.checkout_key,
+                HeldClaim {
+                    mission_id: &claim.mission_id,
+                    run_id: &claim.run_id,
+                    checkout_key: &claim.checkout_key,
+                },
             )
             .await?;
         }
@@ -261,7 +264,7 @@ async fn release_stale_claims(
     Ok(())
 }
 
-async fn resume(engine: &Arc<Engine>, mission_id: &str, run: nagi_mission::model::Run) {
+async fn resume(engine: &Arc<Engine>, mission_id: &MissionId, run: nagi_mission::model::Run) {
     let checkout = engine.checkouts.canonical_checkout(&run.worktree_path);
     let claim_key = match &checkout {
         Ok(checkout) => checkout.claim_key(),
@@ -287,7 +290,7 @@ async fn resume(engine: &Arc<Engine>, mission_id: &str, run: nagi_mission::model
         launch_run(
             engine,
             LaunchRun {
-                mission_id: mission_id.to_string(),
+                mission_id: mission_id.clone(),
                 run: run.clone(),
                 claim_key: checkout.claim_key(),
                 resolved: None,
@@ -319,7 +322,15 @@ async fn resume(engine: &Arc<Engine>, mission_id: &str, run: nagi_mission::model
         })
         .await;
         if !claim_key.is_empty() {
-            let _ = release_claim(engine, mission_id, &run.run_id, &claim_key).await;
+            let _ = release_claim(
+                engine,
+                HeldClaim {
+                    mission_id: mission_id,
+                    run_id: &run.run_id,
+                    checkout_key: &claim_key,
+                },
+            )
+            .await;
         }
         if run.execute_project_recipe
             && let Err(error) =

@@ -9,9 +9,9 @@ use nagi_providers::{ProviderCommand, Question, QuestionOption, Response};
 use nagi_schema::attention::{AttentionDecisionV1, AttentionFailureCodeV1};
 use nagi_schema::mission::MissionResponseDecision;
 
-use nagi_mission::clock::now_millis;
 use crate::engine::Engine;
 use crate::errors::EngineError;
+use nagi_mission::clock::now_millis;
 use nagi_mission::model::{
     AttemptState, Attention, AttentionLifecycle, RequestClass, ResponseAttempt,
 };

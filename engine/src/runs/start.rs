@@ -1,6 +1,8 @@
 //! `mission.start` (contract §2.5 with nagi's extensions) and the launch of a run's
 //! provider, shared by start, handoff and recovery.
 
+use crate::runs::HeldClaim;
+use nagi_schema::ids::{MissionId, RunId};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -10,21 +12,21 @@ use nagi_schema::results::ResponseResult;
 use nagi_store::ClaimRow;
 
 use super::release_claim;
-use crate::live::claims::ClaimLockError;
-use crate::launch::{LaunchInputs, landlock_version_for, plan_launch};
-use crate::launch::version::resolve_supported_provider;
-use crate::live::registry::LiveRun;
 use super::supervisor::{RunContext, StartDigest, commit, spawn_supervisor};
-use crate::transcript::Transcript;
-use nagi_mission::clock::now_millis;
 use crate::engine::Engine;
 use crate::errors::EngineError;
+use crate::launch::version::resolve_supported_provider;
+use crate::launch::{LaunchInputs, landlock_version_for, plan_launch};
+use crate::live::claims::ClaimLockError;
+use crate::live::registry::LiveRun;
+use crate::missions::repository::{Checkout, head_commit, path_text};
+use crate::transcript::Transcript;
 use nagi_mission::MissionError;
+use nagi_mission::clock::now_millis;
 use nagi_mission::model::{Mission, Run, SandboxGrant};
 use nagi_mission::run::{
-    self, StartRequest, check_can_start, check_run_id_shape, decide_run_started,
+    self, StartRequest, check_can_start, decide_run_started, parse_start_run_id,
 };
-use crate::missions::repository::{Checkout, head_commit, path_text};
 use nagi_pane::WorkspaceCreate;
 
 /// Who asks for the start: the public socket grants only read-only runs.
@@ -89,7 +91,7 @@ pub async fn start(
             .into())
         };
     }
-    check_run_id_shape(&params.run_id)?;
+    let run_id = parse_start_run_id(&params.run_id)?;
     check_can_start(&mission, &params.run_id)?;
     let repository = checkout_of(engine, &mission.repository_path)?;
     let worktree = checkout_of(engine, &requested_worktree)?;
@@ -102,9 +104,10 @@ pub async fn start(
         .into());
     }
     let worktree_text = path_text(&worktree.root).map_err(MissionError::InvalidRepository)?;
-    let resolved = resolve_supported_provider(&engine.config, &engine.provider_versions, params.provider)
-        .await
-        .map_err(MissionError::ProviderUnavailable)?;
+    let resolved =
+        resolve_supported_provider(&engine.config, &engine.provider_versions, params.provider)
+            .await
+            .map_err(MissionError::ProviderUnavailable)?;
     let claim_key = worktree.claim_key();
     engine
         .claim_locks
@@ -136,7 +139,7 @@ pub async fn start(
     let early_spawn = (!params.execute_project_recipe && !guarded_before_start).then(|| {
         let engine = engine.clone();
         let spawn = ProviderSpawn {
-            run_id: params.run_id.clone(),
+            run_id: run_id.clone(),
             provider: params.provider,
             worktree: worktree.root.clone(),
             sandbox: granted_sandbox(&authority).0,
@@ -225,7 +228,15 @@ pub async fn start(
             )
         })
         .await?;
-        let _ = release_claim(engine, &mission.mission_id, &run_id, &claim_key).await;
+        let _ = release_claim(
+            engine,
+            HeldClaim {
+                mission_id: &mission.mission_id,
+                run_id: &run_id,
+                checkout_key: &claim_key,
+            },
+        )
+        .await;
         if run.execute_project_recipe {
             super::recipe::stop_if_failed(engine, &mission.mission_id, &run_id).await;
         }
@@ -277,7 +288,15 @@ pub(super) async fn fail_recipe_run(
         )
     })
     .await?;
-    let _ = release_claim(engine, mission_id, run_id, claim_key).await;
+    let _ = release_claim(
+        engine,
+        HeldClaim {
+            mission_id: mission_id,
+            run_id: run_id,
+            checkout_key: claim_key,
+        },
+    )
+    .await;
     super::recipe::stop_if_failed(engine, mission_id, run_id).await;
     Ok(())
 }
@@ -318,8 +337,7 @@ async fn prepare_and_commit(
     let committed = engine
         .missions
         .mutate_writing(&mission_id.clone(), move |writer, mission| {
-            let mission = mission
-                .ok_or_else(|| MissionError::no_mission(&mission_id))?;
+            let mission = mission.ok_or_else(|| MissionError::no_mission(&mission_id))?;
             let event = decide_run_started(mission, &request, &base_revision, now_millis())?;
             match writer.claim_checkout(&claim)? {
                 nagi_store::ClaimOutcome::Claimed | nagi_store::ClaimOutcome::AlreadyHeld(_) => {}
@@ -366,7 +384,7 @@ const FINGERPRINT_START_WAIT: std::time::Duration = std::time::Duration::from_mi
 
 /// A run to launch (fresh, continued after a handoff, or resumed by recovery).
 pub struct LaunchRun {
-    pub mission_id: String,
+    pub mission_id: MissionId,
     pub run: Run,
     pub claim_key: String,
     /// Resolved by the caller when it must report `provider_unavailable` itself.
@@ -389,7 +407,7 @@ pub struct SpawnedProvider {
 
 /// What starting a provider needs.
 pub struct ProviderSpawn {
-    pub run_id: String,
+    pub run_id: RunId,
     pub provider: MissionProvider,
     pub worktree: PathBuf,
     pub sandbox: SandboxGrant,
@@ -423,9 +441,10 @@ pub fn spawn_provider(
         crate::leftovers::SESSION_MARKER.into(),
         crate::leftovers::session_marker_value(&engine.config.paths.data_dir),
     );
-    plan.spec
-        .env
-        .insert(crate::leftovers::RUN_MARKER.into(), spawn.run_id);
+    plan.spec.env.insert(
+        crate::leftovers::RUN_MARKER.into(),
+        spawn.run_id.to_string(),
+    );
     for (name, value) in spawn.service_env {
         plan.spec.env.insert(name, value);
     }
@@ -437,13 +456,13 @@ pub fn spawn_provider(
     })
 }
 
-pub fn transcript_path(engine: &Engine, mission_id: &str, run_id: &str) -> PathBuf {
+pub fn transcript_path(engine: &Engine, mission_id: &MissionId, run_id: &RunId) -> PathBuf {
     engine
         .config
         .paths
         .transcript_dir()
-        .join(crate::paths::path_segment(mission_id))
-        .join(format!("{}.log", crate::paths::path_segment(run_id)))
+        .join(mission_id.path_segment())
+        .join(format!("{}.log", run_id.path_segment()))
 }
 
 /// Opens the run's transcript and pane, starts the provider and its supervisor, and records
@@ -520,7 +539,7 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
     engine.runs.insert(
         &run.run_id,
         LiveRun {
-            mission_id: mission_id.clone(),
+            mission_id: mission_id.to_string(),
             commands: handle.commands.clone(),
             recovered,
             claim_key: claim_key.clone(),
@@ -529,8 +548,8 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
     let digest_at_start: StartDigest = Default::default();
     let session_settled = Arc::new(tokio::sync::Notify::new());
     let context = RunContext {
-        mission_id: mission_id.clone(),
-        run_id: run.run_id.clone(),
+        mission_id: mission_id.to_string(),
+        run_id: run.run_id.to_string(),
         worktree,
         sandbox: run.sandbox,
         execute_declared_checks: run.execute_declared_checks,
@@ -771,7 +790,10 @@ fn fingerprint_in_background(
                     FINGERPRINT_NICE,
                 );
             }
-            let _ = sender.send(nagi_exec::workspace::scan_workspace(&root, &Default::default()));
+            let _ = sender.send(nagi_exec::workspace::scan_workspace(
+                &root,
+                &Default::default(),
+            ));
         });
     if let Err(error) = spawned {
         tracing::warn!(%error, "cannot start the fingerprint thread");

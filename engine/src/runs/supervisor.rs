@@ -1,6 +1,7 @@
 //! One task per live run: it reads the adapter's reports and commits what they mean for
 //! the mission (adapters report; the engine decides, through `mission::run`).
 
+use crate::runs::HeldClaim;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -13,11 +14,11 @@ use nagi_schema::attention::{
 };
 use nagi_schema::mission::MissionStatus;
 
+use crate::engine::Engine;
+use crate::errors::EngineError;
 use crate::transcript::Transcript;
 use nagi_mission::clock::now_millis;
 use nagi_mission::digest::stable_runtime_id;
-use crate::engine::Engine;
-use crate::errors::EngineError;
 use nagi_mission::model::{RequestClass, SandboxGrant};
 use nagi_mission::run::{self, ProviderRequest, TurnEnd};
 use nagi_mission::{MissionError, MissionEvent};
@@ -389,7 +390,15 @@ pub async fn finish_run(
         }
     }
     let released = if checks_may_follow {
-        crate::runs::release_claim(engine, &mission_id, &run_id, &context.claim_key).await
+        crate::runs::release_claim(
+            engine,
+            HeldClaim {
+                mission_id: &mission_id,
+                run_id: &run_id,
+                checkout_key: &context.claim_key,
+            },
+        )
+        .await
     } else {
         Ok(())
     };

@@ -21,12 +21,12 @@ use std::os::fd::AsRawFd;
 use super::framing::{Frame, LineReader};
 use super::line_budget::PartialLineBudget;
 use super::live_events::{self, LiveEvents};
-use nagi_os::peer::PeerProcess;
 use super::reply_poll::{ConnectionPoll, ReplyPolling, Serving};
 use crate::api::{self, Peer, Reply};
 use crate::consent::peer::judge_connection;
 use crate::engine::Engine;
 use crate::errors::{EngineError, wire_error};
+use nagi_os::peer::PeerProcess;
 
 pub(super) type Lines = LineReader<BufReader<OwnedReadHalf>>;
 pub(super) type Output = BufWriter<OwnedWriteHalf>;
@@ -118,7 +118,11 @@ pub async fn serve_connection(
                 break;
             }
             Ok(Ok(Frame::BudgetSpent)) => {
-                let _ = write_line(&mut output, &error_line(&RequestId::unknown(), &budget_spent_error(budget))).await;
+                let _ = write_line(
+                    &mut output,
+                    &error_line(&RequestId::unknown(), &budget_spent_error(budget)),
+                )
+                .await;
                 let _ = output.flush().await;
                 break;
             }
@@ -180,7 +184,8 @@ async fn handle_line(
             {
                 drop(serving);
                 let client_id = super::session::new_client_id(peer);
-                super::session::serve_session(engine, &client_id, bytes.to_vec(), lines, output).await;
+                super::session::serve_session(engine, &client_id, bytes.to_vec(), lines, output)
+                    .await;
                 return false;
             }
             return write_line(output, &error_line(&rejected.id, &rejected.error))

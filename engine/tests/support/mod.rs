@@ -8,19 +8,17 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use nagi_mission::digest::sha256_hex;
+use nagi_exec::runner::{CommandCheckRequest, DiscardOutput, RunnerConfig, run_command_check};
+use nagi_exec::workspace::{ScanConfig, WorkspaceSnapshot, scan_workspace};
 use nagi_mission::apply::apply;
-use nagi_mission::create::{
-    ConfigureDecision, CreateDecision, decide_configure, decide_create,
-};
+use nagi_mission::create::{ConfigureDecision, CreateDecision, decide_configure, decide_create};
+use nagi_mission::digest::sha256_hex;
 use nagi_mission::event::MissionEvent;
 use nagi_mission::model::{Mission, Run, SandboxGrant};
 use nagi_proof::{
     AuthorityHead, CommandEvidenceInput, ProofWorkspace, Verdict, VerificationInput, WorktreeLease,
     command_evidence, current_identity, rejected_command_evidence, verify,
 };
-use nagi_exec::runner::{CommandCheckRequest, DiscardOutput, RunnerConfig, run_command_check};
-use nagi_exec::workspace::{ScanConfig, WorkspaceSnapshot, scan_workspace};
 use nagi_schema::mission::{
     CommandCheck, ManualCheck, MissionCheck, MissionCreateParams, MissionPathRule, MissionProvider,
     MissionProviderMode, MissionStatus,
@@ -168,7 +166,7 @@ impl Ledger {
         };
         ledger.commit(configured);
         let run = Run {
-            run_id: "run-1".into(),
+            run_id: nagi_schema::ids::RunId::parse("run-1").unwrap(),
             provider: MissionProvider::Codex,
             mode: MissionProviderMode::Managed,
             worktree_path: root,
@@ -224,8 +222,8 @@ impl Ledger {
     pub fn lease(&self) -> WorktreeLease {
         let run = self.mission.run.as_ref().unwrap();
         WorktreeLease {
-            mission_id: self.mission.mission_id.clone(),
-            run_id: run.run_id.clone(),
+            mission_id: self.mission.mission_id.to_string(),
+            run_id: run.run_id.to_string(),
             checkout_root: run.worktree_path.clone(),
             claim_nonce: "claim-nonce-1".into(),
         }

@@ -129,7 +129,8 @@ async fn one_controller_observers_cannot_type_and_small_resizes_are_refused() {
     assert_eq!(
         host.session_resize(&session, "bob", 100, 30)
             .unwrap_err()
-            .code().as_str(),
+            .code()
+            .as_str(),
         "not_controller"
     );
     assert_eq!(

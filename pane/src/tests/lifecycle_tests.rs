@@ -131,7 +131,10 @@ async fn renames_moves_and_closing_the_last_pane_close_its_tab_and_workspace() {
         "backend"
     );
     assert_eq!(
-        host.rename_workspace("w1", "   ").unwrap_err().code().as_str(),
+        host.rename_workspace("w1", "   ")
+            .unwrap_err()
+            .code()
+            .as_str(),
         "invalid_params"
     );
     assert_eq!(host.rename_tab("w1:t1", "shell").unwrap().label, "shell");

@@ -193,7 +193,8 @@ async fn shutdown_ends_every_pane_and_refuses_new_ones() {
     assert_eq!(
         host.create_workspace(WorkspaceCreate::default())
             .unwrap_err()
-            .code().as_str(),
+            .code()
+            .as_str(),
         "server_unavailable"
     );
 }

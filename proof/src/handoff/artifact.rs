@@ -16,12 +16,12 @@ use nagi_schema::handoff::{
 use nagi_schema::mission::MissionProvider;
 
 use super::error::HandoffError;
+use nagi_exec::workspace::HandoffDiff;
 use nagi_mission::digest::{artifact_sha256_of_value, suggested_handoff_run_id};
 use nagi_mission::model::{AttemptState, Mission, Run};
+use nagi_mission::redact::redact;
 use nagi_mission::status::run_can_follow;
 use nagi_mission::view::check_summaries;
-use nagi_mission::redact::redact;
-use nagi_exec::workspace::HandoffDiff;
 
 /// Character limits of the redacted fields (§3.10; JSON Schema counts characters).
 pub const MAX_OBJECTIVE_CHARS: usize = 8192;
@@ -77,12 +77,12 @@ pub fn check_handoff_preconditions(
 ) -> Result<&Run, HandoffError> {
     if !run_can_follow(mission.status) {
         return Err(HandoffError::InvalidState {
-            mission_id: mission.mission_id.clone(),
+            mission_id: mission.mission_id.to_string(),
             status: mission.status.as_str().to_string(),
         });
     }
     let run = mission.run.as_ref().ok_or_else(|| HandoffError::NoRun {
-        mission_id: mission.mission_id.clone(),
+        mission_id: mission.mission_id.to_string(),
     })?;
     if run.provider == target {
         return Err(HandoffError::SameProvider {
@@ -115,8 +115,8 @@ pub fn build_handoff_artifact(
         schema_version: 1,
         artifact_sha256: String::new(),
         generated_at_millis,
-        mission_id: mission.mission_id.clone(),
-        source_run_id: run.run_id.clone(),
+        mission_id: mission.mission_id.to_string(),
+        source_run_id: run.run_id.to_string(),
         suggested_run_id: suggested_handoff_run_id(
             &mission.mission_id,
             mission.updated_at_millis,

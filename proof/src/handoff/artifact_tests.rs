@@ -123,8 +123,7 @@ fn with_decision(
     decision: AttentionDecisionV1,
     actor: &str,
 ) -> Mission {
-    let mission =
-        crate::test_support::open_attention(mission, attention_id, "run a command");
+    let mission = crate::test_support::open_attention(mission, attention_id, "run a command");
     let attempt = ResponseAttempt {
         attempt: 1,
         decision,
@@ -298,8 +297,7 @@ fn decisions_take_each_items_latest_attempt_in_id_order() {
             at_millis: 310,
         },
     );
-    let mission =
-        crate::test_support::open_attention(mission, "attention:c", "never answered");
+    let mission = crate::test_support::open_attention(mission, "attention:c", "never answered");
     let artifact = build(&mission, MissionProvider::ClaudeCode, &vector_diff());
     let summary: Vec<(
         &str,

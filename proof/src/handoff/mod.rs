@@ -19,4 +19,7 @@ pub use artifact::{
 };
 pub use error::HandoffError;
 pub use prompt::{handoff_prompt, mission_prompt};
-pub use start::{HandoffAuthority, HandoffStartPrecheck, WriteGrant, confirm_rebuilt_artifact, decide_run_continued, decide_run_continued_with, precheck_handoff_start};
+pub use start::{
+    HandoffAuthority, HandoffStartPrecheck, WriteGrant, confirm_rebuilt_artifact,
+    decide_run_continued, decide_run_continued_with, precheck_handoff_start,
+};

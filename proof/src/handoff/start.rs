@@ -17,7 +17,6 @@ use super::error::HandoffError;
 use nagi_mission::event::MissionEvent;
 use nagi_mission::model::{Mission, Run, SandboxGrant};
 use nagi_mission::status::run_can_follow;
-use nagi_mission::validate::id_is_valid;
 use nagi_mission::view::LiveRuns;
 use nagi_schema::handoff::MissionHandoffArtifactV1;
 
@@ -60,7 +59,7 @@ pub fn precheck_handoff_start(
         return Ok(HandoffStartPrecheck::AlreadyStarted);
     }
     let run = mission.run.as_ref().ok_or_else(|| HandoffError::NoRun {
-        mission_id: mission.mission_id.clone(),
+        mission_id: mission.mission_id.to_string(),
     })?;
     if run.execute_project_recipe && authority == HandoffAuthority::PublicSocket {
         return Err(HandoffError::ConsentRequired {
@@ -126,7 +125,7 @@ pub fn decide_run_continued(
     }
     if !run_can_follow(mission.status) {
         return Err(HandoffError::InvalidState {
-            mission_id: mission.mission_id.clone(),
+            mission_id: mission.mission_id.to_string(),
             status: mission.status.as_str().to_string(),
         });
     }
@@ -135,12 +134,12 @@ pub fn decide_run_continued(
         return Err(HandoffError::AttentionUnresolved { count: unresolved });
     }
     let source = mission.run.as_ref().ok_or_else(|| HandoffError::NoRun {
-        mission_id: mission.mission_id.clone(),
+        mission_id: mission.mission_id.to_string(),
     })?;
     if source.run_id != artifact.source_run_id {
         return Err(HandoffError::RunMismatch {
             artifact_run_id: artifact.source_run_id.clone(),
-            current_run_id: source.run_id.clone(),
+            current_run_id: source.run_id.to_string(),
         });
     }
     if artifact.target_provider == source.provider {
@@ -159,20 +158,20 @@ pub fn decide_run_continued(
             run_id: run_id.clone(),
         });
     }
-    if !id_is_valid(run_id) {
+    let Ok(run_id) = nagi_schema::ids::RunId::parse(run_id) else {
         return Err(HandoffError::InvalidRun {
             run_id: run_id.clone(),
         });
-    }
+    };
     let run = Run {
-        run_id: run_id.clone(),
+        run_id,
         provider: artifact.target_provider,
         mode: MissionProviderMode::Managed,
         worktree_path: source.worktree_path.clone(),
         base_revision: source.base_revision.clone(),
         execute_declared_checks: source.execute_declared_checks,
         execute_project_recipe: source.execute_project_recipe,
-        handoff_from_run_id: Some(source.run_id.clone()),
+        handoff_from_run_id: Some(source.run_id.to_string()),
         handoff_artifact_sha256: Some(artifact.artifact_sha256.clone()),
         provider_session_id: None,
         sandbox: SandboxGrant::ReadOnly,
@@ -185,7 +184,7 @@ pub fn decide_run_continued(
         outcome: None,
     };
     Ok(MissionEvent::RunContinued {
-        source_run_id: source.run_id.clone(),
+        source_run_id: source.run_id.to_string(),
         run,
         at_millis: now_millis,
     })

@@ -203,15 +203,14 @@ fn step_ten_rechecks_state_attention_run_provider_and_run_ids() {
         Err(HandoffError::InvalidState { .. })
     ));
 
-    let waiting =
-        crate::test_support::open_attention(mission.clone(), "attention:1", "approve");
+    let waiting = crate::test_support::open_attention(mission.clone(), "attention:1", "approve");
     assert_eq!(
         decide_run_continued(&waiting, &artifact, 500),
         Err(HandoffError::AttentionUnresolved { count: 1 })
     );
 
     let mut moved_on = mission.clone();
-    moved_on.run.as_mut().unwrap().run_id = "run-other".into();
+    moved_on.run.as_mut().unwrap().run_id = nagi_schema::ids::RunId::parse("run-other").unwrap();
     assert!(matches!(
         decide_run_continued(&moved_on, &artifact, 500),
         Err(HandoffError::RunMismatch { .. })
@@ -228,7 +227,7 @@ fn step_ten_rechecks_state_attention_run_provider_and_run_ids() {
 
     let mut reused = mission.clone();
     let mut earlier = reused.run.clone().unwrap();
-    earlier.run_id = artifact.suggested_run_id.clone();
+    earlier.run_id = nagi_schema::ids::RunId::parse(&artifact.suggested_run_id).unwrap();
     reused.run_history.push(earlier);
     assert!(matches!(
         decide_run_continued(&reused, &artifact, 500),

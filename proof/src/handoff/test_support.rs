@@ -5,11 +5,11 @@ use nagi_schema::mission::{
     MissionProviderMode, MissionStatus,
 };
 
+use nagi_exec::workspace::HandoffDiff;
 use nagi_mission::apply::apply;
 use nagi_mission::create::{ConfigureDecision, CreateDecision, decide_configure, decide_create};
 use nagi_mission::event::MissionEvent;
 use nagi_mission::model::{Mission, Run, SandboxGrant};
-use nagi_exec::workspace::HandoffDiff;
 
 /// `mission-handoff` on `/repo`, run `run-codex` (Codex), `review_required`, updated at 42.
 pub fn vector_mission() -> Mission {
@@ -60,7 +60,7 @@ pub fn vector_mission() -> Mission {
 
 pub fn vector_run() -> Run {
     Run {
-        run_id: "run-codex".into(),
+        run_id: nagi_schema::ids::RunId::parse("run-codex").unwrap(),
         provider: MissionProvider::Codex,
         mode: MissionProviderMode::Managed,
         worktree_path: "/repo".into(),

@@ -668,13 +668,27 @@ fn an_observer_is_told_how_to_leave_and_leaves_with_q() {
         "pane.send_input",
         json!({"pane_id": id, "text": "echo observed-$((2+5))", "keys": ["enter"]}),
     );
-    wait_for_read(&env, &id, "visible", None, |text| has_line(text, "observed-7"));
+    wait_for_read(&env, &id, "visible", None, |text| {
+        has_line(text, "observed-7")
+    });
     let shell = format!(
         "env -u NAGI_SOCKET_PATH -u NAGI_SESSION NAGI_CONFIG_DIR={} PS1='tmux$ ' sh",
         env.config_dir.display()
     );
-    tmux.run(&["new-session", "-d", "-s", "t", "-x", "100", "-y", "30", &shell]);
-    tmux.wait_for("t", "the tmux shell's prompt", |screen| screen.contains("tmux$"));
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "t",
+        "-x",
+        "100",
+        "-y",
+        "30",
+        &shell,
+    ]);
+    tmux.wait_for("t", "the tmux shell's prompt", |screen| {
+        screen.contains("tmux$")
+    });
     tmux.run(&[
         "send-keys",
         "-t",
@@ -695,7 +709,9 @@ fn an_observer_is_told_how_to_leave_and_leaves_with_q() {
         screen.contains(&format!("nagi: detached from {id}"))
     });
     assert!(
-        detached.contains(&format!("nagi: watching {id}; q, Ctrl-C or Ctrl-\\ detaches")),
+        detached.contains(&format!(
+            "nagi: watching {id}; q, Ctrl-C or Ctrl-\\ detaches"
+        )),
         "the way out was said before the pane's screen covered the terminal:\n{detached}"
     );
     let screen = read_visible(&env, &id);

@@ -299,7 +299,7 @@ fn an_acp_mission_started_with_write_scope_writes_in_the_worktree() {
     cockpit.keys(&["Enter"]);
     cockpit.wait_shows(&[
         "[high] Start r1",
-        "an ACP agent (acp)",
+        "ACP agent (acp)",
         "MAY CHANGE FILES",
         "digest ",
     ]);

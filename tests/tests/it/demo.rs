@@ -61,7 +61,11 @@ fn the_demo_runs_a_mission_to_archived_and_prints_its_proof() {
         .unwrap()
         .into();
     assert_eq!(as_printed.status, 0, "{printed}\n{}", as_printed.describe());
-    assert!(as_printed.stdout.contains("archived"), "{}", as_printed.describe());
+    assert!(
+        as_printed.stdout.contains("archived"),
+        "{}",
+        as_printed.describe()
+    );
     let mission = server.nagi(&["mission", "get", "demo", "--json"]);
     assert_eq!(mission.status, 0, "{}", mission.describe());
     assert!(
@@ -70,17 +74,23 @@ fn the_demo_runs_a_mission_to_archived_and_prints_its_proof() {
         mission.describe()
     );
     // The demo agent read the project it was started in (the README), not some other folder.
-    let transcript = server.nagi(&["pane", "read", "w1:p1", "--source", "recent", "--lines", "1000"]);
+    let transcript = server.nagi(&[
+        "pane", "read", "w1:p1", "--source", "recent", "--lines", "1000",
+    ]);
     assert_eq!(transcript.status, 0, "{}", transcript.describe());
     assert!(
-        transcript.stdout.contains("demo-project") && !transcript.stdout.contains("cannot read README.md"),
+        transcript.stdout.contains("demo-project")
+            && !transcript.stdout.contains("cannot read README.md"),
         "the agent read the project's README:\n{}",
         transcript.describe()
     );
     // The list a person reads hides archived missions, and says so; --all shows them.
     let listed = server.nagi(&["mission", "list"]);
     assert!(
-        !listed.stdout.contains("demo ") && listed.stdout.contains("1 archived mission hidden; --all shows it"),
+        !listed.stdout.contains("demo ")
+            && listed
+                .stdout
+                .contains("1 archived mission hidden; --all shows it"),
         "{}",
         listed.describe()
     );
@@ -90,7 +100,10 @@ fn the_demo_runs_a_mission_to_archived_and_prints_its_proof() {
         .lines()
         .find(|line| line.starts_with("demo "))
         .unwrap_or_else(|| panic!("--all lists the archived demo: {}", everything.describe()));
-    assert!(row.contains("archived") && row.trim_end().len() > "demo  archived".len(), "a title: {row}");
+    assert!(
+        row.contains("archived") && row.trim_end().len() > "demo  archived".len(),
+        "a title: {row}"
+    );
     let stopped = server.nagi(&["server", "stop"]);
     assert_eq!(stopped.status, 0, "{}", stopped.describe());
 }

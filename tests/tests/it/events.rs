@@ -181,13 +181,22 @@ fn subscriptions_to_events_never_emitted_are_refused() {
     env.start_server();
     for (subscription, event) in [
         (json!({"type": "pane.moved"}), "pane.moved"),
-        (json!({"type": "pane.agent_detected"}), "pane.agent_detected"),
-        (json!({"type": "pane.scroll_changed", "pane_id": "w1:p1"}), "pane.scroll_changed"),
+        (
+            json!({"type": "pane.agent_detected"}),
+            "pane.agent_detected",
+        ),
+        (
+            json!({"type": "pane.scroll_changed", "pane_id": "w1:p1"}),
+            "pane.scroll_changed",
+        ),
     ] {
         let (_, ack) = subscribe(&env, json!({"subscriptions": [subscription]}));
         assert_eq!(ack["error"]["code"], "feature_unavailable", "{ack}");
         assert!(
-            ack["error"]["message"].as_str().unwrap_or_default().contains(event),
+            ack["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(event),
             "{ack}"
         );
     }

@@ -25,7 +25,15 @@ fn workspace_dependencies() -> BTreeMap<String, Vec<(String, String)>> {
     let cargo = option_env!("CARGO").unwrap_or("cargo");
     let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml");
     let output = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline", "--manifest-path", manifest])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+            "--manifest-path",
+            manifest,
+        ])
         .output()
         .expect("run cargo metadata");
     assert!(
@@ -33,7 +41,8 @@ fn workspace_dependencies() -> BTreeMap<String, Vec<(String, String)>> {
         "cargo metadata failed: {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).expect("metadata is JSON");
+    let metadata: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("metadata is JSON");
     let mut graph = BTreeMap::new();
     for package in metadata["packages"].as_array().expect("packages") {
         let name = package["name"].as_str().expect("name").to_owned();
@@ -44,7 +53,13 @@ fn workspace_dependencies() -> BTreeMap<String, Vec<(String, String)>> {
             .filter(|dependency| dependency["path"].is_string())
             .map(|dependency| {
                 let kind = dependency["kind"].as_str().unwrap_or("normal").to_owned();
-                (dependency["name"].as_str().expect("dependency name").to_owned(), kind)
+                (
+                    dependency["name"]
+                        .as_str()
+                        .expect("dependency name")
+                        .to_owned(),
+                    kind,
+                )
             })
             .collect();
         graph.insert(name, dependencies);
@@ -53,7 +68,10 @@ fn workspace_dependencies() -> BTreeMap<String, Vec<(String, String)>> {
 }
 
 fn layer_of(name: &str) -> Option<u32> {
-    LAYERS.iter().find(|(crate_name, _)| *crate_name == name).map(|(_, layer)| *layer)
+    LAYERS
+        .iter()
+        .find(|(crate_name, _)| *crate_name == name)
+        .map(|(_, layer)| *layer)
 }
 
 #[test]
@@ -62,7 +80,9 @@ fn every_workspace_crate_has_a_layer_and_names_only_lower_layers() {
     let mut violations = Vec::new();
     for (name, dependencies) in &graph {
         let Some(layer) = layer_of(name) else {
-            violations.push(format!("{name} has no layer in tests/tests/it/layering.rs LAYERS"));
+            violations.push(format!(
+                "{name} has no layer in tests/tests/it/layering.rs LAYERS"
+            ));
             continue;
         };
         for (dependency, kind) in dependencies {
@@ -81,8 +101,17 @@ fn every_workspace_crate_has_a_layer_and_names_only_lower_layers() {
         violations.join("\n  ")
     );
     // The layering is only a promise if the crates that carry it exist.
-    for required in ["nagi-mission", "nagi-exec", "nagi-proof", "nagi-pane", "nagi-engine"] {
-        assert!(graph.contains_key(required), "{required} is missing from the workspace: {graph:#?}");
+    for required in [
+        "nagi-mission",
+        "nagi-exec",
+        "nagi-proof",
+        "nagi-pane",
+        "nagi-engine",
+    ] {
+        assert!(
+            graph.contains_key(required),
+            "{required} is missing from the workspace: {graph:#?}"
+        );
     }
 }
 
@@ -90,11 +119,25 @@ fn every_workspace_crate_has_a_layer_and_names_only_lower_layers() {
 fn the_mission_state_machine_depends_on_no_io_crate() {
     let graph = workspace_dependencies();
     let output = Command::new(option_env!("CARGO").unwrap_or("cargo"))
-        .args(["tree", "--offline", "-e", "normal", "-p", "nagi-mission", "--prefix", "none", "--manifest-path"])
+        .args([
+            "tree",
+            "--offline",
+            "-e",
+            "normal",
+            "-p",
+            "nagi-mission",
+            "--prefix",
+            "none",
+            "--manifest-path",
+        ])
         .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml"))
         .output()
         .expect("run cargo tree");
-    assert!(output.status.success(), "cargo tree failed: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "cargo tree failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let tree = String::from_utf8_lossy(&output.stdout);
     for io_crate in ["tokio ", "rusqlite ", "git2 ", "portable-pty "] {
         assert!(
@@ -122,7 +165,10 @@ fn named_modules(source: &str, modules: &[String]) -> Vec<String> {
 
 fn rust_sources(path: &std::path::Path, into: &mut String) {
     if path.is_dir() {
-        let mut entries: Vec<_> = std::fs::read_dir(path).unwrap().map(|entry| entry.unwrap().path()).collect();
+        let mut entries: Vec<_> = std::fs::read_dir(path)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .collect();
         entries.sort();
         for entry in entries {
             rust_sources(&entry, into);
@@ -185,14 +231,20 @@ fn no_crate_has_a_cycle_between_its_top_level_modules() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut cycles = Vec::new();
     let mut crates_seen = 0;
-    for member in std::fs::read_dir(&root).unwrap().map(|entry| entry.unwrap().path()) {
+    for member in std::fs::read_dir(&root)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+    {
         let source_dir = member.join("src");
         if !member.join("Cargo.toml").is_file() || !source_dir.is_dir() {
             continue;
         }
         crates_seen += 1;
         let mut modules = Vec::new();
-        for entry in std::fs::read_dir(&source_dir).unwrap().map(|entry| entry.unwrap().path()) {
+        for entry in std::fs::read_dir(&source_dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+        {
             let name = entry.file_stem().unwrap().to_string_lossy().to_string();
             let is_module = (entry.is_dir() && entry.join("mod.rs").is_file())
                 || (entry.extension().is_some_and(|extension| extension == "rs")
@@ -219,6 +271,14 @@ fn no_crate_has_a_cycle_between_its_top_level_modules() {
             cycles.push(format!("{}: {}", member.display(), cycle.join(" -> ")));
         }
     }
-    assert!(crates_seen >= 10, "the workspace's crates were not found from {}", root.display());
-    assert!(cycles.is_empty(), "modules that import each other in a cycle:\n  {}", cycles.join("\n  "));
+    assert!(
+        crates_seen >= 10,
+        "the workspace's crates were not found from {}",
+        root.display()
+    );
+    assert!(
+        cycles.is_empty(),
+        "modules that import each other in a cycle:\n  {}",
+        cycles.join("\n  ")
+    );
 }

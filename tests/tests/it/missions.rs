@@ -547,16 +547,36 @@ fn the_cli_names_its_own_flags_and_provider_choices() {
     let refused = env.nagi(&["mission", "verify", "m1"]);
     let said = format!("{}{}", refused.stdout, refused.stderr);
     assert_ne!(refused.status, 0, "{}", refused.describe());
-    assert!(said.contains("interactive_consent_required"), "{}", refused.describe());
-    assert!(said.contains("nagi mission verify m1 --execute-checks"), "{}", refused.describe());
-    assert!(!said.contains("execute_declared_checks"), "{}", refused.describe());
+    assert!(
+        said.contains("interactive_consent_required"),
+        "{}",
+        refused.describe()
+    );
+    assert!(
+        said.contains("nagi mission verify m1 --execute-checks"),
+        "{}",
+        refused.describe()
+    );
+    assert!(
+        !said.contains("execute_declared_checks"),
+        "{}",
+        refused.describe()
+    );
 
     let before = env.store_fingerprint();
     let unknown = env.nagi(&["mission", "start", "m1", "--provider", "gemini"]);
     assert_eq!(unknown.status, 2, "a usage error: {}", unknown.describe());
     assert!(unknown.stderr.contains("codex"), "{}", unknown.describe());
-    assert!(unknown.stderr.contains("claude_code"), "{}", unknown.describe());
-    assert!(!unknown.stderr.contains("invalid_request"), "{}", unknown.describe());
+    assert!(
+        unknown.stderr.contains("claude_code"),
+        "{}",
+        unknown.describe()
+    );
+    assert!(
+        !unknown.stderr.contains("invalid_request"),
+        "{}",
+        unknown.describe()
+    );
     assert_eq!(env.store_fingerprint(), before, "nothing was written");
 
     // `claude` and `opencode` are accepted as the names people type; the start goes on to the

@@ -1302,5 +1302,8 @@ fn pane_ids_are_not_reused_after_a_restart() {
         after_id != "w1:p1" && after_id != "w2:p1",
         "a pane id of before the restart names a new pane: {after}"
     );
-    assert_eq!(after_id, "w3:p1", "numbering goes on from the highest one handed out");
+    assert_eq!(
+        after_id, "w3:p1",
+        "numbering goes on from the highest one handed out"
+    );
 }

@@ -112,7 +112,10 @@ fn the_happy_path_ends_archived_with_a_receipt() {
     });
     assert_eq!(archived["checks"][0]["status"], "passed");
     // Panes do not pile up: the run's pane closes after the linger the config sets.
-    let pane_id = archived["run"]["pane_id"].as_str().expect("the run had a pane").to_string();
+    let pane_id = archived["run"]["pane_id"]
+        .as_str()
+        .expect("the run had a pane")
+        .to_string();
     eventually("the archived run's pane closes", || {
         s.env.call("pane.get", json!({"pane_id": pane_id}))["error"]["code"] == "pane_not_found"
     });
@@ -535,7 +538,10 @@ fn a_handoff_consented_in_the_cockpit_starts() {
     // A person reads the artifact's time as a date, not as milliseconds.
     let lines = shown["lines"].to_string();
     let raw_millis = artifact["generated_at_millis"].to_string();
-    assert!(lines.contains(" UTC)") && !lines.contains(&raw_millis), "{lines}");
+    assert!(
+        lines.contains(" UTC)") && !lines.contains(&raw_millis),
+        "{lines}"
+    );
     let decided = s.env.call(
         "cockpit.decide",
         json!({"action": action, "shown_digest": shown["digest"], "decision": "approve"}),

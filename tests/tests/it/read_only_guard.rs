@@ -288,12 +288,21 @@ fn a_security_warning_dismissed_in_the_cockpit_stays_dismissed_once() {
     assert!(decided.to_string().contains("dismissed"), "{decided}");
     let closed = env.ok("attention.get", json!({"attention_id": attention_id}));
     assert_eq!(closed["item"]["state"]["state"], "dismissed", "{closed}");
-    assert_eq!(closed["item"]["state"]["reason"], "I wrote that file myself", "{closed}");
+    assert_eq!(
+        closed["item"]["state"]["reason"], "I wrote that file myself",
+        "{closed}"
+    );
     let again = env.call(
         "cockpit.decide",
         json!({"action": {"kind": "dismiss_attention", "attention_id": attention_id, "reason": "twice"}, "shown_digest": preview["digest"], "decision": "approve"}),
     );
-    assert!(again.get("error").is_some(), "a settled item is not dismissed again: {again}");
+    assert!(
+        again.get("error").is_some(),
+        "a settled item is not dismissed again: {again}"
+    );
     let still = env.ok("attention.get", json!({"attention_id": attention_id}));
-    assert_eq!(still["item"]["state"]["reason"], "I wrote that file myself", "{still}");
+    assert_eq!(
+        still["item"]["state"]["reason"], "I wrote that file myself",
+        "{still}"
+    );
 }

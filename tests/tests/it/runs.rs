@@ -752,9 +752,17 @@ fn a_vendor_cli_outside_the_supported_versions_is_refused_at_start_naming_both()
     let refused = runs
         .env
         .call("mission.start", start_params("claude_code", "r1"));
-    assert_eq!(refused["error"]["code"], "provider_unavailable", "{refused}");
+    assert_eq!(
+        refused["error"]["code"], "provider_unavailable",
+        "{refused}"
+    );
     let message = refused["error"]["message"].as_str().unwrap();
-    for shown in ["Claude Code 2.1.150", "2.1.197 or newer", "below 3.0.0", "2.1.332"] {
+    for shown in [
+        "Claude Code 2.1.150",
+        "2.1.197 or newer",
+        "below 3.0.0",
+        "2.1.332",
+    ] {
         assert!(message.contains(shown), "{shown:?} missing from {message}");
     }
     // The same line read as a Codex version is past Codex's range.
@@ -772,7 +780,10 @@ fn a_vendor_cli_outside_the_supported_versions_is_refused_at_start_naming_both()
         "cockpit.preview",
         json!({"action": {"kind": "start_run", "mission_id": "m1", "run_id": "r1", "provider": "claude_code", "write_scope": true}}),
     );
-    assert_eq!(preview["error"]["code"], "provider_unavailable", "{preview}");
+    assert_eq!(
+        preview["error"]["code"], "provider_unavailable",
+        "{preview}"
+    );
     assert_eq!(runs.env.store_fingerprint(), before, "nothing was written");
     assert!(
         log_entries(&runs.log).is_empty(),
@@ -791,8 +802,13 @@ fn a_vendor_cli_that_prints_no_version_is_refused_with_what_it_said() {
         json!([{"text": "done"}]),
         &[("NAGI_FAKE_VERSION", "unknown option: --version")],
     );
-    let refused = runs.env.call("mission.start", start_params("open_code", "r1"));
-    assert_eq!(refused["error"]["code"], "provider_unavailable", "{refused}");
+    let refused = runs
+        .env
+        .call("mission.start", start_params("open_code", "r1"));
+    assert_eq!(
+        refused["error"]["code"], "provider_unavailable",
+        "{refused}"
+    );
     let message = refused["error"]["message"].as_str().unwrap();
     assert!(message.contains("gave no OpenCode version"), "{message}");
     assert!(message.contains("unknown option: --version"), "{message}");

@@ -310,18 +310,31 @@ fn every_method_not_offered_is_listed_and_answers_feature_unavailable() {
     env.start_server();
     let unavailable = nagi_schema::methods::unavailable_methods();
     assert!(unavailable.len() > 40, "{unavailable:?}");
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
     let summary = env.nagi_ok(&["api", "schema"]).stdout;
     let document = env.nagi_ok(&["api", "schema", "--json"]).json();
     for method in &unavailable {
         let response = env.call(method, serde_json::json!({}));
-        assert_eq!(response["error"]["code"], "feature_unavailable", "{method}: {response}");
-        assert!(
-            response["error"]["message"].as_str().unwrap_or_default().contains(method),
+        assert_eq!(
+            response["error"]["code"], "feature_unavailable",
             "{method}: {response}"
         );
-        assert!(readme.contains(&format!("`{method}`")), "the README does not list {method}");
-        assert!(summary.contains(method), "nagi api schema does not list {method}");
+        assert!(
+            response["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(method),
+            "{method}: {response}"
+        );
+        assert!(
+            readme.contains(&format!("`{method}`")),
+            "the README does not list {method}"
+        );
+        assert!(
+            summary.contains(method),
+            "nagi api schema does not list {method}"
+        );
         assert!(
             document["unavailable_methods"]
                 .as_array()

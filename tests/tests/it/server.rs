@@ -333,6 +333,10 @@ fn foreign_config_sections_are_ignored_with_a_warning_and_own_sections_stay_stri
     .unwrap();
     let run = strict.nagi(&["server"]);
     assert_eq!(run.status, 2, "{}", run.describe());
-    assert!(run.stderr.contains("reply_poll_microsecond"), "{}", run.describe());
+    assert!(
+        run.stderr.contains("reply_poll_microsecond"),
+        "{}",
+        run.describe()
+    );
     assert!(!strict.database_path().exists(), "no database was created");
 }

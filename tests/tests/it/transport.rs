@@ -59,7 +59,10 @@ fn decode_errors_use_the_contract_codes_and_keep_the_connection() {
     );
     assert_eq!(code(&responses[0]), "invalid_request");
     assert_eq!(responses[0]["id"], "");
-    assert_eq!(responses[1]["result"]["type"], "pong", "an integer id is answered");
+    assert_eq!(
+        responses[1]["result"]["type"], "pong",
+        "an integer id is answered"
+    );
     assert_eq!(responses[1]["id"], 7, "and echoed as the number it was");
     for (response, id) in responses[2..8].iter().zip([
         "no-params",

@@ -260,7 +260,11 @@ fn envelope_errors_echo_a_string_or_integer_id_and_nothing_else() {
         "an integer id is kept as given, to be echoed as a number"
     );
     let rejected = decode_request(br#"{"id":7,"method":"ping"}"#).unwrap_err();
-    assert_eq!(serde_json::to_string(&rejected.id).unwrap(), "7", "and salvaged as one");
+    assert_eq!(
+        serde_json::to_string(&rejected.id).unwrap(),
+        "7",
+        "and salvaged as one"
+    );
     for id in ["1.5", "true", "null", "[1]"] {
         let line = format!(r#"{{"id":{id},"method":"ping","params":{{}}}}"#);
         let rejected = decode_request(line.as_bytes()).unwrap_err();
@@ -277,7 +281,11 @@ fn unknown_and_unavailable_methods_are_told_apart() {
     for method in ["pane.split", "plugin.list", "agent.send"] {
         let rejected = decode_request(&line(method, "{}")).unwrap_err();
         let (code, message) = crate::errors::wire_error(&rejected.error);
-        assert_eq!(code, nagi_schema::codes::ErrorCode::FeatureUnavailable, "{method}");
+        assert_eq!(
+            code,
+            nagi_schema::codes::ErrorCode::FeatureUnavailable,
+            "{method}"
+        );
         assert!(message.contains(method), "{method}: {message}");
     }
 }

@@ -38,11 +38,12 @@ mod services;
 mod setup;
 mod worktree;
 
+use nagi_schema::ids::{MissionId, RunId};
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use copy::{CopiedFile, CopyOutcome, MAX_COPY_FILE_BYTES, MAX_COPY_TOTAL_BYTES, copy_ignored};
 pub use crate::errors::RecipeExecError;
+pub use copy::{CopiedFile, CopyOutcome, MAX_COPY_FILE_BYTES, MAX_COPY_TOTAL_BYTES, copy_ignored};
 pub use ports::{PortRange, port_is_free};
 pub use process::SERVICE_LEASE_MARKER;
 pub use provision::{
@@ -65,8 +66,8 @@ use nagi_mission::model::{Mission, Run};
 /// The run a recipe executes for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunTarget {
-    pub mission_id: String,
-    pub run_id: String,
+    pub mission_id: MissionId,
+    pub run_id: RunId,
     /// The run's checkout root (its linked worktree).
     pub worktree: PathBuf,
 }
@@ -103,31 +104,23 @@ impl Default for RecipeExecConfig {
 }
 
 /// The run's recipe transcript, followed by the project pane.
-pub fn recipe_transcript_path(engine: &Engine, mission_id: &str, run_id: &str) -> PathBuf {
+pub fn recipe_transcript_path(engine: &Engine, mission_id: &MissionId, run_id: &RunId) -> PathBuf {
     engine
         .config
         .paths
         .transcript_dir()
-        .join(crate::paths::path_segment(mission_id))
-        .join(format!(
-            "{}.project.log",
-            crate::paths::path_segment(run_id)
-        ))
+        .join(mission_id.path_segment())
+        .join(format!("{}.project.log", run_id.path_segment()))
 }
 
 /// Where a service of a run writes its output.
-pub fn service_log_path(
-    engine: &Engine,
-    mission_id: &str,
-    run_id: &str,
-    service_id: &str,
-) -> PathBuf {
+pub fn service_log_path(engine: &Engine, target: &RunTarget, service_id: &str) -> PathBuf {
     engine
         .config
         .paths
         .data_dir
         .join("services")
-        .join(crate::paths::path_segment(mission_id))
-        .join(crate::paths::path_segment(run_id))
+        .join(target.mission_id.path_segment())
+        .join(target.run_id.path_segment())
         .join(format!("{}.log", crate::paths::path_segment(service_id)))
 }

@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::engine::Engine;
-use nagi_pane::{TabCreate, WorkspaceCreate};
 use crate::leftovers::SESSION_MARKER;
+use nagi_pane::{TabCreate, WorkspaceCreate};
 
 use super::RunTarget;
 

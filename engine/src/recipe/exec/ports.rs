@@ -12,9 +12,9 @@ use nagi_store::access::PortLeaseRow;
 use nagi_store::{StoreError, Writer};
 
 use super::RunTarget;
+use crate::engine::Engine;
 use crate::errors::RecipeExecError;
 use nagi_mission::clock::now_millis;
-use crate::engine::Engine;
 
 /// Ports the allocator may hand out (inclusive); default 41000–49000.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,8 +101,8 @@ pub async fn lease_port(
         };
         let lease = PortLeaseRow {
             lease_id: new_lease_id(),
-            mission_id,
-            run_id,
+            mission_id: mission_id.to_string(),
+            run_id: run_id.to_string(),
             service_id,
             port,
             pid: None,

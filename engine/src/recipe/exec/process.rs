@@ -29,9 +29,9 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use nagi_os::procfs::{ProcStat, all_processes, read_stat};
-use nagi_exec::runner::resolve_program;
 use crate::leftovers::{RUN_MARKER, SESSION_MARKER};
+use nagi_exec::runner::resolve_program;
+use nagi_os::procfs::{ProcStat, all_processes, read_stat};
 
 /// The environment variable that marks a service's processes with its lease id.
 pub const SERVICE_LEASE_MARKER: &str = "NAGI_SERVICE_LEASE";

@@ -4,15 +4,15 @@
 use std::ffi::OsString;
 use std::sync::Arc;
 
-use crate::errors::RecipeExecError;
 use super::panes::{ProjectPane, open_project_pane};
 use super::ports::{leases_of_run, release_port_lease};
 use super::services::{ProvisionedServices, Say, ensure_service, stop_lease_processes};
 use super::setup::{describe_command, failure_message, run_recipe_command, run_setup};
 use super::{RecipeExecConfig, RunTarget, recipe_transcript_path};
 use crate::engine::Engine;
-use crate::recipe::ProjectRecipe;
+use crate::errors::RecipeExecError;
 use crate::leftovers::{RUN_MARKER, SESSION_MARKER};
+use crate::recipe::ProjectRecipe;
 use crate::transcript::Transcript;
 
 /// A service that was stopped and whose lease was released.
@@ -49,7 +49,7 @@ fn command_markers(engine: &Engine, target: &RunTarget) -> Vec<(OsString, OsStri
             SESSION_MARKER.into(),
             crate::leftovers::session_marker_value(&engine.config.paths.data_dir).into(),
         ),
-        (RUN_MARKER.into(), target.run_id.clone().into()),
+        (RUN_MARKER.into(), target.run_id.to_string().into()),
     ]
 }
 

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use nagi_store::access::PortLeaseRow;
 
-use crate::errors::RecipeExecError;
 use super::health::{HealthFailure, render_health_url, wait_until_healthy};
 use super::panes::{ProjectPane, open_service_tab};
 use super::ports::{lease_port, port_is_free, record_service_process, release_port_lease};
@@ -19,6 +18,7 @@ use super::process::{
 use super::setup::{FAILURE_EXCERPT_CHARS, describe_command, excerpt};
 use super::{RecipeExecConfig, RunTarget, service_log_path};
 use crate::engine::Engine;
+use crate::errors::RecipeExecError;
 use crate::recipe::ServiceRecipe;
 
 /// A healthy service of a run.
@@ -177,7 +177,7 @@ pub(super) async fn ensure_service(
     say: Say<'_>,
 ) -> Result<RunningService, RecipeExecError> {
     let mut lease = lease_port(engine, target, service_id, config.port_range, None).await?;
-    let log_path = service_log_path(engine, &target.mission_id, &target.run_id, service_id);
+    let log_path = service_log_path(engine, target, service_id);
     let open_tab = |log_path: &PathBuf| {
         project_pane.and_then(|pane| match open_service_tab(engine, pane, target, service_id, log_path) {
             Ok(pane_id) => Some(pane_id),

@@ -13,10 +13,10 @@ use std::time::Duration;
 
 use crate::errors::RecipeExecError;
 use crate::recipe::RecipeCommand;
+use crate::transcript::Transcript;
 use nagi_exec::runner::{
     CommandCheckRequest, CommandOutcome, OutputStream, RunnerConfig, run_command_check,
 };
-use crate::transcript::Transcript;
 
 /// Most characters of output quoted in a failure message.
 pub const FAILURE_EXCERPT_CHARS: usize = 2048;

@@ -48,15 +48,22 @@ fn claude_write_scope_mission_writes_after_an_approval(cli: &std::path::Path) {
                         "provider": PROVIDER.wire_name(), "write_scope": true,
                         "execute_declared_checks": true});
     decide_in_the_cockpit(&session, &action);
-    let mission = wait_for_mission(&session.env, "claude-w", "the Write's approval request", |m| {
-        m["unresolved_attention_count"] == 1 || m["run"]["live"] == false
-    });
+    let mission = wait_for_mission(
+        &session.env,
+        "claude-w",
+        "the Write's approval request",
+        |m| m["unresolved_attention_count"] == 1 || m["run"]["live"] == false,
+    );
     assert_eq!(
-        mission["unresolved_attention_count"], 1,
+        mission["unresolved_attention_count"],
+        1,
         "the run should ask before writing; transcript:\n{}",
         session.transcript_text(&mission)
     );
-    assert_eq!(mission["run"]["enforcement"], "workspace_write", "{mission}");
+    assert_eq!(
+        mission["run"]["enforcement"], "workspace_write",
+        "{mission}"
+    );
     let item = session
         .env
         .ok("attention.list", json!({"mission_id": "claude-w"}))["items"][0]
@@ -66,7 +73,9 @@ fn claude_write_scope_mission_writes_after_an_approval(cli: &std::path::Path) {
     decide_in_the_cockpit(&session, &respond);
     let mission = session.wait_for_review_with_evidence("claude-w");
     assert_eq!(
-        std::fs::read_to_string(session.repo.path.join(written)).ok().as_deref(),
+        std::fs::read_to_string(session.repo.path.join(written))
+            .ok()
+            .as_deref(),
         Some("approved\n"),
         "the approved Write changed the worktree; transcript:\n{}",
         session.transcript_text(&mission)
@@ -75,10 +84,7 @@ fn claude_write_scope_mission_writes_after_an_approval(cli: &std::path::Path) {
 }
 
 fn decide_in_the_cockpit(session: &RealSession, action: &serde_json::Value) {
-    let preview = session
-        .env
-        .ok("cockpit.preview", json!({"action": action}))["preview"]
-        .clone();
+    let preview = session.env.ok("cockpit.preview", json!({"action": action}))["preview"].clone();
     let decided = session.env.call(
         "cockpit.decide",
         json!({"action": action, "shown_digest": preview["digest"], "decision": "approve"}),
