@@ -471,7 +471,7 @@ pub fn spawn_claimed_worker(
 ) {
     let engine = engine.clone();
     tokio::spawn(async move {
-        let transcript = Transcript::open(&super::start::transcript_path(
+        let transcript = Transcript::open(&super::launch_run::transcript_path(
             &engine,
             &mission_id,
             &run_id,

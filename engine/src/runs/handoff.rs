@@ -2,25 +2,23 @@
 //! pure decisions are in `nagi_proof::handoff`; this adds the Git scan, the claim and the launch
 //! of the target provider.
 
-use crate::runs::HeldClaim;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use nagi_schema::handoff::MissionHandoffArtifactV1;
-use nagi_schema::mission::{MissionHandoffPreviewParams, MissionHandoffStartParams, MissionStatus};
+use nagi_schema::mission::{MissionHandoffPreviewParams, MissionHandoffStartParams};
 use nagi_schema::results::ResponseResult;
 use nagi_store::ClaimRow;
 
-use super::start::{LaunchRun, as_started, fail_recipe_run, launch_run, random_nonce};
-use super::supervisor::commit;
+use super::launch_run::{LaunchRun, launch_run};
+use super::start::{as_started, random_nonce};
+use super::steps::{ClaimLock, fail_launch, fail_recipe_run};
 use crate::engine::Engine;
 use crate::errors::EngineError;
-use crate::runs::release_claim;
 use nagi_exec::workspace::{ScanConfig, handoff_diff};
 use nagi_mission::MissionError;
 use nagi_mission::clock::now_millis;
 use nagi_mission::model::Mission;
-use nagi_mission::run::status_change;
 use nagi_proof::handoff::{
     HandoffArtifactConfig, HandoffAuthority, HandoffStartPrecheck, WriteGrant,
     build_handoff_artifact, check_handoff_preconditions, confirm_rebuilt_artifact,
@@ -133,25 +131,14 @@ pub async fn start_with(
         .checkouts
         .canonical_checkout(&source.worktree_path)
         .map_err(MissionError::InvalidRepository)?;
-    let claim_key = checkout.claim_key();
     // Step 9: the source run's project services stop before the run continues.
     if source.execute_project_recipe {
         super::recipe::stop_run_services(engine, &mission.mission_id, &source.run_id).await?;
     }
-    engine.claim_locks.acquire(&claim_key).map_err(|error| {
-        MissionError::CheckoutClaimed(format!(
-            "the checkout {} is claimed by another live run: {error}",
-            checkout.root.display()
-        ))
-    })?;
-    let continued = continue_run(engine, &mission.mission_id, &artifact, &claim_key, grant).await;
-    let mission = match continued {
-        Ok(mission) => mission,
-        Err(error) => {
-            engine.claim_locks.release(&claim_key);
-            return Err(error);
-        }
-    };
+    let claim = ClaimLock::acquire(engine, &checkout)?;
+    // Step 10; a failure drops the lock.
+    let mission = continue_run(engine, &mission.mission_id, &artifact, claim.key(), grant).await?;
+    let claim_key = claim.recorded();
     let run = mission
         .run
         .clone()
@@ -162,8 +149,7 @@ pub async fn start_with(
             Ok(env) => env,
             Err(error) => {
                 let reason = format!("the project services of the continued run failed: {error}");
-                fail_recipe_run(engine, &mission.mission_id, &run.run_id, &claim_key, reason)
-                    .await?;
+                fail_recipe_run(engine, &mission.mission_id, &run, &claim_key, reason).await?;
                 return Err(error);
             }
         }
@@ -186,34 +172,8 @@ pub async fn start_with(
     )
     .await;
     if let Err(error) = launched {
-        let reason = error.to_string();
-        let reason_for_commit = reason.clone();
-        commit(engine, &mission.mission_id, move |mission| {
-            status_change(
-                mission,
-                MissionStatus::Failed,
-                format!("the handoff target could not start: {reason_for_commit}"),
-                Some("failed to start".into()),
-                now_millis(),
-            )
-        })
-        .await?;
-        let _ = release_claim(
-            engine,
-            HeldClaim {
-                mission_id: &mission.mission_id,
-                run_id: &run.run_id,
-                checkout_key: &claim_key,
-            },
-        )
-        .await;
-        if run.execute_project_recipe {
-            super::recipe::stop_if_failed(engine, &mission.mission_id, &run.run_id).await;
-        }
-        return Err(MissionError::ProviderStartFailed(format!(
-            "the handoff target could not start: {reason}"
-        ))
-        .into());
+        let what = "the handoff target could not start";
+        return Err(fail_launch(engine, &mission.mission_id, &run, &claim_key, what, error).await);
     }
     let current = engine.missions.get_existing(&mission.mission_id)?;
     Ok(ResponseResult::MissionRunStarted {

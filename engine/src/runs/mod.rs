@@ -3,10 +3,12 @@
 
 pub mod checks;
 pub mod handoff;
+pub mod launch_run;
 pub mod recipe;
 pub mod recovery;
 pub mod respond;
 pub mod start;
+pub mod steps;
 pub mod supervisor;
 
 /// A claim on a checkout as its holder names it: the store row's mission and run, and the

@@ -76,9 +76,11 @@ fn run_transcript(
     mission_id: &MissionId,
     run_id: &RunId,
 ) -> Option<Arc<Transcript>> {
-    Transcript::open(&super::start::transcript_path(engine, mission_id, run_id))
-        .ok()
-        .map(Arc::new)
+    Transcript::open(&super::launch_run::transcript_path(
+        engine, mission_id, run_id,
+    ))
+    .ok()
+    .map(Arc::new)
 }
 
 fn progress_into(transcript: Option<Arc<Transcript>>) -> impl Fn(&str) + Send + Sync {

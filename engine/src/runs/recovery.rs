@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use nagi_schema::mission::MissionStatus;
 
-use super::start::{LaunchRun, launch_run};
+use super::launch_run::{LaunchRun, launch_run};
 use super::supervisor::commit;
 use crate::engine::Engine;
 use crate::errors::EngineError;
