@@ -7,7 +7,6 @@
 //! finishes) → remove the socket.
 
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::io::AsRawFd;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -76,8 +75,7 @@ pub fn take_server_lock(path: &Path) -> Result<Option<ServerLock>, DaemonError> 
         .mode(0o600)
         .open(path)
         .map_err(|error| DaemonError::Setup(describe_unwritable(path, &error)))?;
-    // SAFETY: flock on a valid, owned file descriptor.
-    let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+    let locked = nagi_os::locks::try_lock_exclusive(&file);
     Ok(locked.then_some(ServerLock { _file: file }))
 }
 
@@ -158,15 +156,6 @@ fn raise_open_file_limit() {
     }
 }
 
-/// Makes this process the reaper of every orphaned descendant, so that pane processes that
-/// double-fork stay beneath the server.
-pub fn become_child_subreaper() {
-    // SAFETY: prctl with integer arguments.
-    unsafe {
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    }
-}
-
 /// Runs the server in the foreground until it is stopped.
 pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
     let paths = config.paths.clone();
@@ -193,7 +182,10 @@ pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
         })?;
     }
     raise_open_file_limit();
-    become_child_subreaper();
+    // Pane processes that double-fork stay beneath the server.
+    if let Err(error) = nagi_os::children::become_child_subreaper() {
+        tracing::warn!(%error, "cannot become the child subreaper; orphaned pane processes go to init");
+    }
 
     let mut store_config = StoreConfig::new(paths.database_path());
     store_config.max_page_count = config.store_max_page_count;

@@ -33,8 +33,12 @@ fn environment_has(pid: i32, needle: &[u8]) -> bool {
 }
 
 /// Pids of processes (other than this one) that carry this session's marker.
+fn marker_entry(session_dir: &Path) -> Vec<u8> {
+    format!("{SESSION_MARKER}={}", session_marker_value(session_dir)).into_bytes()
+}
+
 pub fn marked_processes(session_dir: &Path) -> Vec<i32> {
-    let needle = format!("{SESSION_MARKER}={}", session_marker_value(session_dir)).into_bytes();
+    let needle = marker_entry(session_dir);
     let me = std::process::id() as i32;
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -62,13 +66,16 @@ pub fn end_leftovers(session_dir: &Path) -> usize {
             break;
         }
         for pid in remaining {
-            // SAFETY: signalling a process that carries this session's marker.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
+            // Only the process that carried this session's marker when it was read: the
+            // pid is checked again against the start time seen now.
+            if let Some(stat) = nagi_os::procfs::read_stat(pid)
+                && environment_has(pid, &marker_entry(session_dir))
+            {
+                nagi_os::signals::signal_if_same(&stat, libc::SIGKILL);
             }
         }
         // Reap what was ours (the subreaper may have inherited them).
-        nagi_pane::reap_orphans();
+        nagi_os::children::reap_orphans();
         std::thread::sleep(Duration::from_millis(20));
     }
     found.len()

@@ -1,10 +1,19 @@
-//! The operating-system seam: what nagi reads from the kernel about processes. Every
-//! parse of `/proc/<pid>/stat` is here, so the field positions (and the command name in
-//! parentheses that may hold spaces) are handled once, and so is the pidfd of a socket's
-//! peer (`peer.rs`).
+//! The operating-system seam: the calls into the kernel that nagi makes about processes
+//! and files, each in one place.
 //!
-//! Not here yet: signals, the child subreaper, the owned-child registry and file locks
-//! still live with their users (`nagi-pane`'s `process.rs`, the engine's `runs/claims.rs`).
+//! - `procfs`: every parse of `/proc/<pid>/stat` (the command name in parentheses may hold
+//!   spaces, so the field positions are handled once).
+//! - `peer`: the pidfd of a Unix socket's peer.
+//! - `children`: the child subreaper, the registry of owned children and the orphan reaper.
+//! - `signals`: signals that hit only the process that was meant.
+//! - `locks`: the server's `flock` and the byte-range locks of checkout claims.
+//!
+//! What is deliberately not here: spawning (each owner spawns through its library:
+//! portable-pty, `std::process`, `tokio::process`) and Landlock, which belongs to the
+//! provider launch that builds the ruleset.
 
+pub mod children;
+pub mod locks;
 pub mod peer;
 pub mod procfs;
+pub mod signals;

@@ -210,11 +210,8 @@ impl ProviderProcess {
     }
 
     fn signal_group(&self, signal: libc::c_int) {
-        // SAFETY: killpg with the pgid of a group we created; errors (ESRCH when the group
-        // is already empty) are harmless.
-        unsafe {
-            libc::killpg(self.pid as libc::pid_t, signal);
-        }
+        // The pgid of a group we created; an already empty group is harmless.
+        nagi_os::signals::signal_group(self.pid as libc::pid_t, signal);
     }
 }
 

@@ -16,7 +16,6 @@
 
 use std::collections::HashSet;
 use std::fs::File;
-use std::os::unix::io::AsRawFd;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -57,22 +56,6 @@ fn lock_offset(key: &str) -> i64 {
         u64::from_be_bytes(digest[..8].try_into().expect("eight bytes"))
     });
     (value >> 2) as i64
-}
-
-/// One byte at `offset`, locked (`F_WRLCK`) or unlocked (`F_UNLCK`), without waiting.
-fn set_ofd_lock(file: &File, offset: i64, kind: libc::c_int) -> std::io::Result<()> {
-    // SAFETY: a zeroed flock is a valid value; the fields that matter are set below.
-    let mut range: libc::flock = unsafe { std::mem::zeroed() };
-    range.l_type = kind as libc::c_short;
-    range.l_whence = libc::SEEK_SET as libc::c_short;
-    range.l_start = offset;
-    range.l_len = 1;
-    // SAFETY: fcntl on a valid, owned descriptor with a pointer to a live flock.
-    if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_SETLK, &range) } == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
 }
 
 impl ClaimLocks {
@@ -121,7 +104,7 @@ impl ClaimLocks {
         }
         let file = state.file.as_ref().expect("opened above");
         let offset = lock_offset(key);
-        match set_ofd_lock(file, offset, libc::F_WRLCK) {
+        match nagi_os::locks::set_byte_lock(file, offset, nagi_os::locks::RangeLock::Write) {
             Ok(()) => {}
             Err(error)
                 if matches!(
@@ -149,7 +132,11 @@ impl ClaimLocks {
         if let Ok(mut state) = self.state.lock()
             && state.held.remove(key)
             && let Some(file) = &state.file
-            && let Err(error) = set_ofd_lock(file, lock_offset(key), libc::F_UNLCK)
+            && let Err(error) = nagi_os::locks::set_byte_lock(
+                file,
+                lock_offset(key),
+                nagi_os::locks::RangeLock::Unlock,
+            )
         {
             tracing::warn!(%error, "cannot drop a checkout's OS lock; it goes with the server");
         }

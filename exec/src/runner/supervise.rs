@@ -192,12 +192,9 @@ pub fn unix_millis(time: SystemTime) -> u64 {
 }
 
 fn kill_process_group(process_group_id: libc::pid_t) {
-    // SAFETY: plain syscall; a negative pid addresses the process group. The
-    // group id is the leader's pid, which cannot be reused while the leader
-    // is unreaped.
-    unsafe {
-        libc::kill(-process_group_id, libc::SIGKILL);
-    }
+    // The group id is the leader's pid, which cannot be reused while the leader is
+    // unreaped.
+    nagi_os::signals::signal_group(process_group_id, libc::SIGKILL);
 }
 
 /// Blocks until the child has exited without reaping it.

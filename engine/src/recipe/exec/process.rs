@@ -116,7 +116,7 @@ pub fn spawn_service(launch: &ServiceLaunch<'_>) -> Result<StartedService, Strin
         .process_group(0);
     let mut child = nagi_pane::process::with_spawn_lock(|| {
         let child = command.spawn()?;
-        nagi_pane::register_owned_child(child.id());
+        nagi_os::children::register_owned_child(child.id());
         Ok::<_, std::io::Error>(child)
     })
     .map_err(|error| format!("cannot start {}: {error}", program.display()))?;
@@ -138,7 +138,7 @@ pub fn spawn_service(launch: &ServiceLaunch<'_>) -> Result<StartedService, Strin
                 },
                 Err(error) => format!("ended (its status could not be read: {error})"),
             };
-            nagi_pane::unregister_owned_child(pid);
+            nagi_os::children::unregister_owned_child(pid);
             if let Ok(mut slot) = slot.lock() {
                 *slot = Some(description);
             }
@@ -181,17 +181,6 @@ fn service_processes(group: Option<i32>, lease_id: &str) -> Vec<ProcStat> {
         .collect()
 }
 
-fn signal_if_same(stat: &ProcStat, signal: libc::c_int) {
-    if read_stat(stat.pid).is_some_and(|now| now.start_time == stat.start_time && !now.is_zombie())
-    {
-        // SAFETY: kill has no memory preconditions; the pid was just checked to be the
-        // process seen in the scan.
-        unsafe {
-            libc::kill(stat.pid, signal);
-        }
-    }
-}
-
 /// Ends a service: SIGTERM to its group and marked processes, up to `grace` for them to
 /// go, then SIGKILL. Returns how many processes were signalled; `Err` names survivors.
 /// Blocking for at most `grace` plus two seconds.
@@ -210,14 +199,12 @@ pub fn stop_service_processes(
     let first = service_processes(group, lease_id);
     let signalled = first.len();
     if let Some(group) = group {
-        // SAFETY: the group's leader was verified above and is not reaped before it exits.
-        unsafe {
-            libc::kill(-group, libc::SIGTERM);
-        }
+        // The group's leader was verified above and is not reaped before it exits.
+        nagi_os::signals::signal_group(group, libc::SIGTERM);
     }
     for stat in &first {
-        signal_if_same(stat, libc::SIGTERM);
-        signal_if_same(stat, libc::SIGCONT);
+        nagi_os::signals::signal_if_same(stat, libc::SIGTERM);
+        nagi_os::signals::signal_if_same(stat, libc::SIGCONT);
     }
     let wait_for_end = |deadline: Instant, signal: Option<libc::c_int>| -> Vec<ProcStat> {
         loop {
@@ -227,10 +214,10 @@ pub fn stop_service_processes(
             }
             if let Some(signal) = signal {
                 for stat in &remaining {
-                    signal_if_same(stat, signal);
+                    nagi_os::signals::signal_if_same(stat, signal);
                 }
             }
-            nagi_pane::reap_orphans();
+            nagi_os::children::reap_orphans();
             std::thread::sleep(Duration::from_millis(50));
         }
     };
