@@ -30,6 +30,22 @@ pub fn mission(view: &Value) -> String {
         "  repository  {}\n",
         text(view, "repository_path")
     ));
+    if let Some(worktree) = view.get("worktree").filter(|worktree| worktree.is_object()) {
+        let base = text(worktree, "base_revision");
+        out.push_str(&format!(
+            "  worktree    {} (branch {}, from {} {})",
+            text(worktree, "path"),
+            text(worktree, "branch"),
+            text(worktree, "base_ref"),
+            &base[..base.len().min(12)],
+        ));
+        match text(worktree, "state").as_str() {
+            "present" => {}
+            "kept" => out.push_str(&format!(" — kept: {}", text(worktree, "kept_reason"))),
+            other => out.push_str(&format!(" — {other}")),
+        }
+        out.push('\n');
+    }
     let objective = text(view, "objective");
     let mut objective_lines = objective.lines();
     out.push_str(&format!(

@@ -93,6 +93,7 @@ pub fn mission(id: &str, status: MissionStatus) -> MissionViewV1 {
         run: Some(run_view("r1", MissionProvider::Codex)),
         run_history: vec![],
         checks_running: None,
+        worktree: None,
         unresolved_attention_count: 1,
         updated_at_millis: 1,
     }

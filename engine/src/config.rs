@@ -155,6 +155,8 @@ pub struct UserConfig {
     pub sandbox: SandboxConfig,
     #[serde(default)]
     pub server: ServerSettings,
+    #[serde(default)]
+    pub worktree: WorktreeSettings,
     /// Top-level sections that are not nagi's (the file's name and folder are shared with
     /// another program of the same name): ignored, and named once in the server's log.
     /// nagi's own sections stay strict.
@@ -163,7 +165,18 @@ pub struct UserConfig {
 }
 
 /// The top-level sections nagi reads from its config file.
-const OWN_SECTIONS: &[&str] = &["providers", "sandbox", "server"];
+const OWN_SECTIONS: &[&str] = &["providers", "sandbox", "server", "worktree"];
+
+/// `[worktree]`: where mission worktrees go.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorktreeSettings {
+    /// The folder that holds mission worktrees, one folder per repository inside it (an
+    /// absolute path outside nagi's config and data folders). A recipe's own
+    /// `[worktree] location` wins for its repository.
+    #[serde(default)]
+    pub location: Option<PathBuf>,
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{path}: {message}")]
@@ -220,6 +233,14 @@ impl UserConfig {
     }
 
     fn validate(&self) -> Result<(), String> {
+        if let Some(location) = &self.worktree.location
+            && !location.is_absolute()
+        {
+            return Err(format!(
+                "worktree.location {} must be an absolute path",
+                location.display()
+            ));
+        }
         if self.server.reply_poll_microseconds > MAX_REPLY_POLL_MICROSECONDS {
             return Err(format!(
                 "server.reply_poll_microseconds is {}; the limit is {MAX_REPLY_POLL_MICROSECONDS} (0 turns polling off)",
@@ -282,11 +303,21 @@ pub struct EngineConfig {
     /// A connection that sends nothing for this long is closed.
     pub idle_timeout: std::time::Duration,
     pub store_max_page_count: Option<u64>,
+    /// Where mission worktrees go when the recipe names no place (`[worktree] location`,
+    /// else `crate::worktrees::default_worktrees_dir`, else beside the config folder).
+    pub worktrees_dir: PathBuf,
 }
 
 impl EngineConfig {
     pub fn new(paths: SessionPaths, user: UserConfig) -> EngineConfig {
+        let worktrees_dir = user
+            .worktree
+            .location
+            .clone()
+            .or_else(crate::worktrees::default_worktrees_dir)
+            .unwrap_or_else(|| paths.config_dir.with_file_name("nagi-worktrees"));
         EngineConfig {
+            worktrees_dir,
             paths,
             user,
             extra_provider_path: Vec::new(),

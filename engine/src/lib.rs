@@ -16,3 +16,4 @@ pub mod recipe;
 pub mod runs;
 pub mod server;
 pub mod transcript;
+pub mod worktrees;

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use nagi_engine::recipe::exec::{
     CopyOutcome, PortRange, RecipeExecConfig, RecipeExecError, RunTarget, SERVICE_LEASE_MARKER,
-    adopt_or_restart_services, archive_cleanup, copy_ignored, prepare_mission_worktree,
-    provision_run, stop_services,
+    adopt_or_restart_services, archive_cleanup, copy_ignored, provision_run, stop_services,
 };
 use nagi_engine::recipe::validate_str;
+use nagi_engine::worktrees::prepare_mission_worktree;
 use nagi_pane::process::{processes_in_group, read_stat};
 use nagi_schema::pane::{ReadFormat, ReadSource};
 use recipe_support::*;

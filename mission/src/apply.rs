@@ -47,6 +47,7 @@ pub fn apply(mission: Option<Mission>, event: &MissionEvent) -> Mission {
             ready_receipt: None,
             archive_receipt: None,
             checks_in_flight: None,
+            worktree: None,
             created_at_millis: at,
             updated_at_millis: at,
             revision: 1,
@@ -245,6 +246,18 @@ fn apply_to_existing(mission: &mut Mission, event: &MissionEvent) {
             }
         },
         MissionEvent::ConsentRecorded { .. } => {}
+        MissionEvent::WorktreeCreated { worktree, .. } => {
+            mission.worktree = Some(worktree.clone());
+        }
+        MissionEvent::WorktreeSettled { state, reason, .. } => {
+            if let Some(worktree) = mission.worktree.as_mut() {
+                worktree.state = *state;
+                worktree.kept_reason = match state {
+                    nagi_schema::worktree::MissionWorktreeState::Kept => reason.clone(),
+                    _ => None,
+                };
+            }
+        }
     }
 }
 

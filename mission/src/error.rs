@@ -56,6 +56,10 @@ pub enum MissionError {
     #[error("{0}")]
     ProjectRecipeFailed(String),
     #[error("{0}")]
+    WorktreeFailed(String),
+    #[error("{0}")]
+    WorktreeMissing(String),
+    #[error("{0}")]
     AttentionNotFound(String),
     #[error("{0}")]
     RunNotActive(String),

@@ -6,7 +6,9 @@ use nagi_schema::mission::MissionStatus;
 use nagi_schema::proof::ProofReceiptV1;
 use serde::{Deserialize, Serialize};
 
-use super::model::{AttemptState, Attention, Declaration, Evidence, ResponseAttempt, Run};
+use super::model::{
+    AttemptState, Attention, Declaration, Evidence, MissionWorktree, ResponseAttempt, Run,
+};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -26,6 +28,19 @@ pub enum MissionEvent {
     },
     RunStarted {
         run: Run,
+        at_millis: u64,
+    },
+    /// The mission's worktree was made (committed with the `RunStarted` of its first run).
+    WorktreeCreated {
+        worktree: MissionWorktree,
+        at_millis: u64,
+    },
+    /// The worktree's state changed: deleted under the mission, removed or kept at archive.
+    WorktreeSettled {
+        path: String,
+        state: nagi_schema::worktree::MissionWorktreeState,
+        #[serde(default)]
+        reason: Option<String>,
         at_millis: u64,
     },
     RunContinued {
@@ -119,6 +134,8 @@ impl MissionEvent {
             MissionEvent::MissionCreated { at_millis, .. }
             | MissionEvent::ClosureConfigured { at_millis, .. }
             | MissionEvent::RunStarted { at_millis, .. }
+            | MissionEvent::WorktreeCreated { at_millis, .. }
+            | MissionEvent::WorktreeSettled { at_millis, .. }
             | MissionEvent::RunContinued { at_millis, .. }
             | MissionEvent::RunPaneAttached { at_millis, .. }
             | MissionEvent::ProviderSessionBound { at_millis, .. }
@@ -142,6 +159,8 @@ impl MissionEvent {
             MissionEvent::MissionCreated { .. } => "mission_created",
             MissionEvent::ClosureConfigured { .. } => "closure_configured",
             MissionEvent::RunStarted { .. } => "run_started",
+            MissionEvent::WorktreeCreated { .. } => "worktree_created",
+            MissionEvent::WorktreeSettled { .. } => "worktree_settled",
             MissionEvent::RunContinued { .. } => "run_continued",
             MissionEvent::RunPaneAttached { .. } => "run_pane_attached",
             MissionEvent::ProviderSessionBound { .. } => "provider_session_bound",

@@ -114,6 +114,25 @@ pub fn wire_event(seq: u64, mission_id: &str, stored: &StoredEvent) -> MissionEv
         MissionEvent::MissionSealed { receipt, .. } => MissionEventDetail::MissionProofSealed {
             decision: receipt.decision,
         },
+        MissionEvent::WorktreeCreated { worktree, .. } => {
+            MissionEventDetail::MissionWorktreeChanged {
+                path: worktree.path.clone(),
+                branch: worktree.branch.clone(),
+                state: worktree.state,
+                reason: None,
+            }
+        }
+        MissionEvent::WorktreeSettled {
+            path,
+            state,
+            reason,
+            ..
+        } => MissionEventDetail::MissionWorktreeChanged {
+            path: path.clone(),
+            branch: crate::worktree::mission_branch(mission_id),
+            state: *state,
+            reason: reason.clone(),
+        },
         MissionEvent::ConsentRecorded {
             consent_id,
             subject,

@@ -13,6 +13,7 @@ pub mod run;
 pub mod status;
 pub mod validate;
 pub mod view;
+pub mod worktree;
 
 pub mod clock;
 pub mod digest;

@@ -48,11 +48,27 @@ pub struct Mission {
     /// not finished. Recovery re-runs or marks it.
     #[serde(default)]
     pub checks_in_flight: Option<ChecksInFlight>,
+    /// The mission's own linked worktree, made at its first start when asked for.
+    #[serde(default)]
+    pub worktree: Option<MissionWorktree>,
     pub created_at_millis: u64,
     /// Logical time: never moves backwards.
     pub updated_at_millis: u64,
     /// Number of events applied; the next event's id is derived from it.
     pub revision: u64,
+}
+
+/// A mission's own linked worktree on branch `mission/<id>`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MissionWorktree {
+    pub path: String,
+    pub branch: String,
+    pub base_revision: String,
+    pub base_ref: String,
+    pub created_at_millis: u64,
+    pub state: nagi_schema::worktree::MissionWorktreeState,
+    #[serde(default)]
+    pub kept_reason: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

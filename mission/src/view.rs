@@ -193,8 +193,23 @@ pub fn mission_view(mission: &Mission, live_runs: &dyn LiveRuns) -> MissionViewV
                 purpose: checks.purpose.clone(),
                 started_at_millis: checks.started_at_millis,
             }),
+        worktree: mission.worktree.as_ref().map(worktree_view),
         unresolved_attention_count: mission.unresolved_attention_count(),
         updated_at_millis: mission.updated_at_millis,
+    }
+}
+
+pub fn worktree_view(
+    worktree: &crate::model::MissionWorktree,
+) -> nagi_schema::worktree::MissionWorktreeViewV1 {
+    nagi_schema::worktree::MissionWorktreeViewV1 {
+        path: worktree.path.clone(),
+        branch: worktree.branch.clone(),
+        base_revision: worktree.base_revision.clone(),
+        base_ref: worktree.base_ref.clone(),
+        created_at_millis: worktree.created_at_millis,
+        state: worktree.state,
+        kept_reason: worktree.kept_reason.clone(),
     }
 }
 

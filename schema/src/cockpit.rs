@@ -29,6 +29,13 @@ pub enum CockpitAction {
         provider: MissionProvider,
         #[serde(default)]
         worktree_path: Option<String>,
+        /// Run in the mission's own worktree (made at its first start), not in
+        /// `worktree_path` or the repository.
+        #[serde(default)]
+        worktree: bool,
+        /// The ref a new mission worktree is made from (default `HEAD`).
+        #[serde(default)]
+        base: Option<String>,
         /// Let the provider write in the worktree.
         #[serde(default)]
         write_scope: bool,

@@ -97,6 +97,11 @@ error_codes! {
     RunMismatch => "run_mismatch",
     /// The project recipe (setup, services) failed.
     ProjectRecipeFailed => "project_recipe_failed",
+    /// nagi extension: the mission's worktree could not be made or used (a base ref that
+    /// names no commit, a branch or folder in the way, git refused).
+    WorktreeFailed => "worktree_failed",
+    /// nagi extension: the mission's worktree was deleted; the mission is `blocked`.
+    WorktreeMissing => "worktree_missing",
     /// The mission has no sealed proof.
     ProofNotReady => "proof_not_ready",
     /// The stored receipt does not re-derive from the stored evidence.

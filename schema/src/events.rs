@@ -91,6 +91,15 @@ pub enum MissionEventDetail {
         subject: String,
         decision: String,
     },
+    /// nagi extension: the mission's worktree was made, went missing, or was removed or
+    /// kept at archive.
+    MissionWorktreeChanged {
+        path: String,
+        branch: String,
+        state: crate::worktree::MissionWorktreeState,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
 }
 
 /// Every mission event kind, as `MissionEventDetail::kind` names them.
@@ -109,6 +118,7 @@ pub const MISSION_EVENT_KINDS: &[&str] = &[
     "mission_checks_finished",
     "mission_proof_sealed",
     "mission_consent_recorded",
+    "mission_worktree_changed",
 ];
 
 impl MissionEventDetail {
@@ -131,6 +141,7 @@ impl MissionEventDetail {
             MissionEventDetail::MissionChecksFinished { .. } => "mission_checks_finished",
             MissionEventDetail::MissionProofSealed { .. } => "mission_proof_sealed",
             MissionEventDetail::MissionConsentRecorded { .. } => "mission_consent_recorded",
+            MissionEventDetail::MissionWorktreeChanged { .. } => "mission_worktree_changed",
         }
     }
 }

@@ -20,6 +20,7 @@ pub mod pane_events;
 pub mod proof;
 pub mod results;
 pub mod session_protocol;
+pub mod worktree;
 
 /// The wire protocol version reported by `ping` (the reference contract's version; nagi
 /// is a compatible superset).

@@ -127,6 +127,12 @@ pub static ENGINE_METHODS: &[MethodSpec] = &[
         "Run the declared command checks now (nagi extension)."
     ),
     method!(
+        "mission.diff",
+        crate::worktree::MissionDiffParams,
+        Rejected,
+        "The mission's change against its worktree's base (nagi extension)."
+    ),
+    method!(
         "mission.proof.get",
         MissionTarget,
         Ignored,

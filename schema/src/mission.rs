@@ -244,6 +244,14 @@ pub struct MissionStartParams {
     /// grant it.
     #[serde(default)]
     pub execute_project_recipe: bool,
+    /// nagi extension: run in the mission's own linked worktree on branch
+    /// `mission/<mission_id>`, made at the mission's first start (from `base`, else the
+    /// checkout's `HEAD`) and reused after. Not with `worktree_path`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub worktree: bool,
+    /// nagi extension: the ref a new mission worktree is made from (only with `worktree`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -353,6 +361,9 @@ pub struct MissionViewV1 {
     /// `mission.verify`, or for `mission.close`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checks_running: Option<ChecksRunningV1>,
+    /// nagi extension: the mission's own worktree, once its first start made it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<crate::worktree::MissionWorktreeViewV1>,
     pub unresolved_attention_count: u32,
     pub updated_at_millis: u64,
 }

@@ -64,6 +64,10 @@ pub enum ResponseResult {
     MissionCloseAccepted {
         mission: MissionViewV1,
     },
+    /// nagi extension: `mission.diff`.
+    MissionDiff {
+        diff: crate::worktree::MissionDiffV1,
+    },
     /// nagi extension: `mission.verify` accepted; the checks run in the background.
     MissionVerifyAccepted {
         mission: MissionViewV1,

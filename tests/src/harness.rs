@@ -137,6 +137,7 @@ impl TestEnv {
         command
             .env_remove("NAGI_SOCKET_PATH")
             .env_remove("NAGI_SESSION")
+            .env_remove("XDG_DATA_HOME")
             .env("NAGI_CONFIG_DIR", &self.config_dir)
             .env("HOME", self.home())
             .env("NAGI_LOG", "info")

@@ -37,6 +37,9 @@ pub enum MissionCommand {
     Close { mission_id: String },
     /// The proof receipt of a ready or archived mission.
     Proof { mission_id: String },
+    /// The mission's change against the commit its worktree was made from: the files,
+    /// then the hunks (coloured and paged on a terminal).
+    Diff(super::diff::DiffArgs),
     /// Run the declared command checks now and record their evidence.
     Verify {
         mission_id: String,
@@ -147,9 +150,19 @@ pub struct StartArgs {
     /// The run id (default: run-<unix milliseconds>).
     #[arg(long = "run-id", value_name = "ID")]
     pub run_id: Option<String>,
-    /// A checkout root of the mission's repository (default: the repository itself).
-    #[arg(long, value_name = "PATH")]
+    /// Run in this checkout root of the mission's repository instead of the mission's own
+    /// worktree.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["in_place", "base"])]
     pub worktree: Option<PathBuf>,
+    /// Run in the repository's checkout itself instead of the mission's own worktree
+    /// (by default a mission works in a linked worktree on branch mission/<id>, made at its
+    /// first start).
+    #[arg(long = "in-place", conflicts_with = "base")]
+    pub in_place: bool,
+    /// The branch, tag or commit the mission's worktree is made from at its first start
+    /// (default: the checkout's HEAD, or the recipe's [worktree] base).
+    #[arg(long, value_name = "REF")]
+    pub base: Option<String>,
     /// Consent to run the declared command checks, with your OS permissions, when the
     /// provider's turn completes.
     #[arg(long = "execute-checks")]
@@ -232,22 +245,28 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
                 .worktree
                 .map(|path| absolute(&path.display().to_string()))
                 .transpose()?;
-            let result = context.request(
-                "mission.start",
-                json!({
-                    "mission_id": args.mission_id,
-                    "run_id": run_id,
-                    "provider": args.provider.wire_name(),
-                    "mode": "managed",
-                    "worktree_path": worktree,
-                    "execute_declared_checks": args.execute_checks,
-                }),
-            )?;
+            let mission_worktree = worktree.is_none() && !args.in_place;
+            let mut params = json!({
+                "mission_id": args.mission_id,
+                "run_id": run_id,
+                "provider": args.provider.wire_name(),
+                "mode": "managed",
+                "worktree_path": worktree,
+                "execute_declared_checks": args.execute_checks,
+            });
+            if mission_worktree {
+                params["worktree"] = json!(true);
+                if let Some(base) = &args.base {
+                    params["base"] = json!(base);
+                }
+            }
+            let result = context.request("mission.start", params)?;
             context.print(&result, |result| {
                 format!("run started\n{}", mission_view_text(result))
             })
         }
         MissionCommand::Configure(args) => configure(context, args),
+        MissionCommand::Diff(args) => super::diff::run(context, args),
         MissionCommand::Respond(args) => respond(context, args),
         MissionCommand::Recover { dry_run } => recover(context, dry_run),
         MissionCommand::Proof { mission_id } => {

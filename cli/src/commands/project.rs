@@ -226,9 +226,13 @@ fn summary(path: &Path, recipe: &ProjectRecipe) -> String {
             ));
         }
     }
+    let place = match &recipe.worktree.location {
+        Some(location) => format!("{location}/<mission id> in the checkout"),
+        None => "nagi's worktrees folder (outside the repository)".to_string(),
+    };
     text.push_str(&format!(
-        "worktrees: {}/<mission id>, branch mission/<mission id> from HEAD\n",
-        recipe.worktree.location
+        "worktrees: {place}, branch mission/<mission id> from {}\n",
+        recipe.worktree.base
     ));
     text.push_str(&format!("consent scope digest: {}\n", scope_digest(recipe)));
     text

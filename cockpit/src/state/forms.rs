@@ -43,15 +43,17 @@ pub enum StartField {
     Provider,
     RunId,
     WorktreePath,
+    InPlace,
     WriteScope,
     ProjectRecipe,
     DeclaredChecks,
 }
 
-pub const START_FIELDS: [StartField; 6] = [
+pub const START_FIELDS: [StartField; 7] = [
     StartField::Provider,
     StartField::RunId,
     StartField::WorktreePath,
+    StartField::InPlace,
     StartField::WriteScope,
     StartField::ProjectRecipe,
     StartField::DeclaredChecks,
@@ -63,8 +65,10 @@ pub struct StartForm {
     pub mission_id: String,
     pub provider: MissionProvider,
     pub run_id: TextField,
-    /// Empty: the mission's repository.
+    /// Empty: the mission's own worktree (or, with `in_place`, the repository's checkout).
     pub worktree_path: TextField,
+    /// Run in the repository's checkout itself rather than the mission's own worktree.
+    pub in_place: bool,
     pub write_scope: bool,
     pub execute_project_recipe: bool,
     pub execute_declared_checks: bool,
@@ -92,6 +96,7 @@ impl StartForm {
             provider: MissionProvider::Codex,
             run_id: TextField::with_text(&next_run_id(mission)),
             worktree_path: TextField::default(),
+            in_place: false,
             // Read-only is the contract's default; only an ACP agent needs write scope
             // (`effective_write_scope`).
             write_scope: false,
@@ -116,11 +121,14 @@ impl StartForm {
         }
         let worktree_path =
             Some(self.worktree_path.value().to_string()).filter(|path| !path.is_empty());
+        let worktree = worktree_path.is_none() && !self.in_place;
         Ok(CockpitAction::StartRun {
             mission_id: self.mission_id.clone(),
             run_id: self.run_id.value().to_string(),
             provider: self.provider,
             worktree_path,
+            worktree,
+            base: None,
             write_scope: self.effective_write_scope(),
             execute_project_recipe: self.execute_project_recipe,
             execute_declared_checks: self.execute_declared_checks,
@@ -161,6 +169,7 @@ impl StartForm {
             StartField::WorktreePath => {
                 self.worktree_path.edit(key);
             }
+            StartField::InPlace if is_toggle_key(&key) => self.in_place = !self.in_place,
             StartField::WriteScope if is_toggle_key(&key) => self.write_scope = !self.write_scope,
             StartField::ProjectRecipe if is_toggle_key(&key) => {
                 self.execute_project_recipe = !self.execute_project_recipe

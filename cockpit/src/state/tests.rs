@@ -34,7 +34,7 @@ fn starting_an_acp_run_previews_then_decides_with_the_shown_digest() {
         app.handle_key(key(KeyCode::Right));
     }
     // Write scope switched off is ignored for ACP.
-    for _ in 0..3 {
+    for _ in 0..4 {
         app.handle_key(key(KeyCode::Down));
     }
     app.handle_key(char_key(' '));
@@ -46,6 +46,8 @@ fn starting_an_acp_run_previews_then_decides_with_the_shown_digest() {
             run_id: "r2".into(),
             provider: MissionProvider::Acp,
             worktree_path: None,
+            worktree: true,
+            base: None,
             write_scope: true,
             execute_project_recipe: false,
             execute_declared_checks: true,

@@ -30,13 +30,23 @@ pub fn start_lines(form: &StartForm) -> Vec<Line<'static>> {
             ),
             StartField::RunId => form_row(focused, "run id", format!("{}▏", form.run_id.text)),
             StartField::WorktreePath => {
-                let shown = if form.worktree_path.text.is_empty() {
-                    "(the mission's repository)".to_string()
+                let shown = if form.worktree_path.text.is_empty() && form.in_place {
+                    "(the repository's checkout)".to_string()
+                } else if form.worktree_path.text.is_empty() {
+                    "(the mission's own worktree, branch mission/<id>)".to_string()
                 } else {
                     form.worktree_path.text.clone()
                 };
                 form_row(focused, "worktree", format!("{shown}▏"))
             }
+            StartField::InPlace => form_row(
+                focused,
+                "in place",
+                format!(
+                    "{} run in the repository's checkout, not the mission's worktree",
+                    checkbox(form.in_place)
+                ),
+            ),
             StartField::WriteScope if form.provider == MissionProvider::Acp => form_row(
                 focused,
                 "write scope",

@@ -173,11 +173,15 @@ async fn perform(
             run_id,
             provider,
             worktree_path,
+            worktree,
+            base,
             write_scope,
             execute_project_recipe,
             execute_declared_checks,
         } => {
             let params = MissionStartParams {
+                worktree: *worktree,
+                base: base.clone(),
                 mission_id: mission_id.clone(),
                 run_id: run_id.clone(),
                 provider: *provider,

@@ -4,6 +4,7 @@
 pub mod attention;
 pub mod cockpit;
 pub mod decode;
+pub mod diff;
 pub mod events;
 pub mod missions;
 pub mod panes;
@@ -68,6 +69,7 @@ pub async fn dispatch(
         P::MissionRespond(params) => missions::respond(engine, params).await?,
         P::MissionClose(params) => proof::close(engine, params).await?,
         P::MissionVerify(params) => proof::verify(engine, params).await?,
+        P::MissionDiff(params) => diff::diff(engine, params).await?,
         P::MissionProofGet(params) => proof::proof_get(engine, params)?,
         P::MissionHandoffPreview(params) => crate::runs::handoff::preview(engine, params).await?,
         P::MissionHandoffStart(params) => {

@@ -72,6 +72,8 @@ pub async fn build(
             run_id,
             provider,
             worktree_path,
+            worktree: mission_worktree,
+            base,
             write_scope,
             execute_project_recipe,
             execute_declared_checks,
@@ -83,14 +85,50 @@ pub async fn build(
                         .into(),
                 ));
             }
-            let requested = worktree_path
-                .clone()
-                .unwrap_or_else(|| mission.repository_path.clone());
-            let checkout = engine
-                .checkouts
-                .canonical_checkout(&requested)
-                .map_err(MissionError::InvalidRepository)?;
-            let worktree = checkout.root.display().to_string();
+            let (worktree, worktree_line, recipe_root, base_ref) = if *mission_worktree {
+                if worktree_path.is_some() {
+                    return Err(EngineError::InvalidParams(
+                        "give a worktree path or the mission's own worktree, not both".into(),
+                    ));
+                }
+                let repository = engine
+                    .checkouts
+                    .canonical_checkout(&mission.repository_path)
+                    .map_err(MissionError::InvalidRepository)?;
+                let branch = nagi_mission::worktree::mission_branch(mission_id);
+                match crate::worktrees::choose_for_start(
+                    &engine.config,
+                    &repository,
+                    &mission,
+                    base.as_deref(),
+                )? {
+                    crate::worktrees::WorktreeForStart::Existing(path) => {
+                        let shown = path.display().to_string();
+                        let line =
+                            format!("worktree: {shown} — the mission's own, on branch {branch}");
+                        (shown, line, path, String::new())
+                    }
+                    crate::worktrees::WorktreeForStart::ToMake { planned, .. } => {
+                        let shown = planned.target.display().to_string();
+                        let line = format!(
+                            "worktree: {shown} — made now for this mission, on a new branch {branch} from {}",
+                            planned.base_ref
+                        );
+                        (shown, line, repository.root, planned.base_ref)
+                    }
+                }
+            } else {
+                let requested = worktree_path
+                    .clone()
+                    .unwrap_or_else(|| mission.repository_path.clone());
+                let checkout = engine
+                    .checkouts
+                    .canonical_checkout(&requested)
+                    .map_err(MissionError::InvalidRepository)?;
+                let shown = checkout.root.display().to_string();
+                let line = format!("worktree: {shown}");
+                (shown, line, checkout.root, String::new())
+            };
             let resolved = crate::launch::version::resolve_supported_provider(
                 &engine.config,
                 &engine.provider_versions,
@@ -109,7 +147,7 @@ pub async fn build(
                     provider.as_str(),
                     resolved.program.display()
                 ),
-                format!("worktree: {worktree}"),
+                worktree_line,
                 if *write_scope {
                     format!("write scope: the provider MAY CHANGE FILES in {worktree}")
                 } else {
@@ -128,12 +166,14 @@ pub async fn build(
                 .string(run_id)
                 .string(provider.as_str())
                 .string(&worktree)
+                .bool(*mission_worktree)
+                .string(&base_ref)
                 .string(&resolved.program.display().to_string())
                 .bool(*write_scope)
                 .bool(*execute_project_recipe)
                 .bool(*execute_declared_checks);
             if *execute_project_recipe {
-                let loaded = load_project_recipe(&checkout.root).map_err(|problems| {
+                let loaded = load_project_recipe(&recipe_root).map_err(|problems| {
                     MissionError::ProjectRecipeFailed(
                         problems
                             .iter()

@@ -157,6 +157,8 @@ fn mission_code(error: &MissionError) -> ErrorCode {
         MissionError::HandoffSnapshotFailed(_) => ErrorCode::HandoffSnapshotFailed,
         MissionError::RunMismatch(_) => ErrorCode::RunMismatch,
         MissionError::ProjectRecipeFailed(_) => ErrorCode::ProjectRecipeFailed,
+        MissionError::WorktreeFailed(_) => ErrorCode::WorktreeFailed,
+        MissionError::WorktreeMissing(_) => ErrorCode::WorktreeMissing,
         MissionError::AttentionNotFound(_) => ErrorCode::AttentionNotFound,
         MissionError::RunNotActive(_) => ErrorCode::RunNotActive,
         MissionError::AttentionNotRespondable(_) => ErrorCode::AttentionNotRespondable,

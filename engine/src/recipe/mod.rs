@@ -38,9 +38,10 @@ pub struct ProjectRecipe {
 /// `[worktree]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorktreeRecipe {
-    /// Default `.worktrees` (validated, not otherwise used yet).
-    pub location: String,
-    /// Default `HEAD` (validated, not otherwise used yet).
+    /// Where mission worktrees go, relative to the checkout root; `None` (the default):
+    /// nagi's own worktrees folder, outside the repository.
+    pub location: Option<String>,
+    /// The ref a new mission worktree is made from when the start names none (`HEAD`).
     pub base: String,
     /// Exact relative paths of ignored files copied into new worktrees.
     pub copy_ignored: Vec<String>,
@@ -49,7 +50,7 @@ pub struct WorktreeRecipe {
 impl Default for WorktreeRecipe {
     fn default() -> WorktreeRecipe {
         WorktreeRecipe {
-            location: ".worktrees".to_owned(),
+            location: None,
             base: "HEAD".to_owned(),
             copy_ignored: Vec::new(),
         }

@@ -213,7 +213,7 @@ impl Validator {
                 .check("worktree.location", check_worktree_location(location))
                 .is_some()
         {
-            worktree.location = location.to_owned();
+            worktree.location = Some(location.to_owned());
         }
         if let Some(base) = table
             .get("base")

@@ -484,7 +484,13 @@ pub fn spawn_claimed_worker(
                 purpose.as_str()
             ));
         }
-        if let Err(error) = run_proof_worker(
+        // Checks in a deleted worktree would prove nothing: the mission is blocked instead.
+        let missing = super::worktree::block_missing(&engine, &mission_id).await;
+        if let Ok(true) = missing {
+            if let Some(transcript) = &transcript {
+                transcript.nagi("the mission worktree was deleted; the checks did not run and the mission is blocked");
+            }
+        } else if let Err(error) = run_proof_worker(
             &engine,
             &mission_id,
             &run_id,
@@ -507,6 +513,9 @@ pub fn spawn_claimed_worker(
         .await;
         if purpose == Purpose::Close {
             super::recipe::cleanup_on_archive(&engine, &mission_id).await;
+            if let Err(error) = super::worktree::settle_after_archive(&engine, &mission_id).await {
+                tracing::warn!(%mission_id, %error, "the archived mission's worktree could not be settled");
+            }
             tokio::spawn(close_panes_of_archived(
                 engine.clone(),
                 mission_id.to_string(),

@@ -10,6 +10,7 @@ pub mod respond;
 pub mod start;
 pub mod steps;
 pub mod supervisor;
+pub mod worktree;
 
 /// A claim on a checkout as its holder names it: the store row's mission and run, and the
 /// checkout's key, which also names the OS lock.

@@ -21,6 +21,8 @@ use crate::launch::ResolvedProvider;
 use crate::launch::landlock_version_for;
 use crate::launch::version::resolve_supported_provider;
 use crate::missions::repository::{Checkout, head_commit, path_text};
+use crate::worktrees;
+use std::path::Path;
 
 /// Who asks for the start: the public socket grants only read-only runs.
 #[derive(Debug, Clone)]
@@ -47,9 +49,38 @@ fn checkout_of(engine: &Engine, raw: &str) -> Result<Checkout, EngineError> {
 /// What the validation steps (8–11) established: nothing is held yet.
 struct ValidatedStart {
     run_id: RunId,
-    worktree: Checkout,
-    worktree_text: String,
+    repository: Checkout,
+    worktree: StartWorktree,
     resolved: ResolvedProvider,
+}
+
+/// The checkout a start runs in, once validated.
+enum StartWorktree {
+    /// An existing checkout root (the given one, the repository, or the mission's worktree).
+    Checkout(Checkout),
+    /// The mission's worktree, made by the next step.
+    ToMake {
+        planned: worktrees::PlannedWorktree,
+        recipe: Option<crate::recipe::ProjectRecipe>,
+    },
+}
+
+/// A worktree made by this start: removed again (with a branch it made) if the start fails
+/// before its commit; kept once [`MadeWorktree::committed`] says the store recorded it.
+struct MadeWorktree(Option<worktrees::MadeForStart>);
+
+impl MadeWorktree {
+    fn committed(mut self) -> Option<nagi_mission::model::MissionWorktree> {
+        self.0.take().map(|made| made.worktree)
+    }
+}
+
+impl Drop for MadeWorktree {
+    fn drop(&mut self) {
+        if let Some(made) = self.0.take() {
+            worktrees::undo_make(&made);
+        }
+    }
 }
 
 /// `mission.start`, as its steps: each step that holds something hands it to the next, and
@@ -64,18 +95,21 @@ pub async fn start(
         return Ok(answer);
     }
     let validated = validate(engine, &mission, &params).await?;
-    let claim = ClaimLock::acquire(engine, &validated.worktree)?;
+    let (worktree, made) = make_worktree(engine, &mission, &validated).await?;
+    let worktree_text = path_text(&worktree.root).map_err(MissionError::InvalidRepository)?;
+    let claim = ClaimLock::acquire(engine, &worktree)?;
     // Step 13 reads HEAD on a blocking thread while the provider's process starts.
-    let root = validated.worktree.root.clone();
+    let root = worktree.root.clone();
     let base_revision = tokio::task::spawn_blocking(move || head_commit(&root));
-    let early_spawn = spawn_early(engine, &params, &authority, &validated);
+    let early_spawn = spawn_early(engine, &params, &authority, &validated, &worktree);
     let committed = prepare_and_commit(
         engine,
         &params,
         &authority,
         base_revision,
-        &validated.worktree_text,
+        &worktree_text,
         claim.key(),
+        made.0.as_ref().map(|made| made.worktree.clone()),
     )
     .await;
     let early_provider = match early_spawn {
@@ -90,7 +124,8 @@ pub async fn start(
     let mission = match committed {
         Ok(mission) => mission,
         Err(error) => {
-            // Undo: the provider that started alongside the commit, then (on drop) the lock.
+            // Undo: the provider that started alongside the commit, then (on drop) the lock
+            // and a worktree this start made.
             if let Some(Ok(early)) = early_provider {
                 let _ = early.handle.commands.send(ProviderCommand::Shutdown).await;
             }
@@ -98,6 +133,7 @@ pub async fn start(
         }
     };
     let claim_key = claim.recorded();
+    let _ = made.committed();
     let run = mission
         .run
         .clone()
@@ -190,18 +226,72 @@ fn answer_retry(
 /// Steps 8–11: the run id, whether the mission may start, the checkouts and the provider's
 /// executable and version. Nothing is held, written or spawned before they all pass.
 async fn validate(
-    engine: &Engine,
+    engine: &Arc<Engine>,
     mission: &Mission,
     params: &MissionStartParams,
 ) -> Result<ValidatedStart, EngineError> {
     let run_id = parse_start_run_id(&params.run_id)?;
     check_can_start(mission, &params.run_id)?;
-    let requested_worktree = params
-        .worktree_path
-        .as_deref()
-        .unwrap_or(&mission.repository_path);
+    if params.worktree && params.worktree_path.is_some() {
+        return Err(EngineError::InvalidParams(
+            "give worktree_path (a checkout to run in) or worktree (the mission's own worktree), not both".into(),
+        ));
+    }
+    if params.base.is_some() && !params.worktree {
+        return Err(EngineError::InvalidParams(
+            "base applies only to the mission's own worktree (worktree: true)".into(),
+        ));
+    }
     let repository = checkout_of(engine, &mission.repository_path)?;
-    let worktree = checkout_of(engine, requested_worktree)?;
+    let worktree = if params.worktree {
+        let chosen = worktrees::choose_for_start(
+            &engine.config,
+            &repository,
+            mission,
+            params.base.as_deref(),
+        );
+        match chosen {
+            Ok(worktrees::WorktreeForStart::Existing(path)) => {
+                StartWorktree::Checkout(same_repository(engine, &repository, &path)?)
+            }
+            Ok(worktrees::WorktreeForStart::ToMake { planned, recipe }) => {
+                StartWorktree::ToMake { planned, recipe }
+            }
+            Err(MissionError::WorktreeMissing(reason)) => {
+                super::worktree::block_missing(engine, &mission.mission_id).await?;
+                return Err(MissionError::WorktreeMissing(reason).into());
+            }
+            Err(error) => return Err(error.into()),
+        }
+    } else {
+        let requested = params
+            .worktree_path
+            .as_deref()
+            .unwrap_or(&mission.repository_path);
+        StartWorktree::Checkout(same_repository(engine, &repository, Path::new(requested))?)
+    };
+    let resolved =
+        resolve_supported_provider(&engine.config, &engine.provider_versions, params.provider)
+            .await
+            .map_err(MissionError::ProviderUnavailable)?;
+    Ok(ValidatedStart {
+        run_id,
+        repository,
+        worktree,
+        resolved,
+    })
+}
+
+/// The checkout root at `path`, which must belong to the mission's repository.
+fn same_repository(
+    engine: &Engine,
+    repository: &Checkout,
+    path: &Path,
+) -> Result<Checkout, EngineError> {
+    let text = path.to_str().ok_or_else(|| {
+        MissionError::InvalidRepository(format!("{} is not UTF-8", path.display()))
+    })?;
+    let worktree = checkout_of(engine, text)?;
     if worktree.common_dir != repository.common_dir {
         return Err(MissionError::InvalidRepository(format!(
             "{} is not a checkout of the mission's repository {}",
@@ -210,17 +300,41 @@ async fn validate(
         ))
         .into());
     }
-    let worktree_text = path_text(&worktree.root).map_err(MissionError::InvalidRepository)?;
-    let resolved =
-        resolve_supported_provider(&engine.config, &engine.provider_versions, params.provider)
-            .await
-            .map_err(MissionError::ProviderUnavailable)?;
-    Ok(ValidatedStart {
-        run_id,
-        worktree,
-        worktree_text,
-        resolved,
+    Ok(worktree)
+}
+
+/// Makes the mission's worktree when this is its first start (on a blocking thread: git
+/// and the copies of ignored files), and returns the checkout the run works in.
+async fn make_worktree(
+    engine: &Engine,
+    mission: &Mission,
+    validated: &ValidatedStart,
+) -> Result<(Checkout, MadeWorktree), EngineError> {
+    let (planned, recipe) = match &validated.worktree {
+        StartWorktree::Checkout(checkout) => return Ok((checkout.clone(), MadeWorktree(None))),
+        StartWorktree::ToMake { planned, recipe } => (planned.clone(), recipe.clone()),
+    };
+    let repository = validated.repository.clone();
+    let mission_id = mission.mission_id.clone();
+    let made = tokio::task::spawn_blocking(move || {
+        worktrees::make_for_start(
+            &repository,
+            &mission_id,
+            &planned,
+            recipe.as_ref(),
+            now_millis(),
+        )
     })
+    .await
+    .map_err(|error| MissionError::Runtime(format!("the worktree thread failed: {error}")))??;
+    let made = MadeWorktree(Some(made));
+    let path = made
+        .0
+        .as_ref()
+        .map(|made| made.worktree.path.clone())
+        .unwrap_or_default();
+    let checkout = same_repository(engine, &validated.repository, Path::new(&path))?;
+    Ok((checkout, made))
 }
 
 /// The provider's process starts, on a blocking thread, while `RunStarted` commits, so
@@ -236,6 +350,7 @@ fn spawn_early(
     params: &MissionStartParams,
     authority: &StartAuthority,
     validated: &ValidatedStart,
+    worktree: &Checkout,
 ) -> Option<tokio::task::JoinHandle<Result<SpawnedProvider, EngineError>>> {
     let (sandbox, _) = granted_sandbox(authority);
     let guarded_before_start = sandbox == SandboxGrant::ReadOnly
@@ -247,7 +362,7 @@ fn spawn_early(
     let spawn = ProviderSpawn {
         run_id: validated.run_id.clone(),
         provider: params.provider,
-        worktree: validated.worktree.root.clone(),
+        worktree: worktree.root.clone(),
         sandbox,
         resolved: validated.resolved.clone(),
         resume_session_id: None,
@@ -283,6 +398,7 @@ async fn prepare_and_commit(
     base_revision: tokio::task::JoinHandle<Result<String, String>>,
     worktree_text: &str,
     claim_key: &str,
+    new_worktree: Option<nagi_mission::model::MissionWorktree>,
 ) -> Result<Mission, EngineError> {
     let base_revision = base_revision
         .await
@@ -312,7 +428,14 @@ async fn prepare_and_commit(
         .missions
         .mutate_writing(&mission_id.clone(), move |writer, mission| {
             let mission = mission.ok_or_else(|| MissionError::no_mission(&mission_id))?;
-            let event = decide_run_started(mission, &request, &base_revision, now_millis())?;
+            let now = now_millis();
+            let mut events = Vec::new();
+            if let Some(worktree) = new_worktree {
+                events.push(nagi_mission::worktree::decide_worktree_created(
+                    mission, worktree, now,
+                )?);
+            }
+            events.push(decide_run_started(mission, &request, &base_revision, now)?);
             match writer.claim_checkout(&claim)? {
                 nagi_store::ClaimOutcome::Claimed | nagi_store::ClaimOutcome::AlreadyHeld(_) => {}
                 nagi_store::ClaimOutcome::HeldByOther(holder) => {
@@ -323,7 +446,7 @@ async fn prepare_and_commit(
                     .into());
                 }
             }
-            Ok((vec![event], ()))
+            Ok((events, ()))
         })
         .await?;
     committed

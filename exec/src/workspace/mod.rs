@@ -17,6 +17,7 @@ mod fingerprint;
 pub mod git;
 pub mod handoff;
 mod index;
+pub mod mission_diff;
 pub mod porcelain;
 pub mod repository;
 pub mod scan;

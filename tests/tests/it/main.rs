@@ -24,3 +24,4 @@ mod schema;
 mod server;
 mod torture;
 mod transport;
+mod worktrees;

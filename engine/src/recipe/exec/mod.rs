@@ -6,8 +6,7 @@
 //! `interactive_consent_required`); this module does not check consent, its caller does.
 //!
 //! The API, in the order a mission meets it:
-//! - [`prepare_mission_worktree`] (blocking): branch `mission/<id>` from `HEAD`, linked
-//!   worktree at `<repo>/<location>/<id>`, then [`copy_ignored`].
+//! - The mission worktree is made by `crate::worktrees` (which calls [`copy_ignored`]).
 //! - [`provision_run`]: setup (once, at the cockpit's new-mission launch), then every
 //!   service started and healthy. On failure the run's services are stopped and their
 //!   leases released.
@@ -36,7 +35,6 @@ pub mod process;
 mod provision;
 mod services;
 mod setup;
-mod worktree;
 
 use nagi_schema::ids::{MissionId, RunId};
 use std::path::PathBuf;
@@ -54,10 +52,6 @@ pub use services::{ProvisionedServices, RunningService};
 pub use setup::{
     FAILURE_EXCERPT_CHARS, describe_command, describe_command_briefly, excerpt, failure_message,
     run_recipe_command, run_setup,
-};
-pub use worktree::{
-    MissionWorktree, PreparedWorktree, create_mission_worktree, mission_branch_name,
-    prepare_mission_worktree,
 };
 
 use crate::engine::Engine;

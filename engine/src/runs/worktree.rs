@@ -1,0 +1,78 @@
+//! What happens to a mission when its worktree is found deleted, and to the worktree when
+//! the mission is archived. The decisions are `nagi_mission::worktree`'s; this commits
+//! them and does the git work on a blocking thread.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use nagi_mission::clock::now_millis;
+use nagi_schema::worktree::MissionWorktreeState;
+
+use super::supervisor::commit;
+use crate::engine::Engine;
+use crate::errors::EngineError;
+use crate::worktrees;
+
+/// Marks the mission's worktree missing and blocks the mission with the reason, if the
+/// worktree is indeed gone. Returns whether it was.
+pub async fn block_missing(engine: &Arc<Engine>, mission_id: &str) -> Result<bool, EngineError> {
+    let mission = engine.missions.get_existing(mission_id)?;
+    let Some(worktree) = mission.worktree.clone() else {
+        return Ok(false);
+    };
+    if worktree.state != MissionWorktreeState::Present
+        || worktrees::git::worktree_is_present(&PathBuf::from(&worktree.path))
+    {
+        return Ok(false);
+    }
+    let reason = worktrees::missing_reason(&worktree);
+    commit(engine, mission_id, move |mission| {
+        nagi_mission::worktree::on_worktree_missing(mission, &reason, now_millis())
+    })
+    .await?;
+    Ok(true)
+}
+
+/// After an archive: removes the mission's worktree (its branch stays), unless it holds
+/// changes that were not landed; then it is kept, and the view says why.
+pub async fn settle_after_archive(
+    engine: &Arc<Engine>,
+    mission_id: &str,
+) -> Result<(), EngineError> {
+    let mission = engine.missions.get_existing(mission_id)?;
+    let Some(worktree) = mission.worktree.clone() else {
+        return Ok(());
+    };
+    if worktree.state != MissionWorktreeState::Present
+        || mission.status != nagi_schema::mission::MissionStatus::Archived
+    {
+        return Ok(());
+    }
+    let repository = PathBuf::from(&mission.repository_path);
+    let id = mission.mission_id.to_string();
+    let kept_reason = tokio::task::spawn_blocking(move || {
+        let path = PathBuf::from(&worktree.path);
+        if !worktrees::git::worktree_is_present(&path) {
+            return None;
+        }
+        match worktrees::git::unlanded_changes(&path, &worktree.base_revision) {
+            Ok(Some(changes)) => Some(format!(
+                "{changes} not landed; the worktree {} and its branch {} are kept",
+                worktree.path, worktree.branch
+            )),
+            Ok(None) => match worktrees::git::remove_worktree(&repository, &id, &path, None) {
+                Ok(()) => None,
+                Err(error) => Some(format!("the worktree could not be removed: {error}")),
+            },
+            Err(error) => Some(format!(
+                "its changes could not be read ({error}), so it is kept"
+            )),
+        }
+    })
+    .await
+    .unwrap_or_else(|error| Some(format!("the worktree thread failed: {error}")));
+    commit(engine, mission_id, move |mission| {
+        nagi_mission::worktree::on_worktree_archived(mission, kept_reason, now_millis())
+    })
+    .await
+}
