@@ -314,7 +314,7 @@ impl EngineConfig {
             .worktree
             .location
             .clone()
-            .or_else(crate::worktrees::default_worktrees_dir)
+            .or_else(crate::paths::default_worktrees_dir)
             .unwrap_or_else(|| paths.config_dir.with_file_name("nagi-worktrees"));
         EngineConfig {
             worktrees_dir,

@@ -67,6 +67,20 @@ impl SessionPaths {
     }
 }
 
+/// The default folder of mission worktrees: `$XDG_DATA_HOME/nagi/worktrees`, else
+/// `~/.local/share/nagi/worktrees` (outside nagi's config and data folders); `None` when
+/// neither `XDG_DATA_HOME` nor `HOME` is set.
+pub fn default_worktrees_dir() -> Option<PathBuf> {
+    let read = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
+    if let Some(data) = read("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .filter(|path| path.is_absolute())
+    {
+        return Some(data.join("nagi").join("worktrees"));
+    }
+    read("HOME").map(|home| PathBuf::from(home).join(".local/share/nagi/worktrees"))
+}
+
 /// A recipe's service id as one path segment. The recipe's id rule already refuses `.`,
 /// `..` and `/`; this keeps the log path inside its folder even so. Mission and run ids
 /// are typed (`nagi_schema::ids`) and are their own segments.

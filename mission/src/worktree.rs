@@ -43,7 +43,13 @@ pub fn decide_worktree_created(
 
 /// The mission's worktree is gone from the disk: it is marked missing, and a mission that
 /// is not archived becomes `blocked` with `reason` (its runs have nowhere to work).
-pub fn on_worktree_missing(mission: &Mission, reason: &str, now: u64) -> Vec<MissionEvent> {
+/// `run_outcome` is set when this ends the provider part of the current run.
+pub fn on_worktree_missing(
+    mission: &Mission,
+    reason: &str,
+    run_outcome: Option<String>,
+    now: u64,
+) -> Vec<MissionEvent> {
     let Some(worktree) = &mission.worktree else {
         return Vec::new();
     };
@@ -61,7 +67,7 @@ pub fn on_worktree_missing(mission: &Mission, reason: &str, now: u64) -> Vec<Mis
             mission,
             MissionStatus::Blocked,
             reason,
-            None,
+            run_outcome,
             now,
         ));
     }
@@ -136,7 +142,7 @@ mod tests {
         let event = decide_worktree_created(&mission, worktree(), 2).unwrap();
         let mut mission = apply(Some(mission), &event);
         mission.status = MissionStatus::Active;
-        let events = on_worktree_missing(&mission, "the worktree was deleted", 3);
+        let events = on_worktree_missing(&mission, "the worktree was deleted", None, 3);
         assert_eq!(events.len(), 2, "{events:?}");
         let mut after = mission;
         for event in &events {
@@ -151,7 +157,7 @@ mod tests {
             after.worktree.as_ref().unwrap().state,
             MissionWorktreeState::Missing
         );
-        assert!(on_worktree_missing(&after, "again", 4).is_empty());
+        assert!(on_worktree_missing(&after, "again", None, 4).is_empty());
     }
 
     #[test]

@@ -20,6 +20,9 @@ pub const MAX_ID_BYTES: usize = 128;
 /// The regular expression of the id rule, as the JSON Schema states it.
 pub const ID_PATTERN: &str = "^[A-Za-z0-9_.:-]+$";
 
+/// A Git object id in full: SHA-1 or SHA-256 hex.
+pub const REVISION_PATTERN: &str = "^(?:[0-9A-Fa-f]{40}|[0-9A-Fa-f]{64})$";
+
 /// Why a text is not an id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IdFault {

@@ -7,9 +7,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use crate::ids::ID_PATTERN;
+pub use crate::ids::{ID_PATTERN, REVISION_PATTERN};
 pub const SHA256_PATTERN: &str = "^[0-9a-f]{64}$";
-pub const REVISION_PATTERN: &str = "^(?:[0-9A-Fa-f]{40}|[0-9A-Fa-f]{64})$";
 
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,

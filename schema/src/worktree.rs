@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mission::{ID_PATTERN, REVISION_PATTERN};
+use crate::ids::{ID_PATTERN, REVISION_PATTERN};
 
 /// Where a mission's worktree stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -113,6 +113,33 @@ pub fn plan_for(mission: &Mission) -> RecoveryAction {
     }
 }
 
+/// Whether the worktree the mission's run works in, its own, was deleted while the server
+/// was down.
+fn worktree_gone(mission: &Mission) -> bool {
+    mission.worktree.as_ref().is_some_and(|worktree| {
+        worktree.state == nagi_schema::worktree::MissionWorktreeState::Present
+            && mission
+                .run
+                .as_ref()
+                .is_some_and(|run| run.worktree_path == worktree.path)
+            && !crate::worktrees::git::worktree_is_present(std::path::Path::new(&worktree.path))
+    })
+}
+
+/// [`plan_for`], but a run whose mission worktree is gone is blocked: there is nothing to
+/// resume it in.
+pub fn plan_with_worktree(mission: &Mission, worktree_gone: bool) -> RecoveryAction {
+    match (&mission.worktree, worktree_gone) {
+        (Some(worktree), true) => RecoveryAction {
+            mission_id: mission.mission_id.clone(),
+            run_id: mission.run.as_ref().map(|run| run.run_id.clone()),
+            action: RecoveryKind::Block,
+            reason: crate::worktrees::missing_reason(worktree),
+        },
+        _ => plan_for(mission),
+    }
+}
+
 /// What recovery would do, without doing it (`nagi mission recover --dry-run`): reads the
 /// session's database without opening a writer.
 pub fn recovery_plan(database: &std::path::Path) -> Result<Vec<RecoveryAction>, EngineError> {
@@ -120,7 +147,7 @@ pub fn recovery_plan(database: &std::path::Path) -> Result<Vec<RecoveryAction>, 
     docs.iter()
         .map(|doc| {
             Mission::from_document(doc)
-                .map(|mission| plan_for(&mission))
+                .map(|mission| plan_with_worktree(&mission, worktree_gone(&mission)))
                 .map_err(EngineError::from)
         })
         .collect()
@@ -139,7 +166,8 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
     let mut launches = Vec::new();
     let mut reruns = Vec::new();
     for mission in missions {
-        let plan = plan_for(&mission);
+        let gone = worktree_gone(&mission);
+        let plan = plan_with_worktree(&mission, gone);
         let mission_id = mission.mission_id.clone();
         let now = now_millis();
         let attention_events = nagi_mission::attention::settle_after_restart(&mission, now);
@@ -180,13 +208,22 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
                 let reason = plan.reason.clone();
                 commit(engine, &mission_id, move |mission| {
                     let mut events = attention_events;
-                    events.extend(status_change(
-                        mission,
-                        MissionStatus::Blocked,
-                        reason,
-                        Some("blocked by recovery".into()),
-                        now,
-                    ));
+                    if gone {
+                        events.extend(nagi_mission::worktree::on_worktree_missing(
+                            mission,
+                            &reason,
+                            Some("blocked by recovery".into()),
+                            now,
+                        ));
+                    } else {
+                        events.extend(status_change(
+                            mission,
+                            MissionStatus::Blocked,
+                            reason,
+                            Some("blocked by recovery".into()),
+                            now,
+                        ));
+                    }
                     events
                 })
                 .await?;

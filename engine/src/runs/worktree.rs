@@ -27,7 +27,7 @@ pub async fn block_missing(engine: &Arc<Engine>, mission_id: &str) -> Result<boo
     }
     let reason = worktrees::missing_reason(&worktree);
     commit(engine, mission_id, move |mission| {
-        nagi_mission::worktree::on_worktree_missing(mission, &reason, now_millis())
+        nagi_mission::worktree::on_worktree_missing(mission, &reason, None, now_millis())
     })
     .await?;
     Ok(true)

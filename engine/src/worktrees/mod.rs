@@ -4,7 +4,7 @@
 //!
 //! Where: the recipe's `[worktree] location` (relative to the checkout) when it names
 //! one; else `[worktree] location` of `config.toml`; else nagi's worktrees folder
-//! (`$XDG_DATA_HOME/nagi/worktrees`, or `~/.local/share/nagi/worktrees`), one folder per
+//! (`crate::paths::default_worktrees_dir`), one folder per
 //! repository. Never inside nagi's config or data folders, which no provider may write.
 
 pub mod at_location;
@@ -31,19 +31,6 @@ use crate::recipe::ProjectRecipe;
 pub struct PlannedWorktree {
     pub target: PathBuf,
     pub base_ref: String,
-}
-
-/// The default worktrees folder of this user (see the module docs), or `None` when
-/// neither `XDG_DATA_HOME` nor `HOME` is set.
-pub fn default_worktrees_dir() -> Option<PathBuf> {
-    let read = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
-    if let Some(data) = read("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .filter(|path| path.is_absolute())
-    {
-        return Some(data.join("nagi").join("worktrees"));
-    }
-    read("HOME").map(|home| PathBuf::from(home).join(".local/share/nagi/worktrees"))
 }
 
 fn inside(path: &Path, folder: &Path) -> bool {

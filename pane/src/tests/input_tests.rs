@@ -14,24 +14,34 @@ async fn text_and_keys_reach_cat() {
             ..WorkspaceCreate::default()
         })
         .unwrap();
+    // The terminal echoes each typed line, and cat prints it again. Each line is typed only
+    // once cat has printed the one before, so the echo of one never lands in the middle of
+    // cat's copy of the last.
+    let twice = |needle: &'static str| move |text: &str| text.matches(needle).count() == 2;
     host.send_text(&pane.pane_id, "hello from text")
         .await
         .unwrap();
+    host.send_keys(&pane.pane_id, &argv(&["enter"]))
+        .await
+        .unwrap();
+    wait_for_text(
+        &host,
+        &pane.pane_id,
+        ReadSource::Visible,
+        twice("hello from text"),
+    )
+    .await;
     host.send_keys(
         &pane.pane_id,
-        &argv(&["enter", "k", "e", "y", "s", "space", "minus", "1", "enter"]),
+        &argv(&["k", "e", "y", "s", "space", "minus", "1", "enter"]),
     )
     .await
     .unwrap();
+    wait_for_text(&host, &pane.pane_id, ReadSource::Visible, twice("keys -1")).await;
     host.send_input(&pane.pane_id, Some("mixed"), &argv(&["period", "enter"]))
         .await
         .unwrap();
-    // The terminal echoes each typed line, and cat prints it again (the two may
-    // interleave, depending on when cat reads).
-    let visible = wait_for_text(&host, &pane.pane_id, ReadSource::Visible, |text| {
-        text.matches("mixed.").count() == 2
-    })
-    .await;
+    let visible = wait_for_text(&host, &pane.pane_id, ReadSource::Visible, twice("mixed.")).await;
     let lines: Vec<&str> = visible.split('\n').collect();
     for expected in ["hello from text", "keys -1", "mixed."] {
         assert_eq!(

@@ -301,11 +301,18 @@ fn an_acp_mission_started_with_write_scope_writes_in_the_worktree() {
         "[high] Start r1",
         "ACP agent (acp)",
         "MAY CHANGE FILES",
+        "made now for this mission, on a new branch mission/m1 from HEAD",
         "digest ",
     ]);
     cockpit.keys(&["y"]);
-    let target = s.repo.path.join("written-by-acp.txt");
+    // The run works in the mission's own worktree, not in the person's checkout.
+    let started = wait_for_mission(&s.env, "m1", "the mission worktree", |mission| {
+        mission["worktree"]["state"] == "present"
+    });
+    let target = std::path::Path::new(started["worktree"]["path"].as_str().unwrap())
+        .join("written-by-acp.txt");
     eventually("the agent's file in the worktree", || target.exists());
+    assert!(!s.repo.path.join("written-by-acp.txt").exists());
     assert_eq!(
         std::fs::read_to_string(&target).unwrap(),
         "hello from the agent\n"
@@ -401,7 +408,7 @@ command = ["rm", "-f", "setup-ran.txt"]
 fn preview_recipe_start(cockpit: &Cockpit) -> String {
     cockpit.keys(&["s"]);
     cockpit.wait_shows(&["Start a run"]);
-    cockpit.keys(&["Down", "Down", "Down", "Down", "Space"]);
+    cockpit.keys(&["Down", "Down", "Down", "Down", "Down", "Space"]);
     cockpit.wait_shows(&["[x] run .nagi/project.toml setup and services"]);
     cockpit.keys(&["Enter"]);
     cockpit.wait_shows(&[
@@ -444,15 +451,28 @@ fn the_recipe_consent_shows_its_whole_scope_and_a_denial_runs_nothing() {
 #[test]
 fn an_approved_recipe_runs_setup_and_its_services_turn_healthy() {
     let s = session(json!([{"text": "done"}]), json!([command_check()]));
+    // A committed recipe: the mission worktree is made from HEAD and holds it too.
     s.repo.write(".nagi/project.toml", RECIPE);
+    git(&s.repo.path, &["add", ".nagi"]);
+    git(&s.repo.path, &["commit", "-q", "-m", "recipe"]);
     let _services = crate::recipe_runs::StopServicesOnDrop(&s.env);
     let Some(cockpit) = Cockpit::open(&s.env) else {
         return;
     };
     preview_recipe_start(&cockpit);
     cockpit.keys(&["y"]);
-    let marker = s.repo.path.join("setup-ran.txt");
-    eventually("the recipe's setup ran in the worktree", || marker.exists());
+    let started = wait_for_mission(&s.env, "m1", "the mission worktree", |mission| {
+        mission["worktree"]["state"] == "present"
+    });
+    let marker =
+        std::path::Path::new(started["worktree"]["path"].as_str().unwrap()).join("setup-ran.txt");
+    eventually("the recipe's setup ran in the mission worktree", || {
+        marker.exists()
+    });
+    assert!(
+        !s.repo.path.join("setup-ran.txt").exists(),
+        "not in the person's checkout"
+    );
     let mission = wait_for_mission(&s.env, "m1", "the run after the recipe", |mission| {
         mission["run"]["execute_project_recipe"] == true && mission["status"] != "preparing"
     });

@@ -240,7 +240,8 @@ fn json_summary_of_a_valid_recipe() {
         summary["checks"][0]["covers"],
         serde_json::json!(["login works"])
     );
-    assert_eq!(summary["worktree"]["location"], ".worktrees");
+    // No location: mission worktrees go to nagi's worktrees folder, outside the repository.
+    assert_eq!(summary["worktree"]["location"], serde_json::Value::Null);
     assert_eq!(summary["scope_digest"].as_str().map(str::len), Some(64));
 }
 

@@ -507,6 +507,7 @@ fn a_checkout_claimed_by_another_session_is_refused_until_its_run_ends() {
         let run = other(&args);
         assert_eq!(run.status, 0, "{}", run.describe());
     }
+    // In the checkout itself: a mission worktree would be a checkout of its own.
     let start_m2 = [
         "mission",
         "start",
@@ -515,6 +516,7 @@ fn a_checkout_claimed_by_another_session_is_refused_until_its_run_ends() {
         "codex",
         "--run-id",
         "r2",
+        "--in-place",
     ];
     let refused = other(&start_m2);
     assert_eq!(refused.status, 1, "{}", refused.describe());

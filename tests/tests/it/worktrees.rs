@@ -425,3 +425,36 @@ fn archive_removes_a_clean_worktree_and_keeps_one_with_unlanded_changes() {
         shown.describe()
     );
 }
+
+#[test]
+fn a_worktree_deleted_while_the_server_was_down_blocks_its_mission_at_recovery() {
+    let mut s = session(
+        json!([{"approve_permission": "keep the run live"}, {"text": "done"}]),
+        &["m1"],
+    );
+    start_with_write_scope(&s.env, "m1");
+    let live = wait_for_mission(
+        &s.env,
+        "m1",
+        "the run waiting on its attention item",
+        |mission| mission["unresolved_attention_count"] == 1,
+    );
+    let worktree = worktree_of(&live);
+    s.env.kill_server();
+    std::fs::remove_dir_all(&worktree).unwrap();
+    let plan = s.env.nagi_ok(&["mission", "recover", "--dry-run"]);
+    assert!(plan.stdout.contains("was deleted"), "{}", plan.describe());
+    s.env.start_server();
+    let blocked = wait_for_mission(&s.env, "m1", "blocked by recovery", |mission| {
+        mission["status"] == "blocked"
+    });
+    assert_eq!(blocked["worktree"]["state"], "missing", "{blocked}");
+    assert!(
+        blocked["status_reason"]
+            .as_str()
+            .unwrap()
+            .contains("was deleted"),
+        "{blocked}"
+    );
+    assert_eq!(blocked["run"]["live"], false);
+}

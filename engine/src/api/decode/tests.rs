@@ -29,6 +29,10 @@ pub(super) const VALID_PARAMS: &[(&str, &str)] = &[
         "mission.verify",
         r#"{"mission_id":"m-1","execute_declared_checks":true}"#,
     ),
+    (
+        "mission.diff",
+        r#"{"mission_id":"m-1","stat_only":true,"max_patch_bytes":4096}"#,
+    ),
     ("mission.proof.get", r#"{"mission_id":"m-1"}"#),
     (
         "mission.handoff.preview",
