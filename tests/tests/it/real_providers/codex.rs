@@ -112,3 +112,48 @@ fn a_codex_patch_in_a_read_only_run_waits_as_attention_that_the_public_socket_ca
         "nothing is patched while the approval waits"
     );
 }
+
+#[test]
+fn codex_works_read_only_in_the_missions_own_worktree_and_leaves_the_checkout_alone() {
+    let Some(cli) = installed_cli(PROVIDER.cli_name()) else {
+        return;
+    };
+    let final_text = "Codex mission: read in the mission worktree.";
+    let write_call =
+        json!({"shell": {"command": format!("printf 'should not exist\\n' > {WRITTEN_FILE}")}});
+    // No workspace in the scenario: the README is read relative to the run's own cwd, which
+    // must be the mission worktree.
+    let mut session = RealSession::new(PROVIDER, &cli, |_| {
+        let scenario = json!({
+            "title": "Mock session",
+            "steps": [
+                {"call": {"read": {"path": "README.md"}}},
+                {"text": "Now trying to write a file.", "call": write_call},
+                {"text": final_text}
+            ]
+        });
+        nagi_tests::mock_model::Scenario::from_json(&scenario.to_string()).unwrap()
+    });
+    session.start_server();
+    session.create_configured_mission("codex-w");
+    let mut params = session.start_params("codex-w", "run-w");
+    params["worktree"] = json!(true);
+    let started = session.env.ok("mission.start", params);
+    // The picture of the person's checkout is taken once the start made the worktree (its
+    // branch and git's record of it are the only things a start adds to the repository).
+    let before = snapshot(&session.repo.path);
+    assert_eq!(started["type"], "mission_run_started", "{started}");
+    let worktree = started["mission"]["worktree"]["path"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the start names the mission worktree: {started}"))
+        .to_string();
+    assert_eq!(started["mission"]["run"]["worktree_path"], worktree);
+    assert_completed_read_only_mission(&session, "codex-w", final_text, &before);
+    let worktree = std::path::Path::new(&worktree);
+    assert!(!worktree.join(WRITTEN_FILE).exists(), "the sandbox kept the worktree read-only");
+    assert_eq!(
+        nagi_tests::git(worktree, &["rev-parse", "--abbrev-ref", "HEAD"]),
+        "mission/codex-w"
+    );
+    assert_eq!(nagi_tests::git(worktree, &["status", "--porcelain"]), "");
+}
