@@ -71,11 +71,81 @@ pub fn mission_diff(
         });
     }
     let git = GitRunner::new(&config.git)?.for_repository(root)?;
-    let index_path = git.run(
+    let index_path = index_path_of(&git, root)?;
+    // The untracked walk reads the checkout's own index (git takes no lock on it:
+    // `GIT_OPTIONAL_LOCKS=0`) while the private copy takes `git add -A` and the diff.
+    std::thread::scope(|scope| {
+        let untracked_job = scope.spawn(|| untracked_paths(&git, root));
+        let diffed = diff_with_private_index(&git, root, &index_path, base_revision, config);
+        let untracked =
+            untracked_job
+                .join()
+                .map_err(|_| WorkspaceError::MalformedGitOutput {
+                    command: "git ls-files --others".to_owned(),
+                    detail: "the thread that ran it panicked".to_owned(),
+                })??;
+        let (listing, patch) = diffed?;
+        let mut files = parse_listing(&listing, &untracked)?;
+        files.sort_by(|left, right| left.path.cmp(&right.path));
+        let (patch, omitted_patch_bytes) = if config.stat_only {
+            (String::new(), 0)
+        } else {
+            cap_patch(patch, config.max_patch_bytes)
+        };
+        Ok(MissionDiff {
+            files,
+            patch,
+            omitted_patch_bytes,
+        })
+    })
+}
+
+/// The checkout's index file: `<root>/.git/index`, or for a linked worktree the `index` in
+/// the folder its `.git` file names. Asks git when the layout is anything else.
+fn index_path_of(git: &GitRunner, root: &Path) -> Result<std::path::PathBuf, WorkspaceError> {
+    let dot_git = root.join(".git");
+    if dot_git.is_dir() {
+        return Ok(dot_git.join("index"));
+    }
+    if let Ok(text) = std::fs::read_to_string(&dot_git)
+        && let Some(gitdir) = text.trim_end().strip_prefix("gitdir: ")
+    {
+        let gitdir = Path::new(gitdir);
+        let gitdir = if gitdir.is_absolute() {
+            gitdir.to_path_buf()
+        } else {
+            root.join(gitdir)
+        };
+        if gitdir.is_dir() {
+            return Ok(gitdir.join("index"));
+        }
+    }
+    let output = git.run(
         root,
         &["rev-parse", "--path-format=absolute", "--git-path", "index"],
     )?;
-    let index_path = String::from_utf8_lossy(&index_path).trim().to_owned();
+    Ok(String::from_utf8_lossy(&output).trim().into())
+}
+
+fn untracked_paths(git: &GitRunner, root: &Path) -> Result<BTreeSet<String>, WorkspaceError> {
+    Ok(git
+        .run(root, &["ls-files", "-z", "--others", "--exclude-standard"])?
+        .split(|byte| *byte == 0)
+        .filter(|path| !path.is_empty())
+        .map(|path| String::from_utf8_lossy(path).into_owned())
+        .collect())
+}
+
+/// `git add -A` into a private copy of the index, then one `git diff` of that copy against
+/// the base: the `--raw` and `--numstat` records, and (unless only the stat is asked for)
+/// the hunks after them.
+fn diff_with_private_index(
+    git: &GitRunner,
+    root: &Path,
+    index_path: &Path,
+    base_revision: &str,
+    config: &MissionDiffConfig,
+) -> Result<(Vec<u8>, Vec<u8>), WorkspaceError> {
     let private = tempfile::Builder::new()
         .prefix("nagi-diff-index-")
         .tempfile()
@@ -83,7 +153,7 @@ pub fn mission_diff(
             path: std::env::temp_dir(),
             source,
         })?;
-    match std::fs::copy(&index_path, private.path()) {
+    match std::fs::copy(index_path, private.path()) {
         Ok(_) => {}
         // A repository without an index yet: git starts the private one empty.
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
@@ -91,40 +161,28 @@ pub fn mission_diff(
         }
         Err(source) => {
             return Err(WorkspaceError::PathUnavailable {
-                path: index_path.into(),
+                path: index_path.to_path_buf(),
                 source,
             });
         }
     }
-    let untracked: BTreeSet<String> = git
-        .run_with_index_file(
-            root,
-            &["ls-files", "-z", "--others", "--exclude-standard"],
-            private.path(),
-        )?
-        .split(|byte| *byte == 0)
-        .filter(|path| !path.is_empty())
-        .map(|path| String::from_utf8_lossy(path).into_owned())
-        .collect();
     git.run_with_index_file(root, &["add", "-A", "--", "."], private.path())?;
-    let mut listing_args: Vec<&str> = DIFF_ARGS.to_vec();
-    listing_args.extend(["-z", "--raw", "--numstat", base_revision, "--"]);
-    let listing = git.run_with_index_file(root, &listing_args, private.path())?;
-    let mut files = parse_listing(&listing, &untracked)?;
-    files.sort_by(|left, right| left.path.cmp(&right.path));
-    let (patch, omitted_patch_bytes) = if config.stat_only || files.is_empty() {
-        (String::new(), 0)
-    } else {
-        let mut patch_args: Vec<&str> = DIFF_ARGS.to_vec();
-        patch_args.extend([base_revision, "--"]);
-        let patch = git.run_with_index_file(root, &patch_args, private.path())?;
-        cap_patch(patch, config.max_patch_bytes)
-    };
-    Ok(MissionDiff {
-        files,
-        patch,
-        omitted_patch_bytes,
-    })
+    let mut args: Vec<&str> = DIFF_ARGS.to_vec();
+    args.extend(["-z", "--raw", "--numstat"]);
+    if !config.stat_only {
+        args.push("--patch");
+    }
+    args.extend([base_revision, "--"]);
+    let output = git.run_with_index_file(root, &args, private.path())?;
+    // The records end with an empty one; the hunks follow it.
+    let mut start = 0;
+    while let Some(length) = output[start..].iter().position(|byte| *byte == 0) {
+        if length == 0 {
+            return Ok((output[..start].to_vec(), output[start + 1..].to_vec()));
+        }
+        start += length + 1;
+    }
+    Ok((output, Vec::new()))
 }
 
 /// `--raw` records (`:<modes> <ids> <status>\0<path>\0`) then `--numstat` records

@@ -150,7 +150,10 @@ fn codex_works_read_only_in_the_missions_own_worktree_and_leaves_the_checkout_al
     assert_eq!(started["mission"]["run"]["worktree_path"], worktree);
     assert_completed_read_only_mission(&session, "codex-w", final_text, &before);
     let worktree = std::path::Path::new(&worktree);
-    assert!(!worktree.join(WRITTEN_FILE).exists(), "the sandbox kept the worktree read-only");
+    assert!(
+        !worktree.join(WRITTEN_FILE).exists(),
+        "the sandbox kept the worktree read-only"
+    );
     assert_eq!(
         nagi_tests::git(worktree, &["rev-parse", "--abbrev-ref", "HEAD"]),
         "mission/codex-w"
