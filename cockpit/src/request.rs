@@ -28,6 +28,8 @@ pub enum Request {
     },
     /// `mission.close` (public; re-verifies and archives).
     Close { mission_id: String },
+    /// `mission.diff` (public; reads only).
+    Diff { mission_id: String },
     /// Join the pane's session as an observer and mirror it in a panel.
     Watch { pane_id: String },
     /// Leave the watched pane's session.
@@ -62,6 +64,9 @@ pub enum ServerUpdate {
     },
     CloseAccepted {
         mission: MissionViewV1,
+    },
+    DiffShown {
+        diff: nagi_schema::worktree::MissionDiffV1,
     },
     /// A request failed; `code` is the wire error code when the server answered one.
     Failed {

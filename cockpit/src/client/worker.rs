@@ -196,10 +196,18 @@ impl Worker {
                         "unexpected answer to mission.close: {other:?}"
                     ))),
                 }),
+            Request::Diff { mission_id } => self
+                .call("mission.diff", json!({"mission_id": mission_id}))
+                .and_then(|value| match decode("mission.diff", value)? {
+                    ResponseResult::MissionDiff { diff } => Ok(ServerUpdate::DiffShown { diff }),
+                    other => Err(ClientError::Protocol(format!(
+                        "unexpected answer to mission.diff: {other:?}"
+                    ))),
+                }),
             // The pane watch has its own connection (see `watch.rs`).
             Request::Watch { .. } | Request::StopWatching => return true,
         };
-        let mutation = !matches!(request, Request::Refresh);
+        let mutation = !matches!(request, Request::Refresh | Request::Diff { .. });
         let update = match outcome {
             Ok(update) => update,
             Err(error) => match error.code() {

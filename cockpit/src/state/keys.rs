@@ -32,7 +32,11 @@ impl Screen {
                     form.inputs[form.question].cursor >= question.options.len()
                 }
             }
-            Screen::Main | Screen::Handoff(_) | Screen::Close(_) | Screen::Consent(_) => false,
+            Screen::Main
+            | Screen::Handoff(_)
+            | Screen::Close(_)
+            | Screen::Consent(_)
+            | Screen::Diff(_) => false,
         }
     }
 }
@@ -83,6 +87,7 @@ impl App {
                     Screen::Dismiss(form) => form.handle_key(key),
                     Screen::Handoff(form) => form.handle_key(key),
                     Screen::Close(form) => form.handle_key(key),
+                    Screen::Diff(view) => view.handle_key(key),
                     Screen::Main | Screen::Consent(_) => unreachable!("handled above"),
                 };
                 self.form_outcome(outcome, screen)
@@ -162,6 +167,17 @@ impl App {
         }
     }
 
+    /// The diff view of the selected mission; the server is asked for the diff.
+    fn open_diff(&mut self) -> Vec<Request> {
+        let Some(mission) = self.selected_mission() else {
+            self.error("select a mission to see its diff");
+            return Vec::new();
+        };
+        let mission_id = mission.mission_id.clone();
+        self.screen = Screen::Diff(super::diff::DiffView::new(&mission_id));
+        vec![Request::Diff { mission_id }]
+    }
+
     fn main_key(&mut self, key: KeyEvent) -> Vec<Request> {
         match key.code {
             KeyCode::Char('q') => return self.quit_requests(),
@@ -194,6 +210,7 @@ impl App {
             KeyCode::Char('e') => self.open_evidence(),
             KeyCode::Char('h') => self.open_handoff(),
             KeyCode::Char('c') => self.open_close(),
+            KeyCode::Char('d') => return self.open_diff(),
             _ => {}
         }
         Vec::new()

@@ -6,6 +6,7 @@
 
 pub mod answer;
 pub mod consent;
+pub mod diff;
 pub mod fields;
 pub mod forms;
 pub mod handoff;
@@ -45,6 +46,8 @@ pub enum Screen {
     Handoff(HandoffForm),
     Close(CloseConfirm),
     Consent(ConsentDialog),
+    /// The selected mission's change against its base.
+    Diff(diff::DiffView),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

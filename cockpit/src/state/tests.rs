@@ -519,3 +519,44 @@ fn hello_and_lost_connections_are_shown() {
     });
     assert_eq!(app.connection, Connection::Connected);
 }
+
+#[test]
+fn d_asks_for_the_selected_missions_diff_and_shows_it_until_esc() {
+    let mut app = app_with(vec![]);
+    let requests = app.handle_key(char_key('d'));
+    assert_eq!(
+        requests,
+        vec![Request::Diff {
+            mission_id: "m1".into()
+        }]
+    );
+    assert!(matches!(&app.screen, Screen::Diff(view) if view.lines.is_none()));
+    let diff = nagi_schema::worktree::MissionDiffV1 {
+        mission_id: "m1".into(),
+        worktree_path: "/trees/repo/m1".into(),
+        branch: "mission/m1".into(),
+        base_revision: "b".repeat(40),
+        files: Vec::new(),
+        additions: 0,
+        deletions: 0,
+        patch: String::new(),
+        omitted_patch_bytes: 0,
+    };
+    app.apply(ServerUpdate::DiffShown { diff });
+    match &app.screen {
+        Screen::Diff(view) => assert_eq!(view.lines.as_ref().unwrap()[1], "no changes"),
+        other => panic!("expected the diff view, got {other:?}"),
+    }
+    assert!(app.handle_key(key(KeyCode::Esc)).is_empty());
+    assert!(matches!(app.screen, Screen::Main));
+    // A refused diff names the code and goes back to the main screen.
+    app.handle_key(char_key('d'));
+    app.apply(ServerUpdate::Failed {
+        request: Request::Diff {
+            mission_id: "m1".into(),
+        },
+        code: Some("mission_not_ready".into()),
+        message: "mission m1 has not started".into(),
+    });
+    assert!(matches!(app.screen, Screen::Main));
+}

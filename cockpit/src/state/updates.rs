@@ -70,6 +70,13 @@ impl App {
                     self.notice = None;
                 }
             }
+            ServerUpdate::DiffShown { diff } => {
+                if let Screen::Diff(view) = &mut self.screen
+                    && view.mission_id == diff.mission_id
+                {
+                    view.show(&diff);
+                }
+            }
             ServerUpdate::CloseAccepted { mission } => {
                 self.info(format!(
                     "{}: close accepted; re-verifying, then archiving",
@@ -145,6 +152,12 @@ impl App {
                     return Vec::new();
                 }
                 self.error(described);
+            }
+            Request::Diff { mission_id } => {
+                if matches!(&self.screen, Screen::Diff(view) if view.mission_id == mission_id) {
+                    self.screen = Screen::Main;
+                }
+                self.error(format!("diff of {mission_id}: {described}"));
             }
             Request::HandoffPreview { .. } => {
                 if let Screen::Handoff(form) = &mut self.screen {

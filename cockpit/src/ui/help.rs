@@ -31,6 +31,10 @@ pub const HELP: &[(&str, &[(&str, &str)])] = &[
             ("h", "preview a handoff to another provider, then start it"),
             ("c", "close the mission (re-verifies, then archives)"),
             (
+                "d",
+                "the mission's diff against its base: files, then coloured hunks (scroll; Esc back)",
+            ),
+            (
                 "w / Esc",
                 "watch the run's pane live in the right panel / stop watching",
             ),

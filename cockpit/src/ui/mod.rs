@@ -6,6 +6,7 @@ mod answer;
 mod attention;
 mod consent;
 mod detail;
+mod diff;
 mod forms;
 mod handoff;
 mod help;
@@ -71,6 +72,7 @@ pub fn draw(frame: &mut Frame, app: &App, pane: Option<&vt100::Screen>) {
         Screen::Answer(form) => answer::draw(frame, form, frame.area()),
         Screen::Handoff(form) => handoff::draw(frame, form, frame.area()),
         Screen::Consent(dialog) => consent::draw(frame, app, dialog, frame.area()),
+        Screen::Diff(view) => diff::draw(frame, view, frame.area()),
     }
     if app.help_open {
         help::draw(frame, frame.area());
@@ -174,6 +176,11 @@ pub fn key_hints(app: &App) -> Vec<(&'static str, &'static str)> {
         Screen::Close(_) => vec![("y", "close the mission"), ("n Esc", "back")],
         Screen::Answer(form) => answer::key_hints(form),
         Screen::Handoff(form) => handoff::key_hints(form),
+        Screen::Diff(_) => vec![
+            ("↑↓ PgUp PgDn", "scroll"),
+            ("Home End", "top, end"),
+            ("Esc", "back"),
+        ],
         Screen::Consent(_) => vec![
             ("y", "approve"),
             ("n", "deny"),

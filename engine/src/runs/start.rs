@@ -49,6 +49,7 @@ fn checkout_of(engine: &Engine, raw: &str) -> Result<Checkout, EngineError> {
 /// What the validation steps (8–11) established: nothing is held yet.
 struct ValidatedStart {
     run_id: RunId,
+    executes_recipe: bool,
     repository: Checkout,
     worktree: StartWorktree,
     resolved: ResolvedProvider,
@@ -276,6 +277,7 @@ async fn validate(
             .map_err(MissionError::ProviderUnavailable)?;
     Ok(ValidatedStart {
         run_id,
+        executes_recipe: params.execute_project_recipe,
         repository,
         worktree,
         resolved,
@@ -314,6 +316,9 @@ async fn make_worktree(
         StartWorktree::Checkout(checkout) => return Ok((checkout.clone(), MadeWorktree(None))),
         StartWorktree::ToMake { planned, recipe } => (planned.clone(), recipe.clone()),
     };
+    // Copying the recipe's ignored files is part of the recipe's consented scope: only a
+    // start that runs the recipe copies them.
+    let recipe = recipe.filter(|_| validated.executes_recipe);
     let repository = validated.repository.clone();
     let mission_id = mission.mission_id.clone();
     let made = tokio::task::spawn_blocking(move || {

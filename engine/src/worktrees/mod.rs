@@ -1,5 +1,5 @@
 //! A mission's own worktree: where it goes, making it at the mission's first start (with
-//! the recipe's ignored files copied in), noticing that it was deleted, and removing it at
+//! the recipe's ignored files copied in when the start runs the recipe), noticing that it was deleted, and removing it at
 //! archive unless it holds changes that were not landed. `git.rs` does the git work.
 //!
 //! Where: the recipe's `[worktree] location` (relative to the checkout) when it names

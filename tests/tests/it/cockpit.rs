@@ -325,6 +325,20 @@ fn an_acp_mission_started_with_write_scope_writes_in_the_worktree() {
     assert_eq!(mission["run"]["provider"], "acp");
     assert_eq!(mission["run"]["enforcement"], "workspace_write");
     cockpit.wait_shows(&["r1 · acp", "workspace_write"]);
+    // The mission's diff: the new file, then its hunk; Esc goes back.
+    cockpit.keys(&["d"]);
+    cockpit.wait_shows(&[
+        "Diff of m1",
+        "branch mission/m1",
+        "1 file changed, +1 -0",
+        "A +1 -0",
+        "written-by-acp.txt  (untracked)",
+        "+hello from the agent",
+    ]);
+    cockpit.keys(&["Escape"]);
+    cockpit.wait_for("the main screen again", |screen| {
+        !screen.contains("Diff of m1")
+    });
 }
 
 #[test]
