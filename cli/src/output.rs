@@ -26,6 +26,9 @@ pub fn mission(view: &Value) -> String {
     if let Some(reason) = view.get("status_reason").and_then(Value::as_str) {
         out.push_str(&format!("  reason      {reason}\n"));
     }
+    if let Some(reason) = view.get("abandoned_reason").and_then(Value::as_str) {
+        out.push_str(&format!("  abandoned   {reason}\n"));
+    }
     out.push_str(&format!(
         "  repository  {}\n",
         text(view, "repository_path")

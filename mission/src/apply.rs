@@ -48,6 +48,7 @@ pub fn apply(mission: Option<Mission>, event: &MissionEvent) -> Mission {
             archive_receipt: None,
             checks_in_flight: None,
             worktree: None,
+            abandoned_reason: None,
             created_at_millis: at,
             updated_at_millis: at,
             revision: 1,
@@ -246,6 +247,18 @@ fn apply_to_existing(mission: &mut Mission, event: &MissionEvent) {
             }
         },
         MissionEvent::ConsentRecorded { .. } => {}
+        MissionEvent::MissionAbandoned { reason, at_millis } => {
+            mission.status = MissionStatus::Archived;
+            mission.status_reason = Some(format!("abandoned: {reason}"));
+            mission.abandoned_reason = Some(reason.clone());
+            mission.checks_in_flight = None;
+            if let Some(run) = mission.run.as_mut()
+                && run.ended_at_millis.is_none()
+            {
+                run.outcome = Some("abandoned".into());
+                run.ended_at_millis = Some(*at_millis);
+            }
+        }
         MissionEvent::WorktreeCreated { worktree, .. } => {
             mission.worktree = Some(worktree.clone());
         }

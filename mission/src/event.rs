@@ -30,6 +30,11 @@ pub enum MissionEvent {
         run: Run,
         at_millis: u64,
     },
+    /// A person gave the mission up: it is archived with this reason, its history kept.
+    MissionAbandoned {
+        reason: String,
+        at_millis: u64,
+    },
     /// The mission's worktree was made (committed with the `RunStarted` of its first run).
     WorktreeCreated {
         worktree: MissionWorktree,
@@ -135,6 +140,7 @@ impl MissionEvent {
             | MissionEvent::ClosureConfigured { at_millis, .. }
             | MissionEvent::RunStarted { at_millis, .. }
             | MissionEvent::WorktreeCreated { at_millis, .. }
+            | MissionEvent::MissionAbandoned { at_millis, .. }
             | MissionEvent::WorktreeSettled { at_millis, .. }
             | MissionEvent::RunContinued { at_millis, .. }
             | MissionEvent::RunPaneAttached { at_millis, .. }
@@ -160,6 +166,7 @@ impl MissionEvent {
             MissionEvent::ClosureConfigured { .. } => "closure_configured",
             MissionEvent::RunStarted { .. } => "run_started",
             MissionEvent::WorktreeCreated { .. } => "worktree_created",
+            MissionEvent::MissionAbandoned { .. } => "mission_abandoned",
             MissionEvent::WorktreeSettled { .. } => "worktree_settled",
             MissionEvent::RunContinued { .. } => "run_continued",
             MissionEvent::RunPaneAttached { .. } => "run_pane_attached",

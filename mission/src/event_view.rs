@@ -63,6 +63,9 @@ pub fn wire_event(seq: u64, mission_id: &str, stored: &StoredEvent) -> MissionEv
         MissionEvent::StatusChanged { reason, .. } => MissionEventDetail::MissionStatusChanged {
             reason: reason.clone(),
         },
+        MissionEvent::MissionAbandoned { reason, .. } => MissionEventDetail::MissionStatusChanged {
+            reason: Some(format!("abandoned: {reason}")),
+        },
         MissionEvent::AttentionOpened { attention, .. } => {
             MissionEventDetail::MissionAttentionChanged {
                 attention_id: attention.attention_id.clone(),

@@ -1,6 +1,7 @@
 //! The mission state machine, free of I/O: the aggregate, its events, the fold that
 //! projects events onto it, the command decisions and the wire views.
 
+pub mod abandon;
 pub mod apply;
 pub mod attention;
 pub mod canonical;

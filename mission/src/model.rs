@@ -51,6 +51,9 @@ pub struct Mission {
     /// The mission's own linked worktree, made at its first start when asked for.
     #[serde(default)]
     pub worktree: Option<MissionWorktree>,
+    /// Why a person abandoned the mission (it is then archived without a proof).
+    #[serde(default)]
+    pub abandoned_reason: Option<String>,
     pub created_at_millis: u64,
     /// Logical time: never moves backwards.
     pub updated_at_millis: u64,

@@ -193,6 +193,7 @@ pub fn mission_view(mission: &Mission, live_runs: &dyn LiveRuns) -> MissionViewV
                 purpose: checks.purpose.clone(),
                 started_at_millis: checks.started_at_millis,
             }),
+        abandoned_reason: mission.abandoned_reason.clone(),
         worktree: mission.worktree.as_ref().map(worktree_view),
         unresolved_attention_count: mission.unresolved_attention_count(),
         updated_at_millis: mission.updated_at_millis,

@@ -127,6 +127,12 @@ pub static ENGINE_METHODS: &[MethodSpec] = &[
         "Run the declared command checks now (nagi extension)."
     ),
     method!(
+        "mission.abandon",
+        MissionAbandonParams,
+        Rejected,
+        "Give the mission up: archive it with a reason, stop its run (nagi extension)."
+    ),
+    method!(
         "mission.diff",
         crate::worktree::MissionDiffParams,
         Rejected,

@@ -301,6 +301,17 @@ pub struct MissionHandoffStartParams {
     pub artifact_sha256: String,
 }
 
+/// `mission.abandon` (nagi extension): give the mission up. Unknown fields are rejected.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MissionAbandonParams {
+    #[schemars(length(min = 1, max = 128), regex(pattern = ID_PATTERN))]
+    pub mission_id: String,
+    /// Why, in words (1–1024 bytes); kept in the mission's view and history.
+    #[schemars(length(min = 1, max = 1024))]
+    pub reason: String,
+}
+
 /// `mission.verify` (nagi extension): run the declared command checks now.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct MissionVerifyParams {
@@ -360,6 +371,10 @@ pub struct MissionViewV1 {
     /// `mission.verify`, or for `mission.close`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checks_running: Option<ChecksRunningV1>,
+    /// nagi extension: why a person abandoned the mission (`mission.abandon`); it is then
+    /// archived without a proof.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abandoned_reason: Option<String>,
     /// nagi extension: the mission's own worktree, once its first start made it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<crate::worktree::MissionWorktreeViewV1>,

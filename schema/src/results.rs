@@ -64,6 +64,11 @@ pub enum ResponseResult {
     MissionCloseAccepted {
         mission: MissionViewV1,
     },
+    /// nagi extension: `mission.abandon`: the mission is archived with the reason; a live
+    /// run was stopped and everything it held released.
+    MissionAbandoned {
+        mission: MissionViewV1,
+    },
     /// nagi extension: `mission.diff`.
     MissionDiff {
         diff: crate::worktree::MissionDiffV1,

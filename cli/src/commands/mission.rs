@@ -35,6 +35,14 @@ pub enum MissionCommand {
     Respond(RespondArgs),
     /// Re-verify a ready mission and archive it.
     Close { mission_id: String },
+    /// Give the mission up: archive it without a proof, with a reason; a live run is
+    /// stopped, its claim, services and panes let go. Its history stays.
+    Abandon {
+        mission_id: String,
+        /// Why (kept in the mission's view and history).
+        #[arg(long)]
+        reason: String,
+    },
     /// The proof receipt of a ready or archived mission.
     Proof { mission_id: String },
     /// The mission's change against the commit its worktree was made from: the files,
@@ -167,6 +175,17 @@ pub struct StartArgs {
     /// provider's turn completes.
     #[arg(long = "execute-checks")]
     pub execute_checks: bool,
+    /// Let the provider write in its worktree. Shows the consent preview here and asks
+    /// (as the cockpit does); only a terminal of your own may grant it.
+    #[arg(long)]
+    pub write: bool,
+    /// Run the repository's .nagi/project.toml setup and services for this run (asks, as
+    /// --write does).
+    #[arg(long = "execute-recipe")]
+    pub execute_recipe: bool,
+    /// Approve the consent preview without asking.
+    #[arg(long)]
+    pub yes: bool,
 }
 
 #[derive(Debug, Args)]
@@ -182,6 +201,9 @@ pub struct RespondArgs {
     /// An answer: 'QUESTION_ID=VALUE'; repeat for several values.
     #[arg(long = "answer", value_name = "QUESTION=VALUE")]
     pub answers: Vec<String>,
+    /// Approve the consent preview without asking.
+    #[arg(long)]
+    pub yes: bool,
 }
 
 fn mission_view_text(result: &Value) -> String {
@@ -246,6 +268,32 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
                 .map(|path| absolute(&path.display().to_string()))
                 .transpose()?;
             let mission_worktree = worktree.is_none() && !args.in_place;
+            if args.write || args.execute_recipe || matches!(args.provider, ProviderChoice::Acp) {
+                // Authority the public socket cannot grant: asked for here, as the cockpit
+                // asks for it.
+                let action = json!({
+                    "kind": "start_run",
+                    "mission_id": args.mission_id,
+                    "run_id": run_id,
+                    "provider": args.provider.wire_name(),
+                    "worktree_path": worktree,
+                    "worktree": mission_worktree,
+                    "base": args.base,
+                    "write_scope": args.write || matches!(args.provider, ProviderChoice::Acp),
+                    "execute_project_recipe": args.execute_recipe,
+                    "execute_declared_checks": args.execute_checks,
+                });
+                let outcome = super::consent::ask_and_decide(context, action, args.yes)?;
+                return context.print(&outcome, |outcome| {
+                    let summary = outcome.get("summary").and_then(Value::as_str).unwrap_or("");
+                    match outcome.get("mission") {
+                        Some(mission) if mission.is_object() => {
+                            format!("{summary}\n{}", output::mission(mission))
+                        }
+                        _ => format!("{summary}\n"),
+                    }
+                });
+            }
             let mut params = json!({
                 "mission_id": args.mission_id,
                 "run_id": run_id,
@@ -267,6 +315,15 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
         }
         MissionCommand::Configure(args) => configure(context, args),
         MissionCommand::Diff(args) => super::diff::run(context, args),
+        MissionCommand::Abandon { mission_id, reason } => {
+            let result = context.request(
+                "mission.abandon",
+                json!({"mission_id": mission_id, "reason": reason}),
+            )?;
+            context.print(&result, |result| {
+                format!("mission abandoned\n{}", mission_view_text(result))
+            })
+        }
         MissionCommand::Respond(args) => respond(context, args),
         MissionCommand::Recover { dry_run } => recover(context, dry_run),
         MissionCommand::Proof { mission_id } => {
@@ -470,17 +527,25 @@ fn respond(context: &Context, args: RespondArgs) -> CommandResult {
             .or_default()
             .push(value.to_string());
     }
-    let result = context.request(
-        "mission.respond",
-        json!({
-            "mission_id": args.mission_id,
-            "run_id": args.run_id,
-            "attention_id": args.attention_id,
-            "decision": args.decision,
-            "answers": answers,
-        }),
-    )?;
-    context.print(&result, |_| "response queued\n".into())
+    // Answering needs a person's consent: asked for here, as the cockpit asks for it.
+    let action = json!({
+        "kind": "respond",
+        "mission_id": args.mission_id,
+        "run_id": args.run_id,
+        "attention_id": args.attention_id,
+        "decision": args.decision,
+        "answers": answers,
+    });
+    let outcome = super::consent::ask_and_decide(context, action, args.yes)?;
+    context.print(&outcome, |outcome| {
+        format!(
+            "{}\n",
+            outcome
+                .get("summary")
+                .and_then(Value::as_str)
+                .unwrap_or("response queued")
+        )
+    })
 }
 
 fn recover(context: &Context, dry_run: bool) -> CommandResult {

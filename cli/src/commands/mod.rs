@@ -3,6 +3,7 @@
 pub mod api;
 pub mod attention;
 pub mod cockpit;
+pub mod consent;
 pub mod diff;
 pub mod events;
 pub mod mission;

@@ -694,7 +694,7 @@ pub async fn record_manual_evidence(
 /// Once a mission is archived, its runs' panes close after
 /// `[server] archived_pane_linger_seconds`, so that panes do not pile up; the transcripts
 /// stay. A pane already closed, or a server that stops first, is no error.
-async fn close_panes_of_archived(engine: Arc<Engine>, mission_id: String) {
+pub(super) async fn close_panes_of_archived(engine: Arc<Engine>, mission_id: String) {
     let Ok(Some(mission)) = engine.missions.get(&mission_id) else {
         return;
     };

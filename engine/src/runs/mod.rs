@@ -1,6 +1,7 @@
 //! Provider runs: claims, launch, the transcript pane, and the supervisor that turns
 //! provider reports into durable mission transitions.
 
+pub mod abandon;
 pub mod checks;
 pub mod handoff;
 pub mod launch_run;

@@ -499,3 +499,119 @@ fn an_approved_action_that_fails_is_recorded_as_failed() {
     assert_eq!((decision.as_str(), outcome.as_str()), ("approve", "failed"));
     assert!(detail.starts_with(&code), "{detail} names the error {code}");
 }
+
+#[test]
+fn a_person_at_a_shell_grants_write_scope_and_answers_an_item_without_the_cockpit() {
+    let s = session(
+        json!([
+            {"write_file": {"path": "from-the-shell.txt", "content": "written\n"}},
+            {"approve_permission": "read the network"},
+            {"text": "done"}
+        ]),
+        command_check(),
+    );
+    // The preview is shown on the terminal (stderr) and approved with --yes.
+    let started = s.env.nagi_ok(&[
+        "mission",
+        "start",
+        "m1",
+        "--provider",
+        "acp",
+        "--run-id",
+        "r1",
+        "--yes",
+    ]);
+    assert!(
+        started.stderr.contains("MAY CHANGE FILES"),
+        "{}",
+        started.describe()
+    );
+    assert!(started.stderr.contains("digest "), "{}", started.describe());
+    assert!(
+        started.stdout.contains("run r1 started"),
+        "{}",
+        started.describe()
+    );
+    let waiting = wait_for_mission(&s.env, "m1", "the permission request", |mission| {
+        mission["unresolved_attention_count"] == 1
+    });
+    let worktree = std::path::PathBuf::from(waiting["worktree"]["path"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(worktree.join("from-the-shell.txt")).unwrap(),
+        "written\n"
+    );
+    let item = s.env.ok("attention.list", json!({"mission_id": "m1"}))["items"][0].clone();
+    let attention_id = item["attention_id"].as_str().unwrap().to_string();
+    let answered = s.env.nagi_ok(&[
+        "mission",
+        "respond",
+        "m1",
+        "--run",
+        "r1",
+        "--attention",
+        &attention_id,
+        "--decision",
+        "approve_once",
+        "--yes",
+    ]);
+    assert!(
+        answered.stderr.contains("read the network"),
+        "the preview shows the request: {}",
+        answered.describe()
+    );
+    wait_for_mission(&s.env, "m1", "the end of the run", |mission| {
+        mission["unresolved_attention_count"] == 0 && mission["run"]["live"] == false
+    });
+    assert_eq!(
+        consent_rows(&s.env),
+        vec![
+            ("start_run".to_string(), "approve".to_string()),
+            ("respond".to_string(), "approve".to_string())
+        ]
+    );
+}
+
+#[test]
+fn a_refusal_at_the_terminal_starts_nothing_and_is_recorded() {
+    let s = session(json!([{"text": "x"}]), command_check());
+    let before_runs = log_entries(&s.log).len();
+    let mut command = s.env.command();
+    command
+        .args([
+            "mission",
+            "start",
+            "m1",
+            "--provider",
+            "codex",
+            "--run-id",
+            "r1",
+            "--write",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(b"n\n").unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("approve exactly this? [y/N]"), "{stderr}");
+    assert!(
+        stderr.contains("consent_denied") && stderr.contains("nothing was done"),
+        "{stderr}"
+    );
+    assert_eq!(
+        log_entries(&s.log).len(),
+        before_runs,
+        "no provider started"
+    );
+    assert_eq!(
+        s.env.ok("mission.get", json!({"mission_id": "m1"}))["mission"]["status"],
+        "draft"
+    );
+    assert_eq!(
+        consent_rows(&s.env),
+        vec![("start_run".to_string(), "deny".to_string())]
+    );
+}

@@ -588,3 +588,106 @@ fn the_cli_names_its_own_flags_and_provider_choices() {
         aliased.describe()
     );
 }
+
+#[test]
+fn a_mission_with_a_frozen_typo_can_be_abandoned_and_keeps_its_history() {
+    let mut env = TestEnv::new();
+    env.start_server();
+    let repo = TestRepo::new();
+    env.ok("mission.create", create_params("t4", &repo.path_text()));
+    env.nagi_ok(&["mission", "configure", "t4", "--check", "tests=maek test"]);
+    let before = env.store_fingerprint();
+    let blank = env.call(
+        "mission.abandon",
+        json!({"mission_id": "t4", "reason": "  "}),
+    );
+    assert_eq!(blank["error"]["code"], "invalid_mission", "{blank}");
+    let unknown = env.call(
+        "mission.abandon",
+        json!({"mission_id": "nope", "reason": "x"}),
+    );
+    assert_eq!(unknown["error"]["code"], "mission_not_found", "{unknown}");
+    assert_eq!(env.store_fingerprint(), before, "refusals write nothing");
+
+    let abandoned = env.nagi_ok(&[
+        "mission",
+        "abandon",
+        "t4",
+        "--reason",
+        "the check has a typo",
+    ]);
+    assert!(
+        abandoned.stdout.contains("[archived]"),
+        "{}",
+        abandoned.describe()
+    );
+    assert!(
+        abandoned
+            .stdout
+            .contains("abandoned   the check has a typo"),
+        "{}",
+        abandoned.describe()
+    );
+    let view = env.ok("mission.get", json!({"mission_id": "t4"}))["mission"].clone();
+    assert_eq!(view["status"], "archived");
+    assert_eq!(view["abandoned_reason"], "the check has a typo");
+    assert_eq!(
+        view["checks"][0]["check_id"], "tests",
+        "the plan stays in its history"
+    );
+    let again = env.call(
+        "mission.abandon",
+        json!({"mission_id": "t4", "reason": "again"}),
+    );
+    assert_eq!(again["error"]["code"], "mission_not_ready", "{again}");
+    // Hidden from the default list like any archived mission.
+    let listed = env.nagi_ok(&["mission", "list"]);
+    assert!(!listed.stdout.contains("t4"), "{}", listed.describe());
+}
+
+#[test]
+fn abandoning_a_mission_with_a_live_run_stops_it_and_frees_the_checkout() {
+    let mut env = TestEnv::new();
+    std::fs::create_dir_all(&env.config_dir).unwrap();
+    let log = fake_log_path(&env);
+    std::fs::write(
+        env.config_dir.join("config.toml"),
+        format!(
+            "[providers.codex]\ncommand = [{}]\nenv = {{ NAGI_FAKE_SCRIPT = {}, NAGI_FAKE_LOG = {} }}\n\n{}",
+            toml_string(test_binary("fake_codex").to_str().unwrap()),
+            toml_string(&json!([{"approve_command": "wait here"}]).to_string()),
+            toml_string(log.to_str().unwrap()),
+            fake_sandbox_section(&env)
+        ),
+    )
+    .unwrap();
+    env.start_server();
+    let repo = TestRepo::new();
+    for id in ["m1", "m2"] {
+        env.ok("mission.create", create_params(id, &repo.path_text()));
+        env.ok("mission.configure", configure_params(id, "true", &[]));
+    }
+    env.ok(
+        "mission.start",
+        json!({"mission_id": "m1", "run_id": "r1", "provider": "codex", "mode": "managed"}),
+    );
+    wait_for_mission(&env, "m1", "waiting on its approval", |mission| {
+        mission["unresolved_attention_count"] == 1
+    });
+    let abandoned = env.ok(
+        "mission.abandon",
+        json!({"mission_id": "m1", "reason": "wrong approach"}),
+    );
+    assert_eq!(abandoned["mission"]["status"], "archived", "{abandoned}");
+    assert_eq!(abandoned["mission"]["run"]["live"], false, "{abandoned}");
+    assert_eq!(
+        abandoned["mission"]["unresolved_attention_count"], 0,
+        "its open item was closed"
+    );
+    // The checkout it held is free for the next mission at once.
+    let started = env.ok(
+        "mission.start",
+        json!({"mission_id": "m2", "run_id": "r2", "provider": "codex", "mode": "managed"}),
+    );
+    assert_eq!(started["type"], "mission_run_started", "{started}");
+}

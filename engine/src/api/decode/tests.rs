@@ -30,6 +30,10 @@ pub(super) const VALID_PARAMS: &[(&str, &str)] = &[
         r#"{"mission_id":"m-1","execute_declared_checks":true}"#,
     ),
     (
+        "mission.abandon",
+        r#"{"mission_id":"m-1","reason":"the check has a typo"}"#,
+    ),
+    (
         "mission.diff",
         r#"{"mission_id":"m-1","stat_only":true,"max_patch_bytes":4096}"#,
     ),
