@@ -30,6 +30,8 @@ pub enum Request {
     Close { mission_id: String },
     /// `mission.diff` (public; reads only).
     Diff { mission_id: String },
+    /// `mission.verify` with the declared checks consented (the person pressed the key).
+    Verify { mission_id: String },
     /// Join the pane's session as an observer and mirror it in a panel.
     Watch { pane_id: String },
     /// Leave the watched pane's session.
@@ -67,6 +69,9 @@ pub enum ServerUpdate {
     },
     DiffShown {
         diff: nagi_schema::worktree::MissionDiffV1,
+    },
+    VerifyAccepted {
+        mission: MissionViewV1,
     },
     /// A request failed; `code` is the wire error code when the server answered one.
     Failed {

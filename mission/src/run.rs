@@ -495,3 +495,50 @@ pub fn on_pane_attached(
         at_millis: now,
     }]
 }
+
+/// `mission.verify` on a `blocked` mission (nagi extension): the block is lifted to
+/// `review_required` so the declared checks can run again and the proof be judged on their
+/// evidence. Only once the blocked run's provider part is over (no provider may act while
+/// the checks run) and not when the mission's worktree is gone.
+pub fn decide_reverify_blocked(
+    mission: &Mission,
+    now: u64,
+) -> Result<Vec<MissionEvent>, MissionError> {
+    if mission.status != MissionStatus::Blocked {
+        return Err(MissionError::NotReady(format!(
+            "mission {} is {}, not blocked",
+            mission.mission_id,
+            mission.status.as_str()
+        )));
+    }
+    let Some(run) = mission.run.as_ref() else {
+        return Err(MissionError::NotReady(format!(
+            "mission {} has no run to verify; start one with `nagi mission start {} --provider PROVIDER`",
+            mission.mission_id, mission.mission_id
+        )));
+    };
+    if run.ended_at_millis.is_none() {
+        return Err(MissionError::Busy(format!(
+            "run {} of mission {} has not ended; verify once it has",
+            run.run_id, mission.mission_id
+        )));
+    }
+    if mission.worktree.as_ref().is_some_and(|worktree| {
+        worktree.state != nagi_schema::worktree::MissionWorktreeState::Present
+    }) {
+        return Err(MissionError::WorktreeMissing(format!(
+            "mission {} has no worktree to verify in",
+            mission.mission_id
+        )));
+    }
+    let was = mission
+        .status_reason
+        .clone()
+        .unwrap_or_else(|| "blocked".into());
+    Ok(vec![MissionEvent::StatusChanged {
+        status: MissionStatus::ReviewRequired,
+        reason: Some(format!("verifying again after: {was}")),
+        run_outcome: None,
+        at_millis: now,
+    }])
+}

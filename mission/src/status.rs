@@ -11,6 +11,9 @@ pub fn generic_transition_allowed(from: MissionStatus, to: MissionStatus) -> boo
             | (Preparing, Active | Blocked | Failed)
             | (Active, ReviewRequired | Blocked | Failed)
             | (Blocked, Preparing | Active | Failed)
+            // nagi extension: `mission.verify` of a blocked mission whose run is over
+            // (`run::decide_reverify_blocked`).
+            | (Blocked, ReviewRequired)
             | (ReviewRequired, Active | Blocked | Failed)
             | (ReadyToClose, Active | Blocked)
     )

@@ -204,6 +204,19 @@ impl Worker {
                         "unexpected answer to mission.diff: {other:?}"
                     ))),
                 }),
+            Request::Verify { mission_id } => self
+                .call(
+                    "mission.verify",
+                    json!({"mission_id": mission_id, "execute_declared_checks": true}),
+                )
+                .and_then(|value| match decode("mission.verify", value)? {
+                    ResponseResult::MissionVerifyAccepted { mission } => {
+                        Ok(ServerUpdate::VerifyAccepted { mission })
+                    }
+                    other => Err(ClientError::Protocol(format!(
+                        "unexpected answer to mission.verify: {other:?}"
+                    ))),
+                }),
             // The pane watch has its own connection (see `watch.rs`).
             Request::Watch { .. } | Request::StopWatching => return true,
         };

@@ -167,6 +167,19 @@ impl App {
         }
     }
 
+    /// Runs the selected mission's declared checks again now (`mission.verify`).
+    fn verify(&mut self) -> Vec<Request> {
+        let Some(mission) = self.selected_mission() else {
+            self.error("select a mission to verify");
+            return Vec::new();
+        };
+        let mission_id = mission.mission_id.clone();
+        self.info(format!(
+            "{mission_id}: running the declared checks with your OS permissions…"
+        ));
+        vec![Request::Verify { mission_id }]
+    }
+
     /// The diff view of the selected mission; the server is asked for the diff.
     fn open_diff(&mut self) -> Vec<Request> {
         let Some(mission) = self.selected_mission() else {
@@ -211,6 +224,7 @@ impl App {
             KeyCode::Char('h') => self.open_handoff(),
             KeyCode::Char('c') => self.open_close(),
             KeyCode::Char('d') => return self.open_diff(),
+            KeyCode::Char('v') => return self.verify(),
             _ => {}
         }
         Vec::new()

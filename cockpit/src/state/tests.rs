@@ -560,3 +560,19 @@ fn d_asks_for_the_selected_missions_diff_and_shows_it_until_esc() {
     });
     assert!(matches!(app.screen, Screen::Main));
 }
+
+#[test]
+fn v_verifies_the_selected_mission_and_refreshes_when_accepted() {
+    let mut app = app_with(vec![]);
+    assert_eq!(
+        app.handle_key(char_key('v')),
+        vec![Request::Verify {
+            mission_id: "m1".into()
+        }]
+    );
+    let mission = app.missions[0].clone();
+    assert_eq!(
+        app.apply(ServerUpdate::VerifyAccepted { mission }),
+        vec![Request::Refresh]
+    );
+}

@@ -70,6 +70,13 @@ impl App {
                     self.notice = None;
                 }
             }
+            ServerUpdate::VerifyAccepted { mission } => {
+                self.info(format!(
+                    "{}: verifying; the checks' evidence follows in the mission's detail",
+                    mission.mission_id
+                ));
+                return vec![Request::Refresh];
+            }
             ServerUpdate::DiffShown { diff } => {
                 if let Screen::Diff(view) = &mut self.screen
                     && view.mission_id == diff.mission_id
@@ -152,6 +159,9 @@ impl App {
                     return Vec::new();
                 }
                 self.error(described);
+            }
+            Request::Verify { mission_id } => {
+                self.error(format!("verify {mission_id}: {described}"));
             }
             Request::Diff { mission_id } => {
                 if matches!(&self.screen, Screen::Diff(view) if view.mission_id == mission_id) {

@@ -31,6 +31,10 @@ pub const HELP: &[(&str, &[(&str, &str)])] = &[
             ("h", "preview a handoff to another provider, then start it"),
             ("c", "close the mission (re-verifies, then archives)"),
             (
+                "v",
+                "verify now: run the declared checks again (also lifts a block once the run is over)",
+            ),
+            (
                 "d",
                 "the mission's diff against its base: files, then coloured hunks (scroll; Esc back)",
             ),

@@ -148,6 +148,8 @@ pub fn key_hints(app: &App) -> Vec<(&'static str, &'static str)> {
                 ("s", "start"),
                 ("e", "evidence"),
                 ("h", "handoff"),
+                ("v", "verify"),
+                ("d", "diff"),
                 ("c", "close"),
                 ("w", "watch pane"),
             ]);

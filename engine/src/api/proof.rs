@@ -10,6 +10,7 @@ use crate::engine::Engine;
 use crate::errors::EngineError;
 use crate::runs::checks::{Purpose, claim_for_checks, spawn_claimed_worker};
 use nagi_mission::MissionError;
+use nagi_mission::clock::now_millis;
 use nagi_proof::proof_receipt;
 
 pub fn proof_get(
@@ -46,16 +47,35 @@ pub async fn verify(
             mission: view(engine, &mission),
         });
     }
+    if engine.runs.get(&run.run_id).is_some() {
+        return Err(MissionError::Busy(format!("run {} is still live", run.run_id)).into());
+    }
+    let mission = if mission.status == MissionStatus::Blocked {
+        // nagi extension: a blocked mission whose run is over is verified again.
+        nagi_mission::run::decide_reverify_blocked(&mission, now_millis())?;
+        let id = mission.mission_id.to_string();
+        engine
+            .missions
+            .mutate(&mission.mission_id, move |current| {
+                let current = current.ok_or_else(|| MissionError::no_mission(&id))?;
+                Ok((
+                    nagi_mission::run::decide_reverify_blocked(current, now_millis())?,
+                    (),
+                ))
+            })
+            .await?
+            .mission
+            .unwrap_or(mission)
+    } else {
+        mission
+    };
     if mission.status != MissionStatus::ReviewRequired {
         return Err(MissionError::NotReady(format!(
-            "mission {} is {}; checks can be verified only while it is review_required",
+            "mission {} is {}; checks can be verified while it is review_required or blocked",
             mission.mission_id,
             mission.status.as_str()
         ))
         .into());
-    }
-    if engine.runs.get(&run.run_id).is_some() {
-        return Err(MissionError::Busy(format!("run {} is still live", run.run_id)).into());
     }
     let key = claim_for_checks(engine, &mission, &format!("verify:{}", run.run_id)).await?;
     spawn_claimed_worker(

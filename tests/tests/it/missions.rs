@@ -691,3 +691,68 @@ fn abandoning_a_mission_with_a_live_run_stops_it_and_frees_the_checkout() {
     );
     assert_eq!(started["type"], "mission_run_started", "{started}");
 }
+
+#[test]
+fn a_mission_blocked_by_its_checks_is_verified_again_once_fixed() {
+    let mut env = TestEnv::new();
+    std::fs::create_dir_all(&env.config_dir).unwrap();
+    let log = fake_log_path(&env);
+    std::fs::write(
+        env.config_dir.join("config.toml"),
+        format!(
+            "[providers.codex]\ncommand = [{}]\nenv = {{ NAGI_FAKE_SCRIPT = {}, NAGI_FAKE_LOG = {} }}\n\n{}",
+            toml_string(test_binary("fake_codex").to_str().unwrap()),
+            toml_string(&json!([{"text": "looked"}]).to_string()),
+            toml_string(log.to_str().unwrap()),
+            fake_sandbox_section(&env)
+        ),
+    )
+    .unwrap();
+    env.start_server();
+    let repo = TestRepo::new();
+    env.ok("mission.create", create_params("m1", &repo.path_text()));
+    env.ok(
+        "mission.configure",
+        configure_params("m1", "test", &["-f", "README.md"]),
+    );
+    env.ok(
+        "mission.start",
+        json!({"mission_id": "m1", "run_id": "r1", "provider": "codex", "mode": "managed",
+               "execute_declared_checks": true}),
+    );
+    wait_for_mission(&env, "m1", "ready to close", |mission| {
+        mission["status"] == "ready_to_close"
+    });
+    // The file the check needs goes away: closing re-verifies, fails, and blocks.
+    std::fs::rename(repo.path.join("README.md"), repo.path.join("README.bak")).unwrap();
+    env.ok("mission.close", json!({"mission_id": "m1"}));
+    let blocked = wait_for_mission(&env, "m1", "blocked by the close", |mission| {
+        mission["status"] == "blocked" && mission["checks_running"].is_null()
+    });
+    assert!(
+        blocked["status_reason"]
+            .as_str()
+            .unwrap()
+            .contains("close re-verification failed"),
+        "{blocked}"
+    );
+    // Fixed by hand, the mission is verified again without a new agent run.
+    std::fs::rename(repo.path.join("README.bak"), repo.path.join("README.md")).unwrap();
+    let verified = env.nagi_ok(&["mission", "verify", "m1", "--execute-checks"]);
+    assert!(
+        verified.stdout.contains("review_required") || verified.stdout.contains("verif"),
+        "{}",
+        verified.describe()
+    );
+    let ready = wait_for_mission(&env, "m1", "ready again", |mission| {
+        mission["status"] == "ready_to_close"
+    });
+    assert_eq!(ready["run"]["run_id"], "r1", "no new run was needed");
+    assert_eq!(
+        log_entries(&log)
+            .iter()
+            .filter(|entry| entry["event"] == "started")
+            .count(),
+        1
+    );
+}
