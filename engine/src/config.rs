@@ -291,6 +291,46 @@ impl UserConfig {
     }
 }
 
+/// The engine's configuration, replaced whole by `server.reload_config`: every reader takes
+/// the current one (`current`), so a request sees one consistent configuration from start
+/// to end, and a reload never changes one mid-way.
+#[derive(Debug)]
+pub struct ConfigCell {
+    current: std::sync::RwLock<std::sync::Arc<EngineConfig>>,
+}
+
+impl ConfigCell {
+    pub fn new(config: EngineConfig) -> ConfigCell {
+        ConfigCell {
+            current: std::sync::RwLock::new(std::sync::Arc::new(config)),
+        }
+    }
+
+    pub fn current(&self) -> std::sync::Arc<EngineConfig> {
+        self.current
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// Puts `user` in place of the user configuration; returns the previous one.
+    pub fn replace_user(&self, user: UserConfig) -> std::sync::Arc<EngineConfig> {
+        let mut current = self
+            .current
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut next = EngineConfig::clone(&current);
+        next.worktrees_dir = user
+            .worktree
+            .location
+            .clone()
+            .or_else(crate::paths::default_worktrees_dir)
+            .unwrap_or_else(|| next.paths.config_dir.with_file_name("nagi-worktrees"));
+        next.user = user;
+        std::mem::replace(&mut *current, std::sync::Arc::new(next))
+    }
+}
+
 /// Everything the engine needs to run.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {

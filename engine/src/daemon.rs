@@ -213,7 +213,7 @@ pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
             ..nagi_pane::PaneHostConfig::default()
         });
         let engine = Arc::new(Engine {
-            config,
+            config: crate::config::ConfigCell::new(config),
             missions,
             runs: Arc::new(RunRegistry::default()),
             panes: panes.clone(),

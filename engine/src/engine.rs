@@ -4,7 +4,6 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use crate::config::EngineConfig;
 use crate::live::registry::RunRegistry;
 use crate::missions::Missions;
 
@@ -42,7 +41,8 @@ impl Default for Shutdown {
 }
 
 pub struct Engine {
-    pub config: EngineConfig,
+    /// The configuration; `server.reload_config` replaces its user part.
+    pub config: crate::config::ConfigCell,
     pub missions: Arc<Missions>,
     pub runs: Arc<RunRegistry>,
     pub panes: Arc<nagi_pane::PaneHost>,

@@ -321,7 +321,9 @@ async fn setup_runs_in_the_worktree_with_markers_and_shows_in_the_project_pane()
     assert!(
         environment.contains(&format!(
             "NAGI_SESSION_MARKER={}",
-            nagi_engine::leftovers::session_marker_value(&session.engine.config.paths.data_dir)
+            nagi_engine::leftovers::session_marker_value(
+                &session.engine.config.current().paths.data_dir
+            )
         )),
         "{environment}"
     );
@@ -875,7 +877,10 @@ mod recipe_support {
             let store = Arc::new(Store::open(StoreConfig::new(paths.database_path())).unwrap());
             let missions = Missions::new(store).unwrap();
             let engine = Arc::new(Engine {
-                config: EngineConfig::new(paths.clone(), UserConfig::default()),
+                config: nagi_engine::config::ConfigCell::new(EngineConfig::new(
+                    paths.clone(),
+                    UserConfig::default(),
+                )),
                 missions,
                 runs: Arc::new(RunRegistry::default()),
                 panes: PaneHost::new(PaneHostConfig::default()),

@@ -85,6 +85,12 @@ pub static ENGINE_METHODS: &[MethodSpec] = &[
         "Stop the server after in-flight commits finish."
     ),
     method!(
+        "server.reload_config",
+        EmptyParams,
+        Ignored,
+        "Read config.toml again; what only a restart applies is named."
+    ),
+    method!(
         "mission.create",
         MissionCreateParams,
         Ignored,
@@ -215,7 +221,6 @@ pub fn find_engine_method(name: &str) -> Option<&'static MethodSpec> {
 /// answer `feature_unavailable` naming themselves.
 pub const UNAVAILABLE_METHODS: &[&str] = &[
     "server.live_handoff",
-    "server.reload_config",
     "server.agent_manifests",
     "server.reload_agent_manifests",
     "notification.show",

@@ -25,6 +25,11 @@ pub enum ResponseResult {
         capabilities: Option<ServerCapabilities>,
     },
     Ok,
+    /// `server.reload_config`: whether the file was put in place, and what to know.
+    ConfigReload {
+        status: ConfigReloadStatus,
+        diagnostics: Vec<String>,
+    },
     /// `events.subscribe` acknowledged. `head_seq` (nagi extension) is the last durable
     /// mission event sequence at subscription time.
     SubscriptionStarted {
@@ -103,4 +108,16 @@ impl ResponseResult {
     pub fn mission_list(missions: Vec<MissionSummary>) -> ResponseResult {
         ResponseResult::MissionList { missions }
     }
+}
+
+/// How much of a reloaded configuration is in effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfigReloadStatus {
+    /// All of it.
+    Applied,
+    /// Some settings take effect only at the next server start (the diagnostics name them).
+    Partial,
+    /// The file did not load; nothing changed.
+    Failed,
 }

@@ -18,6 +18,8 @@ pub struct ServerArgs {
 pub enum ServerAction {
     /// Stop the running server after its in-flight commits finish.
     Stop,
+    /// Read config.toml again; says what applied and what waits for the next start.
+    ReloadConfig,
 }
 
 pub fn run(context: &Context, args: ServerArgs) -> CommandResult {
@@ -39,6 +41,33 @@ pub fn run(context: &Context, args: ServerArgs) -> CommandResult {
             }
             Ok(EXIT_OK)
         }
+        Some(ServerAction::ReloadConfig) => {
+            let mut client = connect_existing(&paths)?;
+            let result = client
+                .request("server.reload_config", serde_json::json!({}))
+                .map_err(remote)?;
+            let status = result
+                .get("status")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("");
+            context.print(&result, |result| {
+                let mut text = format!("configuration reload: {status}\n");
+                for line in result
+                    .get("diagnostics")
+                    .and_then(serde_json::Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    text.push_str(&format!("  {}\n", line.as_str().unwrap_or("")));
+                }
+                text
+            })?;
+            Ok(if status == "failed" {
+                crate::exit::EXIT_REMOTE_ERROR
+            } else {
+                EXIT_OK
+            })
+        }
         None => {
             tracing_subscriber::fmt()
                 .with_env_filter(
@@ -50,10 +79,15 @@ pub fn run(context: &Context, args: ServerArgs) -> CommandResult {
             let config_file = paths.config_file_path();
             let user = UserConfig::load(&config_file)
                 .map_err(|error| CliError::Usage(error.to_string()))?;
+            if config_file.exists() {
+                tracing::info!(file = %config_file.display(), "configuration read");
+            } else {
+                tracing::info!(file = %config_file.display(), "no configuration file: the defaults apply");
+            }
             if !user.ignored_sections.is_empty() {
                 tracing::warn!(
                     file = %config_file.display(),
-                    "ignoring the config sections [{}]: nagi reads only [providers], [sandbox] and [server]",
+                    "ignoring the config sections [{}]: nagi reads only [providers], [sandbox], [server] and [worktree]",
                     user.ignored_sections.join("], [")
                 );
             }

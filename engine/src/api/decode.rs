@@ -48,6 +48,7 @@ pub struct RejectedRequest {
 pub enum MethodParams {
     Ping(EmptyParams),
     ServerStop(EmptyParams),
+    ServerReloadConfig(EmptyParams),
     MissionCreate(MissionCreateParams),
     MissionList(EmptyParams),
     MissionGet(MissionTarget),
@@ -77,7 +78,9 @@ impl MethodParams {
     pub fn params_json(&self) -> Option<serde_json::Value> {
         use MethodParams as P;
         let value = match self {
-            P::Ping(p) | P::ServerStop(p) | P::MissionList(p) => serde_json::to_value(p),
+            P::Ping(p) | P::ServerStop(p) | P::ServerReloadConfig(p) | P::MissionList(p) => {
+                serde_json::to_value(p)
+            }
             P::MissionCreate(p) => serde_json::to_value(p),
             P::MissionGet(p) | P::MissionClose(p) | P::MissionProofGet(p) => {
                 serde_json::to_value(p)
@@ -139,6 +142,7 @@ fn engine_params(method: &str, params: &RawValue) -> Option<Result<MethodParams,
     let decoded = match method {
         "ping" => decode_params(params).map(P::Ping),
         "server.stop" => decode_params(params).map(P::ServerStop),
+        "server.reload_config" => decode_params(params).map(P::ServerReloadConfig),
         "mission.list" => decode_params(params).map(P::MissionList),
         "mission.create" => decode_params(params).map(P::MissionCreate),
         "mission.get" => decode_params(params).map(P::MissionGet),

@@ -9,6 +9,7 @@ pub mod events;
 pub mod missions;
 pub mod panes;
 pub mod proof;
+pub mod reload;
 
 use std::sync::Arc;
 
@@ -61,6 +62,7 @@ pub async fn dispatch(
             }),
         },
         P::ServerStop(_) => return Ok(Reply::StopServer),
+        P::ServerReloadConfig(_) => reload::reload(engine),
         P::MissionCreate(params) => missions::create(engine, params).await?,
         P::MissionList(_) => missions::list(engine)?,
         P::MissionGet(params) => missions::get(engine, params)?,

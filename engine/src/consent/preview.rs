@@ -97,7 +97,7 @@ pub async fn build(
                     .map_err(MissionError::InvalidRepository)?;
                 let branch = nagi_mission::worktree::mission_branch(mission_id);
                 match crate::worktrees::choose_for_start(
-                    &engine.config,
+                    &engine.config.current(),
                     &repository,
                     &mission,
                     base.as_deref(),
@@ -130,7 +130,7 @@ pub async fn build(
                 (shown, line, checkout.root, String::new())
             };
             let resolved = crate::launch::version::resolve_supported_provider(
-                &engine.config,
+                &engine.config.current(),
                 &engine.provider_versions,
                 *provider,
             )

@@ -238,7 +238,7 @@ async fn collect_and_seal(
     let markers = vec![
         (
             crate::leftovers::SESSION_MARKER.into(),
-            crate::leftovers::session_marker_value(&engine.config.paths.data_dir).into(),
+            crate::leftovers::session_marker_value(&engine.config.current().paths.data_dir).into(),
         ),
         (crate::leftovers::RUN_MARKER.into(), run_id.into()),
     ];
@@ -712,8 +712,14 @@ pub(super) async fn close_panes_of_archived(engine: Arc<Engine>, mission_id: Str
     if workspaces.is_empty() {
         return;
     }
-    let linger =
-        std::time::Duration::from_secs(engine.config.user.server.archived_pane_linger_seconds);
+    let linger = std::time::Duration::from_secs(
+        engine
+            .config
+            .current()
+            .user
+            .server
+            .archived_pane_linger_seconds,
+    );
     tokio::select! {
         _ = tokio::time::sleep(linger) => {}
         _ = engine.shutdown.wait() => return,

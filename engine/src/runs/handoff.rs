@@ -121,7 +121,7 @@ pub async fn start_with(
         .into());
     }
     let resolved = crate::launch::version::resolve_supported_provider(
-        &engine.config,
+        &engine.config.current(),
         &engine.provider_versions,
         params.to,
     )

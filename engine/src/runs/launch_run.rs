@@ -68,9 +68,9 @@ pub fn spawn_provider(
     engine: &Engine,
     spawn: ProviderSpawn,
 ) -> Result<SpawnedProvider, EngineError> {
-    let private_tmp = crate::launch::run_scratch_dir(&engine.config.paths, &spawn.run_id);
+    let private_tmp = crate::launch::run_scratch_dir(&engine.config.current().paths, &spawn.run_id);
     let mut plan = plan_launch(LaunchInputs {
-        config: &engine.config,
+        config: &engine.config.current(),
         provider: spawn.provider,
         resolved: spawn.resolved,
         worktree: &spawn.worktree,
@@ -79,13 +79,13 @@ pub fn spawn_provider(
         initial_input: None,
         private_tmp,
         protected: vec![
-            engine.config.paths.config_dir.clone(),
-            engine.config.paths.data_dir.clone(),
+            engine.config.current().paths.config_dir.clone(),
+            engine.config.current().paths.data_dir.clone(),
         ],
     });
     plan.spec.env.insert(
         crate::leftovers::SESSION_MARKER.into(),
-        crate::leftovers::session_marker_value(&engine.config.paths.data_dir),
+        crate::leftovers::session_marker_value(&engine.config.current().paths.data_dir),
     );
     plan.spec.env.insert(
         crate::leftovers::RUN_MARKER.into(),
@@ -105,6 +105,7 @@ pub fn spawn_provider(
 pub fn transcript_path(engine: &Engine, mission_id: &MissionId, run_id: &RunId) -> PathBuf {
     engine
         .config
+        .current()
         .paths
         .transcript_dir()
         .join(mission_id.path_segment())
@@ -156,7 +157,7 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
             let resolved = match resolved {
                 Some(resolved) => resolved,
                 None => resolve_supported_provider(
-                    &engine.config,
+                    &engine.config.current(),
                     &engine.provider_versions,
                     run.provider,
                 )
@@ -205,7 +206,12 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         digest_at_start: digest_at_start.clone(),
         session_settled: session_settled.clone(),
         start_timeout: std::time::Duration::from_secs(
-            engine.config.user.server.provider_start_timeout_seconds,
+            engine
+                .config
+                .current()
+                .user
+                .server
+                .provider_start_timeout_seconds,
         ),
     };
     spawn_supervisor(engine.clone(), context, handle);
@@ -254,7 +260,7 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         ]),
         env: [(
             crate::leftovers::SESSION_MARKER.to_string(),
-            crate::leftovers::session_marker_value(&engine.config.paths.data_dir),
+            crate::leftovers::session_marker_value(&engine.config.current().paths.data_dir),
         )]
         .into_iter()
         .collect(),
@@ -401,7 +407,8 @@ async fn read_only_baseline(
         });
     }
     let confined =
-        crate::launch::landlock_version_for(&engine.config, run.provider, run.sandbox).is_some();
+        crate::launch::landlock_version_for(&engine.config.current(), run.provider, run.sandbox)
+            .is_some();
     if confined || already_spawned {
         return Ok(Baseline::DuringStart);
     }

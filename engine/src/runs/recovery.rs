@@ -156,7 +156,7 @@ pub fn recovery_plan(database: &std::path::Path) -> Result<Vec<RecoveryAction>, 
 /// Reconciles every run the store says was live. Called before the socket is bound.
 pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, EngineError> {
     let started = std::time::Instant::now();
-    let session_dir = engine.config.paths.data_dir.clone();
+    let session_dir = engine.config.current().paths.data_dir.clone();
     tokio::task::spawn_blocking(move || crate::leftovers::end_leftovers(&session_dir))
         .await
         .map_err(|error| nagi_mission::MissionError::Runtime(error.to_string()))?;

@@ -246,7 +246,7 @@ async fn validate(
     let repository = checkout_of(engine, &mission.repository_path)?;
     let worktree = if params.worktree {
         let chosen = worktrees::choose_for_start(
-            &engine.config,
+            &engine.config.current(),
             &repository,
             mission,
             params.base.as_deref(),
@@ -271,10 +271,13 @@ async fn validate(
             .unwrap_or(&mission.repository_path);
         StartWorktree::Checkout(same_repository(engine, &repository, Path::new(requested))?)
     };
-    let resolved =
-        resolve_supported_provider(&engine.config, &engine.provider_versions, params.provider)
-            .await
-            .map_err(MissionError::ProviderUnavailable)?;
+    let resolved = resolve_supported_provider(
+        &engine.config.current(),
+        &engine.provider_versions,
+        params.provider,
+    )
+    .await
+    .map_err(MissionError::ProviderUnavailable)?;
     Ok(ValidatedStart {
         run_id,
         executes_recipe: params.execute_project_recipe,
@@ -359,7 +362,7 @@ fn spawn_early(
 ) -> Option<tokio::task::JoinHandle<Result<SpawnedProvider, EngineError>>> {
     let (sandbox, _) = granted_sandbox(authority);
     let guarded_before_start = sandbox == SandboxGrant::ReadOnly
-        && landlock_version_for(&engine.config, params.provider, sandbox).is_none();
+        && landlock_version_for(&engine.config.current(), params.provider, sandbox).is_none();
     if params.execute_project_recipe || guarded_before_start {
         return None;
     }

@@ -100,7 +100,7 @@ pub async fn serve_connection(
         MAX_REQUEST_LINE_BYTES,
         Some(budget.clone()),
     );
-    let idle = engine.config.idle_timeout;
+    let idle = engine.config.current().idle_timeout;
     let mut poll = ConnectionPoll::default();
     loop {
         let polled = poll.poll(polling, &mut lines);

@@ -23,13 +23,13 @@ use crate::engine::Engine;
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub async fn run(listener: UnixListener, engine: Arc<Engine>) {
-    let permits = Arc::new(Semaphore::new(engine.config.max_connections));
+    let permits = Arc::new(Semaphore::new(engine.config.current().max_connections));
     let (alive_sender, mut all_done) = mpsc::channel::<()>(1);
     let polling = Arc::new(reply_poll::ReplyPolling::new(Duration::from_micros(
-        engine.config.user.server.reply_poll_microseconds,
+        engine.config.current().user.server.reply_poll_microseconds,
     )));
     let budget = line_budget::PartialLineBudget::new(
-        engine.config.user.server.partial_line_budget_mib as usize * 1024 * 1024,
+        engine.config.current().user.server.partial_line_budget_mib as usize * 1024 * 1024,
     );
     loop {
         let accepted = tokio::select! {

@@ -340,3 +340,64 @@ fn foreign_config_sections_are_ignored_with_a_warning_and_own_sections_stay_stri
     );
     assert!(!strict.database_path().exists(), "no database was created");
 }
+
+#[test]
+fn an_edited_config_applies_after_reload_config_without_a_restart() {
+    let mut env = TestEnv::new();
+    std::fs::create_dir_all(&env.config_dir).unwrap();
+    let config_file = env.config_dir.join("config.toml");
+    std::fs::write(
+        &config_file,
+        "[providers.codex]\ncommand = [\"/nonexistent/codex\"]\n",
+    )
+    .unwrap();
+    env.start_server();
+    assert!(
+        env.server_log().contains("configuration read"),
+        "the log names the file it read:\n{}",
+        env.server_log()
+    );
+    let repo = TestRepo::new();
+    env.ok("mission.create", create_params("m1", &repo.path_text()));
+    env.ok("mission.configure", configure_params("m1", "true", &[]));
+    let start = json!({"mission_id": "m1", "run_id": "r1", "provider": "codex", "mode": "managed"});
+    assert_eq!(
+        env.error_code("mission.start", start.clone()),
+        "provider_unavailable"
+    );
+
+    // A broken edit changes nothing, and says why.
+    std::fs::write(&config_file, "[providers.codex\n").unwrap();
+    let failed = env.nagi(&["server", "reload-config"]);
+    assert_eq!(failed.status, 1, "{}", failed.describe());
+    assert!(
+        failed.stdout.contains("configuration reload: failed"),
+        "{}",
+        failed.describe()
+    );
+    assert!(failed.stdout.contains("unchanged"), "{}", failed.describe());
+
+    // The fixed edit applies to the next start; a setting fixed at start is named.
+    let log = fake_log_path(&env);
+    std::fs::write(
+        &config_file,
+        format!(
+            "[providers.codex]\ncommand = [{}]\nenv = {{ NAGI_FAKE_SCRIPT = {}, NAGI_FAKE_LOG = {} }}\n\n[server]\nreply_poll_microseconds = 0\n\n{}",
+            toml_string(test_binary("fake_codex").to_str().unwrap()),
+            toml_string(&json!([{"text": "hello"}]).to_string()),
+            toml_string(log.to_str().unwrap()),
+            fake_sandbox_section(&env)
+        ),
+    )
+    .unwrap();
+    let reloaded = env.ok("server.reload_config", json!({}));
+    assert_eq!(reloaded["status"], "partial", "{reloaded}");
+    let diagnostics = reloaded["diagnostics"].to_string();
+    assert!(diagnostics.contains("[providers] changed"), "{diagnostics}");
+    assert!(
+        diagnostics.contains("server.reply_poll_microseconds"),
+        "{diagnostics}"
+    );
+    let started = env.ok("mission.start", start);
+    assert_eq!(started["type"], "mission_run_started", "{started}");
+}

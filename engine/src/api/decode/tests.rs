@@ -7,6 +7,7 @@ use super::*;
 pub(super) const VALID_PARAMS: &[(&str, &str)] = &[
     ("ping", r#"{}"#),
     ("server.stop", r#"{}"#),
+    ("server.reload_config", r#"{}"#),
     ("mission.list", r#"{}"#),
     (
         "mission.create",

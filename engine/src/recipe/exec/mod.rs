@@ -101,6 +101,7 @@ impl Default for RecipeExecConfig {
 pub fn recipe_transcript_path(engine: &Engine, mission_id: &MissionId, run_id: &RunId) -> PathBuf {
     engine
         .config
+        .current()
         .paths
         .transcript_dir()
         .join(mission_id.path_segment())
@@ -111,6 +112,7 @@ pub fn recipe_transcript_path(engine: &Engine, mission_id: &MissionId, run_id: &
 pub fn service_log_path(engine: &Engine, target: &RunTarget, service_id: &str) -> PathBuf {
     engine
         .config
+        .current()
         .paths
         .data_dir
         .join("services")

@@ -38,7 +38,7 @@ fn follow(path: &Path) -> Vec<String> {
 fn marker_environment(engine: &Engine) -> BTreeMap<String, String> {
     [(
         SESSION_MARKER.to_string(),
-        crate::leftovers::session_marker_value(&engine.config.paths.data_dir),
+        crate::leftovers::session_marker_value(&engine.config.current().paths.data_dir),
     )]
     .into_iter()
     .collect()

@@ -47,7 +47,7 @@ fn command_markers(engine: &Engine, target: &RunTarget) -> Vec<(OsString, OsStri
     vec![
         (
             SESSION_MARKER.into(),
-            crate::leftovers::session_marker_value(&engine.config.paths.data_dir).into(),
+            crate::leftovers::session_marker_value(&engine.config.current().paths.data_dir).into(),
         ),
         (RUN_MARKER.into(), target.run_id.to_string().into()),
     ]
