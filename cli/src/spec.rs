@@ -2,7 +2,7 @@
 //!
 //! A check on the command line: `--check 'ID=PROGRAM ARGS...'` (a command check, split
 //! like a shell would, required, covering every criterion, cwd `.`, every file relevant),
-//! `--manual-check 'ID=REVIEWER[,REVIEWER...]'`, and `--covers 'ID=0,2'` to narrow what a
+//! `--manual-check 'ID=REVIEWER[,REVIEWER...]'`, and `--covers 'ID=1,3'` (criteria numbered from 1) to narrow what a
 //! check covers. A file holds `[[checks]]` tables with the fields of `mission.configure`;
 //! omitted fields take the same defaults as the flags.
 
@@ -173,14 +173,17 @@ pub fn manual_check_from_flag(text: &str) -> Result<CheckEntry, CliError> {
 /// `--covers 'unit=0,2'`
 pub fn apply_covers_flag(checks: &mut [CheckEntry], text: &str) -> Result<(), CliError> {
     let (id, list) = split_assignment("--covers", text)?;
-    let covers =
-        list.split(',')
-            .map(|index| {
-                index.trim().parse::<u64>().map_err(|_| {
-                    CliError::Usage(format!("--covers {id}: {index:?} is not an index"))
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+    // Criteria are numbered from 1, as `nagi mission get` shows them; the wire's `covers`
+    // counts from 0.
+    let covers = list
+        .split(',')
+        .map(|number| match number.trim().parse::<u64>() {
+            Ok(number) if number >= 1 => Ok(number - 1),
+            _ => Err(CliError::Usage(format!(
+                "--covers {id}: {number:?} is not a criterion number; criteria are numbered from 1, as `nagi mission get` shows them"
+            ))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let check = checks
         .iter_mut()
         .find(|check| check.id == id)
@@ -209,5 +212,14 @@ mod tests {
         assert!(command_check_from_flag("=x").is_err());
         assert!(command_check_from_flag("unit=").is_err());
         assert!(command_check_from_flag("unit='open").is_err());
+    }
+
+    #[test]
+    fn covers_counts_criteria_from_one_as_the_views_do() {
+        let mut checks = vec![command_check_from_flag("unit=cargo test").unwrap()];
+        apply_covers_flag(&mut checks, "unit=1,3").unwrap();
+        assert_eq!(checks[0].covers, Some(vec![0, 2]));
+        let zero = apply_covers_flag(&mut checks, "unit=0").unwrap_err();
+        assert!(format!("{zero:?}").contains("numbered from 1"), "{zero:?}");
     }
 }

@@ -95,8 +95,8 @@ pub struct ConfigureArgs {
     /// A manual check: 'ID=REVIEWER[,REVIEWER...]'.
     #[arg(long = "manual-check", value_name = "ID=REVIEWERS")]
     pub manual_checks: Vec<String>,
-    /// Which criteria (0-based) a check covers: 'ID=0,2'.
-    #[arg(long = "covers", value_name = "ID=INDEXES")]
+    /// Which criteria a check covers, numbered from 1 as `mission get` shows them: 'ID=1,3'.
+    #[arg(long = "covers", value_name = "ID=NUMBERS")]
     pub covers: Vec<String>,
     /// A TOML or JSON file with [[checks]] tables.
     #[arg(long, value_name = "FILE")]
