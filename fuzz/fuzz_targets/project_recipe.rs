@@ -25,8 +25,9 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(digest.len(), 64);
             assert!(digest.bytes().all(|byte| byte.is_ascii_hexdigit()));
             assert_eq!(digest, scope_digest(&recipe));
-            let location = &recipe.worktree.location;
-            assert!(!location.starts_with('/') && !location.split(['/', '\\']).any(|part| part == ".."), "location {location:?}");
+            if let Some(location) = &recipe.worktree.location {
+                assert!(!location.starts_with('/') && !location.split(['/', '\\']).any(|part| part == ".."), "location {location:?}");
+            }
             if let Some(setup) = &recipe.setup {
                 assert!(!setup.command.is_empty(), "setup with an empty argv");
             }
