@@ -262,7 +262,9 @@ fn the_cli_makes_the_mission_worktree_by_default_and_in_place_runs_in_the_checko
         started.describe()
     );
     let mission = wait_for_mission(&s.env, "m1", "the run's end", |mission| {
-        mission["run"]["live"] == false && mission["status"] != "preparing"
+        // The turn's end and the claim's release are one commit; the live registry lets go
+        // of the run a moment before it.
+        mission["status"] == "review_required"
     });
     let worktree = worktree_of(&mission);
     assert_eq!(branch_in(&worktree), "mission/m1");
@@ -282,7 +284,9 @@ fn the_cli_makes_the_mission_worktree_by_default_and_in_place_runs_in_the_checko
         "--in-place",
     ]);
     let in_place = wait_for_mission(&s.env, "m2", "the run's end", |mission| {
-        mission["run"]["live"] == false && mission["status"] != "preparing"
+        // The turn's end and the claim's release are one commit; the live registry lets go
+        // of the run a moment before it.
+        mission["status"] == "review_required"
     });
     assert!(in_place.get("worktree").is_none(), "{in_place}");
     assert_eq!(in_place["run"]["worktree_path"], s.repo.path_text());
