@@ -49,6 +49,9 @@ pub fn mission(view: &Value) -> String {
         }
         out.push('\n');
     }
+    if let Some(landing) = view.get("landing").filter(|landing| landing.is_object()) {
+        out.push_str(&landing_line(landing));
+    }
     let objective = text(view, "objective");
     let mut objective_lines = objective.lines();
     out.push_str(&format!(
@@ -275,6 +278,28 @@ pub fn attention_item(item: &Value) -> String {
     out
 }
 
+/// `  landed      main at 1a2b3c4d5e6f (squash), pushed to origin`
+fn landing_line(landing: &Value) -> String {
+    let revision = text(landing, "landed_revision");
+    let mut line = match landing.get("pull_request").and_then(Value::as_str) {
+        Some(pull_request) => format!(
+            "  landed      as a pull request into {}: {pull_request}",
+            text(landing, "target_branch")
+        ),
+        None => format!(
+            "  landed      {} at {} ({})",
+            text(landing, "target_branch"),
+            &revision[..revision.len().min(12)],
+            text(landing, "strategy")
+        ),
+    };
+    if let Some(remote) = landing.get("pushed_to").and_then(Value::as_str) {
+        line.push_str(&format!(", pushed to {remote}"));
+    }
+    line.push('\n');
+    line
+}
+
 pub fn receipt(receipt: &Value) -> String {
     let identity = receipt.get("identity").cloned().unwrap_or(Value::Null);
     let mut out = format!(
@@ -292,6 +317,9 @@ pub fn receipt(receipt: &Value) -> String {
         text(receipt, "subject_digest"),
         text(receipt, "seal_digest")
     ));
+    if let Some(landing) = receipt.get("landing").filter(|landing| landing.is_object()) {
+        out.push_str(&landing_line(landing));
+    }
     if let Some(verified) = receipt.get("verified_at_millis").and_then(Value::as_u64) {
         out.push_str(&format!(
             "  verified    {} (event #{})\n",

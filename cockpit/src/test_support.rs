@@ -94,6 +94,7 @@ pub fn mission(id: &str, status: MissionStatus) -> MissionViewV1 {
         run_history: vec![],
         checks_running: None,
         worktree: None,
+        landing: None,
         abandoned_reason: None,
         unresolved_attention_count: 1,
         updated_at_millis: 1,

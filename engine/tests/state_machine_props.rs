@@ -456,6 +456,7 @@ fn receipt(
         verified_at_millis: at,
         decision,
         fresh_evidence: Vec::new(),
+        landing: None,
     }
 }
 

@@ -49,6 +49,7 @@ pub fn apply(mission: Option<Mission>, event: &MissionEvent) -> Mission {
             checks_in_flight: None,
             worktree: None,
             abandoned_reason: None,
+            landing: None,
             created_at_millis: at,
             updated_at_millis: at,
             revision: 1,
@@ -247,6 +248,12 @@ fn apply_to_existing(mission: &mut Mission, event: &MissionEvent) {
             }
         },
         MissionEvent::ConsentRecorded { .. } => {}
+        MissionEvent::MissionLanded { landing, .. } => {
+            mission.landing = Some(landing.clone());
+            if let Some(receipt) = mission.archive_receipt.as_mut() {
+                receipt.landing = Some(landing.clone());
+            }
+        }
         MissionEvent::MissionAbandoned { reason, at_millis } => {
             mission.status = MissionStatus::Archived;
             mission.status_reason = Some(format!("abandoned: {reason}"));

@@ -60,6 +60,12 @@ pub enum MissionError {
     #[error("{0}")]
     WorktreeMissing(String),
     #[error("{0}")]
+    CheckoutDirty(String),
+    #[error("{0}")]
+    LandConflict(String),
+    #[error("{0}")]
+    LandFailed(String),
+    #[error("{0}")]
     AttentionNotFound(String),
     #[error("{0}")]
     RunNotActive(String),

@@ -131,6 +131,11 @@ pub enum MissionEvent {
         decision: String,
         at_millis: u64,
     },
+    /// The mission's change landed; committed with the archive seal, after it.
+    MissionLanded {
+        landing: nagi_schema::land::MissionLandingV1,
+        at_millis: u64,
+    },
 }
 
 impl MissionEvent {
@@ -155,7 +160,8 @@ impl MissionEvent {
             | MissionEvent::EvidenceRecorded { at_millis, .. }
             | MissionEvent::EvidencePackRecorded { at_millis, .. }
             | MissionEvent::MissionSealed { at_millis, .. }
-            | MissionEvent::ConsentRecorded { at_millis, .. } => *at_millis,
+            | MissionEvent::ConsentRecorded { at_millis, .. }
+            | MissionEvent::MissionLanded { at_millis, .. } => *at_millis,
         }
     }
 
@@ -182,6 +188,7 @@ impl MissionEvent {
             MissionEvent::EvidencePackRecorded { .. } => "evidence_pack_recorded",
             MissionEvent::MissionSealed { .. } => "mission_sealed",
             MissionEvent::ConsentRecorded { .. } => "consent_recorded",
+            MissionEvent::MissionLanded { .. } => "mission_landed",
         }
     }
 }

@@ -146,6 +146,9 @@ pub fn wire_event(seq: u64, mission_id: &str, stored: &StoredEvent) -> MissionEv
             subject: subject.clone(),
             decision: decision.clone(),
         },
+        MissionEvent::MissionLanded { landing, .. } => MissionEventDetail::MissionLanded {
+            landing: landing.clone(),
+        },
     };
     MissionEventV1 {
         seq,

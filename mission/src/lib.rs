@@ -9,6 +9,7 @@ pub mod create;
 pub mod error;
 pub mod event;
 pub mod event_view;
+pub mod land;
 pub mod model;
 pub mod run;
 pub mod status;

@@ -54,6 +54,9 @@ pub struct Mission {
     /// Why a person abandoned the mission (it is then archived without a proof).
     #[serde(default)]
     pub abandoned_reason: Option<String>,
+    /// What the landing that archived the mission did.
+    #[serde(default)]
+    pub landing: Option<nagi_schema::land::MissionLandingV1>,
     pub created_at_millis: u64,
     /// Logical time: never moves backwards.
     pub updated_at_millis: u64,
@@ -72,6 +75,10 @@ pub struct MissionWorktree {
     pub state: nagi_schema::worktree::MissionWorktreeState,
     #[serde(default)]
     pub kept_reason: Option<String>,
+    /// The branch the checkout had when the worktree was made: where a landing goes by
+    /// default. `None` when the checkout's HEAD was detached.
+    #[serde(default)]
+    pub target_branch: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

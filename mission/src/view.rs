@@ -195,6 +195,7 @@ pub fn mission_view(mission: &Mission, live_runs: &dyn LiveRuns) -> MissionViewV
             }),
         abandoned_reason: mission.abandoned_reason.clone(),
         worktree: mission.worktree.as_ref().map(worktree_view),
+        landing: mission.landing.clone(),
         unresolved_attention_count: mission.unresolved_attention_count(),
         updated_at_millis: mission.updated_at_millis,
     }
@@ -211,6 +212,7 @@ pub fn worktree_view(
         created_at_millis: worktree.created_at_millis,
         state: worktree.state,
         kept_reason: worktree.kept_reason.clone(),
+        target_branch: worktree.target_branch.clone(),
     }
 }
 

@@ -124,6 +124,7 @@ mod tests {
             created_at_millis: 2,
             state: MissionWorktreeState::Present,
             kept_reason: None,
+            target_branch: Some("main".into()),
         }
     }
 

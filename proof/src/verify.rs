@@ -278,6 +278,7 @@ pub fn verify(input: &VerificationInput<'_>) -> Result<Verdict, ProofError> {
         verified_at_millis: input.verified_at_millis,
         decision,
         fresh_evidence: passed.iter().map(|evidence| evidence.to_wire()).collect(),
+        landing: None,
     };
     Ok(Verdict::Verified {
         receipt: Box::new(receipt),

@@ -78,6 +78,35 @@ pub enum CockpitAction {
         attention_id: String,
         reason: String,
     },
+    /// Land the mission's change (`mission.land`): re-verify, commit, integrate into the
+    /// target branch, archive.
+    Land {
+        mission_id: String,
+        #[serde(default)]
+        into: Option<String>,
+        #[serde(default)]
+        strategy: crate::land::LandStrategy,
+        #[serde(default)]
+        message: Option<String>,
+        #[serde(default)]
+        push_remote: Option<String>,
+        #[serde(default)]
+        pull_request: bool,
+    },
+}
+
+impl CockpitAction {
+    /// The cockpit action that lands what `params` asks for.
+    pub fn land(params: crate::land::MissionLandParams) -> CockpitAction {
+        CockpitAction::Land {
+            mission_id: params.mission_id,
+            into: params.into,
+            strategy: params.strategy,
+            message: params.message,
+            push_remote: params.push_remote,
+            pull_request: params.pull_request,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

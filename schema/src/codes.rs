@@ -80,6 +80,15 @@ error_codes! {
     /// nagi extension: the checkout is claimed by another live run (in this server or in
     /// another server process).
     CheckoutClaimed => "checkout_claimed",
+    /// nagi extension: landing would move a checkout that has changes of its own; the
+    /// message names the files. Nothing was changed.
+    CheckoutDirty => "checkout_dirty",
+    /// nagi extension: the mission's change conflicts with the target branch; the message
+    /// names the paths. The target branch and the checkout are unchanged.
+    LandConflict => "land_conflict",
+    /// nagi extension: a landing's git step failed (no author identity, a target branch
+    /// that does not exist, a push or `gh` that failed).
+    LandFailed => "land_failed",
     /// Catch-all for failures that are not the caller's input: a mission that already has
     /// a run, an unreadable HEAD, a store failure.
     MissionRuntimeError => "mission_runtime_error",

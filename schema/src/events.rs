@@ -100,6 +100,10 @@ pub enum MissionEventDetail {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+    /// nagi extension: the mission's change landed (`mission.land`).
+    MissionLanded {
+        landing: crate::land::MissionLandingV1,
+    },
 }
 
 /// Every mission event kind, as `MissionEventDetail::kind` names them.
@@ -119,6 +123,7 @@ pub const MISSION_EVENT_KINDS: &[&str] = &[
     "mission_proof_sealed",
     "mission_consent_recorded",
     "mission_worktree_changed",
+    "mission_landed",
 ];
 
 impl MissionEventDetail {
@@ -142,6 +147,7 @@ impl MissionEventDetail {
             MissionEventDetail::MissionProofSealed { .. } => "mission_proof_sealed",
             MissionEventDetail::MissionConsentRecorded { .. } => "mission_consent_recorded",
             MissionEventDetail::MissionWorktreeChanged { .. } => "mission_worktree_changed",
+            MissionEventDetail::MissionLanded { .. } => "mission_landed",
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod envelope;
 pub mod events;
 pub mod handoff;
 pub mod ids;
+pub mod land;
 pub mod methods;
 pub mod mission;
 pub mod pane;

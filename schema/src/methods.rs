@@ -139,6 +139,12 @@ pub static ENGINE_METHODS: &[MethodSpec] = &[
         "Give the mission up: archive it with a reason, stop its run (nagi extension)."
     ),
     method!(
+        "mission.land",
+        crate::land::MissionLandParams,
+        Rejected,
+        "Land the mission's change on a branch (nagi extension; needs the cockpit's consent)."
+    ),
+    method!(
         "mission.diff",
         crate::worktree::MissionDiffParams,
         Rejected,

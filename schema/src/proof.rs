@@ -74,4 +74,8 @@ pub struct ProofReceiptV1 {
     pub verified_at_millis: u64,
     pub decision: ProofClosureDecisionV1,
     pub fresh_evidence: Vec<ProofEvidenceV1>,
+    /// nagi extension: what the landing that archived the mission did (`mission.land`).
+    /// Recorded with the archive seal, after the sealed digests; not part of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub landing: Option<crate::land::MissionLandingV1>,
 }

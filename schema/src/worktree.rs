@@ -38,6 +38,10 @@ pub struct MissionWorktreeViewV1 {
     /// Why an archived mission's worktree was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kept_reason: Option<String>,
+    /// The branch the checkout had when the worktree was made: where `mission.land` goes
+    /// by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_branch: Option<String>,
 }
 
 /// `mission.diff` (nagi extension). Unknown fields are rejected.

@@ -48,6 +48,9 @@ pub enum MissionCommand {
     /// The mission's change against the commit its worktree was made from: the files,
     /// then the hunks (coloured and paged on a terminal).
     Diff(super::diff::DiffArgs),
+    /// Land a ready mission's change: re-verify, commit it on mission/<id>, integrate it
+    /// into a branch (squash by default), archive the mission. Asks for consent.
+    Land(super::land::LandArgs),
     /// Run the declared command checks now and record their evidence.
     Verify {
         mission_id: String,
@@ -315,6 +318,7 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
         }
         MissionCommand::Configure(args) => configure(context, args),
         MissionCommand::Diff(args) => super::diff::run(context, args),
+        MissionCommand::Land(args) => super::land::run(context, args),
         MissionCommand::Abandon { mission_id, reason } => {
             let result = context.request(
                 "mission.abandon",

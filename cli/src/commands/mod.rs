@@ -6,6 +6,7 @@ pub mod cockpit;
 pub mod consent;
 pub mod diff;
 pub mod events;
+pub mod land;
 pub mod mission;
 pub mod pane;
 pub mod project;

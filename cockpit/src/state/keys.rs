@@ -1,5 +1,6 @@
 //! The key half of the reducer.
 
+use nagi_schema::cockpit::CockpitAction;
 use nagi_schema::mission::MissionStatus;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 
@@ -180,6 +181,26 @@ impl App {
         vec![Request::Verify { mission_id }]
     }
 
+    /// The consent dialog of landing the selected mission the default way: squash into
+    /// the branch its worktree was made from (`nagi mission land` has the other choices).
+    fn open_land(&mut self) -> Vec<Request> {
+        let Some(mission) = self.selected_mission() else {
+            self.error("select a mission to land");
+            return Vec::new();
+        };
+        let action = CockpitAction::Land {
+            mission_id: mission.mission_id.clone(),
+            into: None,
+            strategy: nagi_schema::land::LandStrategy::Squash,
+            message: None,
+            push_remote: None,
+            pull_request: false,
+        };
+        self.notice = None;
+        self.screen = Screen::Consent(ConsentDialog::new(action.clone(), Screen::Main));
+        vec![Request::Preview(action)]
+    }
+
     /// The diff view of the selected mission; the server is asked for the diff.
     fn open_diff(&mut self) -> Vec<Request> {
         let Some(mission) = self.selected_mission() else {
@@ -225,6 +246,7 @@ impl App {
             KeyCode::Char('c') => self.open_close(),
             KeyCode::Char('d') => return self.open_diff(),
             KeyCode::Char('v') => return self.verify(),
+            KeyCode::Char('L') => return self.open_land(),
             _ => {}
         }
         Vec::new()

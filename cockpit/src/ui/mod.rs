@@ -151,6 +151,7 @@ pub fn key_hints(app: &App) -> Vec<(&'static str, &'static str)> {
                 ("v", "verify"),
                 ("d", "diff"),
                 ("c", "close"),
+                ("L", "land"),
                 ("w", "watch pane"),
             ]);
             hints.extend([

@@ -65,6 +65,7 @@ fn subject(action: &CockpitAction) -> (&'static str, Option<String>) {
             ("handoff_start", Some(mission_id.clone()))
         }
         CockpitAction::DismissAttention { .. } => ("dismiss_attention", None),
+        CockpitAction::Land { mission_id, .. } => ("land", Some(mission_id.clone())),
     }
 }
 
@@ -276,6 +277,11 @@ async fn perform(
                 "mission {mission_id} continues with {}",
                 to.as_str()
             ))
+        }
+        CockpitAction::Land { .. } => {
+            let params = crate::consent::land_preview::params_of(action)
+                .ok_or_else(|| MissionError::Runtime("not a landing".into()))?;
+            crate::runs::land::land(engine, &params).await
         }
         CockpitAction::DismissAttention {
             attention_id,

@@ -73,6 +73,7 @@ pub async fn dispatch(
         P::MissionVerify(params) => proof::verify(engine, params).await?,
         P::MissionDiff(params) => diff::diff(engine, params).await?,
         P::MissionAbandon(params) => crate::runs::abandon::abandon(engine, params).await?,
+        P::MissionLand(params) => crate::runs::land::refuse_without_consent(engine, params)?,
         P::MissionProofGet(params) => proof::proof_get(engine, params)?,
         P::MissionHandoffPreview(params) => crate::runs::handoff::preview(engine, params).await?,
         P::MissionHandoffStart(params) => {

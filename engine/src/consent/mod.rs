@@ -1,6 +1,7 @@
 //! Consent: who may grant it (`peer`), what a consent covers and its digest (`preview`),
 //! and the durable record every decision leaves (`record`).
 
+pub mod land_preview;
 pub mod peer;
 pub mod preview;
 

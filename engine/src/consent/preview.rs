@@ -16,7 +16,7 @@ use crate::recipe::{ProjectRecipe, load_project_recipe, scope_digest};
 use nagi_mission::MissionError;
 use nagi_mission::digest::CanonicalHasher;
 
-fn hasher(kind: &str) -> CanonicalHasher {
+pub(super) fn hasher(kind: &str) -> CanonicalHasher {
     CanonicalHasher::new(&format!("cockpit-consent-{kind}-v1"))
 }
 
@@ -44,7 +44,7 @@ pub fn recipe_view(recipe: &ProjectRecipe, path: &str) -> RecipeScopeView {
     }
 }
 
-fn quote(argv: &[String]) -> String {
+pub(super) fn quote(argv: &[String]) -> String {
     argv.iter()
         .map(|word| {
             if !word.is_empty()
@@ -380,6 +380,7 @@ pub async fn build(
                 recipe: None,
             })
         }
+        CockpitAction::Land { .. } => super::land_preview::build(engine, action).await,
         CockpitAction::DismissAttention {
             attention_id,
             reason,

@@ -34,6 +34,8 @@ pub enum Purpose {
     TurnCompleted,
     Verify,
     Close,
+    /// `mission.land`: a close whose verified proof lands the change before the seal.
+    Land,
 }
 
 impl Purpose {
@@ -42,12 +44,14 @@ impl Purpose {
             Purpose::TurnCompleted => "turn_completed",
             Purpose::Verify => "verify",
             Purpose::Close => "close",
+            Purpose::Land => "land",
         }
     }
 
     pub fn from_str(text: &str) -> Purpose {
         match text {
             "close" => Purpose::Close,
+            "land" => Purpose::Land,
             "verify" => Purpose::Verify,
             _ => Purpose::TurnCompleted,
         }
@@ -139,6 +143,7 @@ pub async fn run_proof_worker(
     purpose: Purpose,
     claim_key: &str,
     transcript: Option<Arc<Transcript>>,
+    land: Option<super::land::LandStep>,
 ) -> Result<(), EngineError> {
     if !engine.runs.begin_checks(run_id, mission_id) {
         return Err(
@@ -152,6 +157,7 @@ pub async fn run_proof_worker(
         purpose,
         claim_key,
         transcript.clone(),
+        land,
     )
     .await;
     engine.runs.end_checks(run_id);
@@ -192,6 +198,7 @@ async fn collect_and_seal(
     purpose: Purpose,
     claim_key: &str,
     transcript: Option<Arc<Transcript>>,
+    mut land: Option<super::land::LandStep>,
 ) -> Result<(), EngineError> {
     let mission = engine
         .missions
@@ -297,7 +304,17 @@ async fn collect_and_seal(
     .await
     .map_err(|error| MissionError::Runtime(format!("the final scan panicked: {error}")))??;
     for _attempt in 0..5 {
-        match evaluate_and_seal(engine, mission_id, run_id, purpose, claim_key, &workspace).await {
+        match evaluate_and_seal(
+            engine,
+            mission_id,
+            run_id,
+            purpose,
+            claim_key,
+            &workspace,
+            land.as_mut(),
+        )
+        .await
+        {
             Ok(summary) => {
                 if let Some(transcript) = &transcript {
                     transcript.nagi(&summary);
@@ -324,6 +341,7 @@ async fn evaluate_and_seal(
     purpose: Purpose,
     claim_key: &str,
     workspace: &ProofWorkspace,
+    land: Option<&mut super::land::LandStep>,
 ) -> Result<String, EngineError> {
     let (mission, head, claim) = engine.missions.read(|reader| {
         let doc = reader.mission_doc(mission_id)?;
@@ -347,9 +365,16 @@ async fn evaluate_and_seal(
         lease: &lease,
         verified_at_millis: now_millis(),
     })?;
+    let landing = match purpose {
+        Purpose::Land => {
+            super::land::land_when_verified(engine, &mission, &verdict, &head, run_id, land)
+                .await?
+        }
+        _ => None,
+    };
     let summary = match &verdict {
         Verdict::Verified { .. } => match purpose {
-            Purpose::Close => "the fresh proof verified".to_string(),
+            Purpose::Close | Purpose::Land => "the fresh proof verified".to_string(),
             _ => "the proof verified: the mission is ready to close".to_string(),
         },
         Verdict::ReviewRequired { reasons, .. } => {
@@ -368,6 +393,15 @@ async fn evaluate_and_seal(
             match purpose {
                 Purpose::Close => {
                     events.push(close_outcome(&mission, &verdict, &current_head, now)?)
+                }
+                Purpose::Land => {
+                    events.push(close_outcome(&mission, &verdict, &current_head, now)?);
+                    if let Some(landing) = landing {
+                        events.push(MissionEvent::MissionLanded {
+                            landing,
+                            at_millis: now,
+                        });
+                    }
                 }
                 Purpose::TurnCompleted | Purpose::Verify => {
                     if let Some(event) = readiness_outcome(&mission, &verdict, &current_head, now)?
@@ -497,6 +531,7 @@ pub fn spawn_claimed_worker(
             purpose,
             &claim_key,
             transcript,
+            None,
         )
         .await
         {
@@ -511,17 +546,32 @@ pub fn spawn_claimed_worker(
             },
         )
         .await;
-        if purpose == Purpose::Close {
-            super::recipe::cleanup_on_archive(&engine, &mission_id).await;
-            if let Err(error) = super::worktree::settle_after_archive(&engine, &mission_id).await {
-                tracing::warn!(%mission_id, %error, "the archived mission's worktree could not be settled");
-            }
-            tokio::spawn(close_panes_of_archived(
-                engine.clone(),
-                mission_id.to_string(),
-            ));
+        if matches!(purpose, Purpose::Close | Purpose::Land) {
+            after_archive(&engine, &mission_id).await;
         }
     });
+}
+
+/// Once a close or a landing archived the mission: the recipe's cleanup, the worktree
+/// removed (or kept, with the reason), the panes closed after their linger.
+pub async fn after_archive(engine: &Arc<Engine>, mission_id: &str) {
+    let archived = engine
+        .missions
+        .get(mission_id)
+        .ok()
+        .flatten()
+        .is_some_and(|mission| mission.status == nagi_schema::mission::MissionStatus::Archived);
+    if !archived {
+        return;
+    }
+    super::recipe::cleanup_on_archive(engine, mission_id).await;
+    if let Err(error) = super::worktree::settle_after_archive(engine, mission_id).await {
+        tracing::warn!(%mission_id, %error, "the archived mission's worktree could not be settled");
+    }
+    tokio::spawn(close_panes_of_archived(
+        engine.clone(),
+        mission_id.to_string(),
+    ));
 }
 
 /// Runs a mission's checks again after a restart interrupted them.
@@ -667,6 +717,7 @@ pub async fn record_manual_evidence(
                     Purpose::Verify,
                     &key,
                     &workspace,
+                    None,
                 )
                 .await
                 {

@@ -4,6 +4,7 @@
 pub mod abandon;
 pub mod checks;
 pub mod handoff;
+pub mod land;
 pub mod launch_run;
 pub mod recipe;
 pub mod recovery;

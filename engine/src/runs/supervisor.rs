@@ -381,6 +381,7 @@ pub async fn finish_run(
             purpose,
             &context.claim_key,
             Some(context.transcript.clone()),
+            None,
         )
         .await
         {

@@ -50,12 +50,16 @@ pub async fn settle_after_archive(
     }
     let repository = PathBuf::from(&mission.repository_path);
     let id = mission.mission_id.to_string();
+    let landed = mission.landing.is_some();
     let kept_reason = tokio::task::spawn_blocking(move || {
         let path = PathBuf::from(&worktree.path);
         if !worktrees::git::worktree_is_present(&path) {
             return None;
         }
-        match worktrees::git::unlanded_changes(&path, &worktree.base_revision) {
+        // After a landing, the branch's commits are landed: only files changed since
+        // count.
+        let since = (!landed).then_some(worktree.base_revision.as_str());
+        match worktrees::git::unlanded_changes(&path, since) {
             Ok(Some(changes)) => Some(format!(
                 "{changes} not landed; the worktree {} and its branch {} are kept",
                 worktree.path, worktree.branch

@@ -161,9 +161,12 @@ pub fn worktree_is_present(path: &Path) -> bool {
 }
 
 /// What in the worktree was not landed: files that differ from its HEAD (untracked ones
-/// included, ignored ones not) and commits on its branch past `base_revision`. `None` when
-/// there is nothing.
-pub fn unlanded_changes(path: &Path, base_revision: &str) -> Result<Option<String>, String> {
+/// included, ignored ones not) and, when `base_revision` is given, commits on its branch
+/// past it. `None` when there is nothing.
+pub fn unlanded_changes(
+    path: &Path,
+    base_revision: Option<&str>,
+) -> Result<Option<String>, String> {
     let repository = repository_at(path)?;
     let mut options = git2::StatusOptions::new();
     options
@@ -192,8 +195,8 @@ pub fn unlanded_changes(path: &Path, base_revision: &str) -> Result<Option<Strin
             )
         })?
         .id();
-    let commits = match git2::Oid::from_str(base_revision) {
-        Ok(base) if base != head => {
+    let commits = match base_revision.map(git2::Oid::from_str) {
+        Some(Ok(base)) if base != head => {
             let mut walk = repository
                 .revwalk()
                 .map_err(|error| error.message().to_string())?;

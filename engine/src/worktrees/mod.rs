@@ -9,6 +9,7 @@
 
 pub mod at_location;
 pub mod git;
+pub mod land;
 
 pub use at_location::{
     MissionWorktree as WorktreeAtLocation, PreparedWorktree, create_mission_worktree,
@@ -120,6 +121,7 @@ pub fn make_for_start(
             created_at_millis: now,
             state: MissionWorktreeState::Present,
             kept_reason: None,
+            target_branch: land::current_branch(&repository.root),
         },
         repository_root: repository.root.clone(),
         created: made.created,

@@ -9,6 +9,7 @@ mod demo;
 mod durability;
 mod events;
 mod faults;
+mod land;
 mod layering;
 mod load;
 mod missions;

@@ -35,6 +35,10 @@ pub(super) const VALID_PARAMS: &[(&str, &str)] = &[
         r#"{"mission_id":"m-1","reason":"the check has a typo"}"#,
     ),
     (
+        "mission.land",
+        r#"{"mission_id":"m-1","into":"main","strategy":"rebase","message":"Fix it","push_remote":"origin","pull_request":true}"#,
+    ),
+    (
         "mission.diff",
         r#"{"mission_id":"m-1","stat_only":true,"max_patch_bytes":4096}"#,
     ),

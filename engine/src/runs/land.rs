@@ -1,0 +1,320 @@
+//! `mission.land` (nagi extension): re-verify a ready mission like `mission.close`, and
+//! when the fresh proof verifies, land its change before the archive seal: commit the
+//! worktree on `mission/<id>`, integrate into the target branch, move the checkout that
+//! has it, push. The archive seal and the `MissionLanded` record commit together; the
+//! worktree is then removed (its branch stays) and the claim released.
+//!
+//! Landing writes the person's branch, so only an approved cockpit consent calls
+//! [`land`]; on the public socket `mission.land` checks the request and answers
+//! `interactive_consent_required` ([`refuse_without_consent`]).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use nagi_mission::clock::now_millis;
+use nagi_mission::model::Mission;
+use nagi_mission::{MissionError, MissionEvent};
+use nagi_proof::{AuthorityHead, Verdict, close_outcome};
+use nagi_schema::land::{MissionLandParams, MissionLandingV1};
+use nagi_schema::mission::MissionStatus;
+use nagi_schema::results::ResponseResult;
+
+use super::HeldClaim;
+use super::checks::{Purpose, after_archive, claim_for_checks, run_proof_worker};
+use crate::engine::Engine;
+use crate::errors::EngineError;
+use crate::transcript::Transcript;
+use crate::worktrees::land::{
+    LandInspection, LandRequest, Landed, inspect, land as land_in_git, message_with_trailers,
+};
+
+/// The landing a proof worker of purpose `land` carries out once the proof verified.
+pub struct LandStep {
+    request: LandRequest,
+    landed: Option<MissionLandingV1>,
+}
+
+/// The git request for landing `mission` as `params` asks.
+pub fn land_request(
+    mission: &Mission,
+    params: &MissionLandParams,
+) -> Result<LandRequest, EngineError> {
+    let worktree = nagi_mission::land::check_landable(mission)?;
+    let target_branch =
+        nagi_mission::land::target_branch(mission, worktree, params.into.as_deref())?;
+    if params.pull_request && params.push_remote.is_none() {
+        return Err(EngineError::InvalidParams(
+            "a pull request needs the remote to push the mission branch to: give --push REMOTE"
+                .into(),
+        ));
+    }
+    if let Some(remote) = &params.push_remote
+        && (remote.trim().is_empty() || remote.starts_with('-') || remote.contains(['\0', '\n']))
+    {
+        return Err(EngineError::InvalidParams(format!(
+            "{remote:?} is not a remote name"
+        )));
+    }
+    if params.message.as_ref().is_some_and(|message| message.len() > 8192) {
+        return Err(EngineError::InvalidParams(
+            "the message is over 8192 bytes".into(),
+        ));
+    }
+    Ok(LandRequest {
+        repository_root: PathBuf::from(&mission.repository_path),
+        worktree_path: PathBuf::from(&worktree.path),
+        mission_branch: worktree.branch.clone(),
+        mission_id: mission.mission_id.to_string(),
+        target_branch,
+        strategy: params.strategy,
+        message: nagi_mission::land::land_message(mission, params.message.as_deref()),
+        push_remote: params.push_remote.clone(),
+        pull_request: params.pull_request,
+    })
+}
+
+/// `mission.land` on the public socket: the request is checked (so a client learns of a
+/// mission that cannot land), and then refused, because landing writes the person's branch.
+pub fn refuse_without_consent(
+    engine: &Arc<Engine>,
+    params: MissionLandParams,
+) -> Result<ResponseResult, EngineError> {
+    let mission = engine.missions.get_existing(&params.mission_id)?;
+    let request = land_request(&mission, &params)?;
+    Err(MissionError::ConsentRequired(format!(
+        "landing mission {} writes the branch `{}`, so a person must approve it: run `nagi mission land {}` in a terminal of your own, or press L in `nagi cockpit`",
+        mission.mission_id, request.target_branch, mission.mission_id
+    ))
+    .into())
+}
+
+/// What a landing would do now (for the consent preview), with the mission it lands.
+pub async fn inspect_now(
+    engine: &Arc<Engine>,
+    params: &MissionLandParams,
+) -> Result<(Mission, LandRequest, LandInspection), EngineError> {
+    let mission = engine.missions.get_existing(&params.mission_id)?;
+    let request = land_request(&mission, params)?;
+    if super::worktree::block_missing(engine, &params.mission_id).await? {
+        return Err(MissionError::WorktreeMissing(format!(
+            "the worktree of mission {} was deleted; the mission is blocked and nothing can land",
+            params.mission_id
+        ))
+        .into());
+    }
+    let for_thread = request.clone();
+    let inspection = tokio::task::spawn_blocking(move || inspect(&for_thread))
+        .await
+        .map_err(|error| MissionError::Runtime(format!("the landing check panicked: {error}")))??;
+    Ok((mission, request, inspection))
+}
+
+/// Lands the mission after a person approved it. Returns the one-line summary.
+pub async fn land(engine: &Arc<Engine>, params: &MissionLandParams) -> Result<String, EngineError> {
+    let (mission, request, inspection) = inspect_now(engine, params).await?;
+    let run = mission
+        .run
+        .clone()
+        .ok_or_else(|| MissionError::Runtime("a ready mission without a run".into()))?;
+    if engine.runs.get(&run.run_id).is_some()
+        || engine.runs.checks_in_flight(&run.run_id).is_some()
+    {
+        return Err(MissionError::Busy(format!(
+            "run {} of mission {} is still working; land when it has ended",
+            run.run_id, mission.mission_id
+        ))
+        .into());
+    }
+    if let Some(checkout) = &inspection.checkout {
+        refuse_claimed_checkout(engine, checkout)?;
+    }
+    let claim_key = claim_for_checks(engine, &mission, &format!("land:{}", run.run_id)).await?;
+    let transcript = Transcript::open(&super::launch_run::transcript_path(
+        engine,
+        &mission.mission_id,
+        &run.run_id,
+    ))
+    .ok()
+    .map(Arc::new);
+    if let Some(transcript) = &transcript {
+        transcript.nagi(&format!(
+            "landing into {} ({}): running the declared checks again first",
+            request.target_branch,
+            request.strategy.as_str()
+        ));
+    }
+    let step = LandStep {
+        request,
+        landed: None,
+    };
+    let worked = run_proof_worker(
+        engine,
+        &mission.mission_id,
+        &run.run_id,
+        Purpose::Land,
+        &claim_key,
+        transcript.clone(),
+        Some(step),
+    )
+    .await;
+    let _ = super::release_claim(
+        engine,
+        HeldClaim {
+            mission_id: &mission.mission_id,
+            run_id: &run.run_id,
+            checkout_key: &claim_key,
+        },
+    )
+    .await;
+    after_archive(engine, &mission.mission_id).await;
+    worked?;
+    let after = engine.missions.get_existing(&mission.mission_id)?;
+    match (&after.landing, after.status) {
+        (Some(landing), MissionStatus::Archived) => {
+            let summary = summary(landing, &after);
+            if let Some(transcript) = &transcript {
+                transcript.nagi(&summary);
+            }
+            Ok(summary)
+        }
+        _ => Err(MissionError::ProofNotReady(format!(
+            "nothing was landed: the fresh proof of mission {} did not verify ({}); it is {} now",
+            after.mission_id,
+            after
+                .status_reason
+                .as_deref()
+                .unwrap_or("no reason was recorded"),
+            after.status.as_str()
+        ))
+        .into()),
+    }
+}
+
+fn refuse_claimed_checkout(engine: &Arc<Engine>, checkout: &std::path::Path) -> Result<(), EngineError> {
+    let Ok(found) = engine
+        .checkouts
+        .canonical_checkout(&checkout.display().to_string())
+    else {
+        return Ok(());
+    };
+    let key = found.claim_key();
+    if let Some(claim) = engine.missions.read(|reader| reader.claim(&key))? {
+        return Err(MissionError::CheckoutClaimed(format!(
+            "the checkout {} has the target branch checked out and mission {} run {} works in it; land when that run has ended",
+            checkout.display(),
+            claim.mission_id,
+            claim.run_id
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+fn summary(landing: &MissionLandingV1, mission: &Mission) -> String {
+    let short = &landing.landed_revision[..landing.landed_revision.len().min(12)];
+    let mut text = match &landing.pull_request {
+        Some(pull_request) => format!(
+            "mission {} pushed as {} ({short}) for a pull request into {}: {pull_request}",
+            mission.mission_id,
+            nagi_mission::worktree::mission_branch(mission.mission_id.as_str()),
+            landing.target_branch
+        ),
+        None => format!(
+            "mission {} landed in {} as {short} ({})",
+            mission.mission_id,
+            landing.target_branch,
+            landing.strategy.as_str()
+        ),
+    };
+    if let Some(checkout) = &landing.updated_checkout {
+        text.push_str(&format!("; the checkout {checkout} was updated"));
+    }
+    if let (Some(remote), None) = (&landing.pushed_to, &landing.pull_request) {
+        text.push_str(&format!("; pushed to {remote}"));
+    }
+    text.push_str("; the mission is archived");
+    text
+}
+
+/// Called by the proof worker of purpose `land` with the fresh verdict: when the archive
+/// seal would go through, lands the change (once, even if the seal is retried) and
+/// returns the landing to commit with the seal. A verdict that does not verify lands
+/// nothing (the seal blocks the mission, as a close does). A landing git refuses ends the
+/// check run with the reason and leaves the mission `ready_to_close`.
+pub(super) async fn land_when_verified(
+    engine: &Arc<Engine>,
+    mission: &Mission,
+    verdict: &Verdict,
+    head: &AuthorityHead,
+    run_id: &str,
+    step: Option<&mut LandStep>,
+) -> Result<Option<MissionLandingV1>, EngineError> {
+    let Some(step) = step else {
+        let error = MissionError::LandFailed(
+            "a server restart interrupted this landing before it was recorded; the mission stays ready_to_close: look at the target branch, then land again".into(),
+        );
+        end_checks(engine, mission, run_id, &error).await?;
+        return Err(error.into());
+    };
+    if let Some(landed) = &step.landed {
+        return Ok(Some(landed.clone()));
+    }
+    let Verdict::Verified { receipt, .. } = verdict else {
+        return Ok(None);
+    };
+    let would_seal = close_outcome(mission, verdict, head, now_millis())?;
+    if !matches!(would_seal, MissionEvent::MissionSealed { .. }) {
+        return Ok(None);
+    }
+    let message = message_with_trailers(
+        &step.request.message,
+        mission.mission_id.as_str(),
+        &receipt.seal_digest,
+    );
+    let request = step.request.clone();
+    let outcome = tokio::task::spawn_blocking(move || land_in_git(&request, &message))
+        .await
+        .map_err(|error| MissionError::Runtime(format!("the landing panicked: {error}")))?;
+    let landed: Landed = match outcome {
+        Ok(landed) => landed,
+        Err(error) => {
+            end_checks(engine, mission, run_id, &error).await?;
+            return Err(error.into());
+        }
+    };
+    let landing = MissionLandingV1 {
+        strategy: step.request.strategy,
+        target_branch: step.request.target_branch.clone(),
+        previous_target_revision: landed.previous_target_revision,
+        landed_revision: landed.landed_revision,
+        mission_revision: landed.mission_revision,
+        updated_checkout: landed
+            .updated_checkout
+            .map(|path| path.display().to_string()),
+        pushed_to: landed.pushed_to,
+        pull_request: landed.pull_request,
+        landed_at_millis: now_millis(),
+    };
+    step.landed = Some(landing.clone());
+    Ok(Some(landing))
+}
+
+/// Ends the check run of a landing that did not happen, with the reason; the mission
+/// keeps its status.
+async fn end_checks(
+    engine: &Arc<Engine>,
+    mission: &Mission,
+    run_id: &str,
+    error: &MissionError,
+) -> Result<(), EngineError> {
+    let finished = MissionEvent::ChecksFinished {
+        run_id: run_id.to_string(),
+        outcome: Some(format!("nothing was landed: {error}")),
+        at_millis: now_millis(),
+    };
+    engine
+        .missions
+        .mutate(&mission.mission_id, move |_| Ok((vec![finished], ())))
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,635 @@
+//! The git work of landing a mission (`mission.land`), through libgit2 (no hooks, no
+//! filters configured outside the repository), with `git` itself only for a push:
+//!
+//! - [`inspect`] works out, without writing anything the person can see, what a landing
+//!   would do: the target branch and its tip, the files of the change, the checkout that
+//!   has the target checked out, and refuses a conflict (`land_conflict`, with the paths)
+//!   or a checkout with changes of its own (`checkout_dirty`, with the files).
+//! - [`land`] does it: commits the worktree's changes on `mission/<id>`, builds the landed
+//!   commit (squash, merge or rebase), moves the target branch with one compare-and-swap
+//!   reference update, then moves the checkout that has it checked out, then pushes.
+//!
+//! Order matters for a crash: every object is written before the target reference moves,
+//! and the reference moves in one atomic update, so a SIGKILL leaves the target branch
+//! either where it was or at the landed commit.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use nagi_mission::MissionError;
+use nagi_schema::land::LandStrategy;
+
+/// Everything a landing needs to know. Built by the engine from the mission.
+#[derive(Debug, Clone)]
+pub struct LandRequest {
+    /// A checkout of the repository (the mission's `repository_path`).
+    pub repository_root: PathBuf,
+    /// The mission's worktree.
+    pub worktree_path: PathBuf,
+    pub mission_branch: String,
+    pub mission_id: String,
+    pub target_branch: String,
+    pub strategy: LandStrategy,
+    /// The commit message without its trailers.
+    pub message: String,
+    pub push_remote: Option<String>,
+    pub pull_request: bool,
+}
+
+/// What a landing would do, as [`inspect`] found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LandInspection {
+    pub target_revision: String,
+    /// The tree the worktree holds now (what lands).
+    pub change_tree: String,
+    /// Paths the change touches, against the merge base with the target.
+    pub files: Vec<String>,
+    /// The checkout (other than the mission's worktree) that has the target checked out.
+    pub checkout: Option<PathBuf>,
+}
+
+/// What a landing did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Landed {
+    pub previous_target_revision: String,
+    pub landed_revision: String,
+    pub mission_revision: String,
+    pub updated_checkout: Option<PathBuf>,
+    pub pushed_to: Option<String>,
+    pub pull_request: Option<String>,
+}
+
+fn failed(what: &str, error: git2::Error) -> MissionError {
+    MissionError::LandFailed(format!("{what}: {}", error.message()))
+}
+
+fn open(path: &Path) -> Result<git2::Repository, MissionError> {
+    git2::Repository::open(path)
+        .map_err(|error| failed(&format!("cannot open the repository {}", path.display()), error))
+}
+
+/// The message with nagi's trailers.
+pub fn message_with_trailers(message: &str, mission_id: &str, seal: &str) -> String {
+    format!(
+        "{}\n\nNagi-Mission: {mission_id}\nNagi-Proof: {seal}\n",
+        message.trim_end()
+    )
+}
+
+/// The tree of the worktree as `git add -A` would stage it, written as objects only: the
+/// worktree's own index file is not touched.
+fn worktree_tree(worktree: &git2::Repository) -> Result<git2::Oid, MissionError> {
+    let mut index = worktree
+        .index()
+        .map_err(|error| failed("cannot read the worktree's index", error))?;
+    index
+        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+        .and_then(|()| index.update_all(["*"], None))
+        .map_err(|error| failed("cannot stage the worktree's changes", error))?;
+    index
+        .write_tree()
+        .map_err(|error| failed("cannot write the worktree's tree", error))
+}
+
+fn target_commit<'r>(
+    repository: &'r git2::Repository,
+    branch: &str,
+) -> Result<git2::Commit<'r>, MissionError> {
+    repository
+        .find_branch(branch, git2::BranchType::Local)
+        .map_err(|_| {
+            MissionError::LandFailed(format!(
+                "the target branch `{branch}` does not exist; give an existing branch with --into"
+            ))
+        })?
+        .get()
+        .peel_to_commit()
+        .map_err(|error| failed(&format!("the branch `{branch}` has no commit"), error))
+}
+
+/// Merges `theirs` into `ours` over `ancestor`, in memory; the paths of any conflict are
+/// a `land_conflict`.
+fn merge_in_memory(
+    repository: &git2::Repository,
+    ancestor: &git2::Tree<'_>,
+    ours: &git2::Tree<'_>,
+    theirs: &git2::Tree<'_>,
+    target_branch: &str,
+) -> Result<git2::Oid, MissionError> {
+    let mut merged = repository
+        .merge_trees(ancestor, ours, theirs, None)
+        .map_err(|error| failed("the merge could not be computed", error))?;
+    if merged.has_conflicts() {
+        let mut paths = BTreeSet::new();
+        for conflict in merged
+            .conflicts()
+            .map_err(|error| failed("cannot read the conflicts", error))?
+            .flatten()
+        {
+            for entry in [conflict.our, conflict.their, conflict.ancestor]
+                .into_iter()
+                .flatten()
+            {
+                paths.insert(String::from_utf8_lossy(&entry.path).into_owned());
+                break;
+            }
+        }
+        return Err(MissionError::LandConflict(format!(
+            "the mission's change conflicts with `{target_branch}` in {}: nothing was changed; send the mission back to the agent or resolve it in its worktree, then land again",
+            paths.into_iter().collect::<Vec<_>>().join(", ")
+        )));
+    }
+    merged
+        .write_tree_to(repository)
+        .map_err(|error| failed("cannot write the merged tree", error))
+}
+
+fn changed_paths(
+    repository: &git2::Repository,
+    from: &git2::Tree<'_>,
+    to: &git2::Tree<'_>,
+) -> Result<Vec<String>, MissionError> {
+    let diff = repository
+        .diff_tree_to_tree(Some(from), Some(to), None)
+        .map_err(|error| failed("cannot list the change's files", error))?;
+    Ok(diff
+        .deltas()
+        .filter_map(|delta| delta.new_file().path().or(delta.old_file().path()))
+        .map(|path| path.to_string_lossy().into_owned())
+        .collect())
+}
+
+/// The checkout, other than `except`, whose HEAD is the branch `target_branch`.
+fn checkout_of(
+    repository: &git2::Repository,
+    target_branch: &str,
+    except: &Path,
+) -> Result<Option<PathBuf>, MissionError> {
+    let reference = format!("refs/heads/{target_branch}");
+    let except = std::fs::canonicalize(except).unwrap_or_else(|_| except.to_path_buf());
+    let has_target = |candidate: &git2::Repository| -> Option<PathBuf> {
+        let workdir = candidate.workdir()?;
+        let workdir = std::fs::canonicalize(workdir).ok()?;
+        if workdir == except {
+            return None;
+        }
+        let head = candidate.find_reference("HEAD").ok()?;
+        (head.symbolic_target().ok().flatten() == Some(reference.as_str())).then_some(workdir)
+    };
+    let main_path = repository.commondir().parent().map(Path::to_path_buf);
+    if let Some(main_path) = main_path
+        && let Ok(main) = git2::Repository::open(&main_path)
+        && !main.is_bare()
+        && let Some(found) = has_target(&main)
+    {
+        return Ok(Some(found));
+    }
+    let names = repository
+        .worktrees()
+        .map_err(|error| failed("cannot list the repository's worktrees", error))?;
+    for name in names.iter().flatten().flatten() {
+        let Ok(worktree) = repository.find_worktree(name) else {
+            continue;
+        };
+        if worktree.validate().is_err() {
+            continue;
+        }
+        if let Ok(linked) = git2::Repository::open_from_worktree(&worktree)
+            && let Some(found) = has_target(&linked)
+        {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
+}
+
+/// Files of `checkout` that would be lost or overwritten by moving it: any change to a
+/// tracked file, and untracked files at a path the landing writes.
+fn dirty_files(checkout: &Path, landing_paths: &[String]) -> Result<Vec<String>, MissionError> {
+    let repository = open(checkout)?;
+    let mut options = git2::StatusOptions::new();
+    options
+        .include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(false)
+        .exclude_submodules(true);
+    let statuses = repository
+        .statuses(Some(&mut options))
+        .map_err(|error| failed("cannot read the checkout's status", error))?;
+    let written: BTreeSet<&str> = landing_paths.iter().map(String::as_str).collect();
+    let mut dirty = Vec::new();
+    for entry in statuses.iter() {
+        let Ok(path) = entry.path() else { continue };
+        let status = entry.status();
+        let untracked_only = status == git2::Status::WT_NEW;
+        if !untracked_only || written.contains(path) {
+            dirty.push(path.to_string());
+        }
+    }
+    Ok(dirty)
+}
+
+fn refuse_dirty(checkout: &Path, dirty: &[String]) -> MissionError {
+    let shown: Vec<&str> = dirty.iter().take(20).map(String::as_str).collect();
+    let more = dirty.len().saturating_sub(shown.len());
+    MissionError::CheckoutDirty(format!(
+        "the checkout {} has the target branch checked out and changes of its own: {}{}; commit or stash them, then land again (nothing was changed)",
+        checkout.display(),
+        shown.join(", "),
+        if more > 0 { format!(" and {more} more") } else { String::new() }
+    ))
+}
+
+/// Works out what [`land`] would do, writing no reference and no file the person sees
+/// (the trees it computes are written as loose objects only).
+pub fn inspect(request: &LandRequest) -> Result<LandInspection, MissionError> {
+    let repository = open(&request.repository_root)?;
+    author(&repository)?;
+    let worktree = open(&request.worktree_path)?;
+    let target = target_commit(&repository, &request.target_branch)?;
+    let mission_tip = worktree
+        .head()
+        .and_then(|head| head.peel_to_commit())
+        .map_err(|error| failed("cannot read the mission branch", error))?;
+    let change_tree = worktree_tree(&worktree)?;
+    let change = worktree
+        .find_tree(change_tree)
+        .map_err(|error| failed("cannot read the worktree's tree", error))?;
+    let base = repository
+        .merge_base(target.id(), mission_tip.id())
+        .and_then(|base| repository.find_commit(base))
+        .map_err(|error| failed("the mission branch and the target share no history", error))?;
+    let base_tree = base
+        .tree()
+        .map_err(|error| failed("cannot read the merge base", error))?;
+    let target_tree = target
+        .tree()
+        .map_err(|error| failed("cannot read the target", error))?;
+    merge_in_memory(
+        &repository,
+        &base_tree,
+        &target_tree,
+        &change,
+        &request.target_branch,
+    )?;
+    let files = changed_paths(&repository, &base_tree, &change)?;
+    let checkout = if request.pull_request {
+        None
+    } else {
+        checkout_of(
+            &repository,
+            &request.target_branch,
+            &request.worktree_path,
+        )?
+    };
+    if let Some(checkout) = &checkout {
+        let dirty = dirty_files(checkout, &files)?;
+        if !dirty.is_empty() {
+            return Err(refuse_dirty(checkout, &dirty));
+        }
+    }
+    Ok(LandInspection {
+        target_revision: target.id().to_string(),
+        change_tree: change_tree.to_string(),
+        files,
+        checkout,
+    })
+}
+
+/// Commits what the worktree holds on its branch (its index file is updated as
+/// `git commit -a` would). Returns the branch's tip.
+fn commit_worktree(
+    worktree: &git2::Repository,
+    signature: &git2::Signature<'_>,
+    message: &str,
+) -> Result<git2::Oid, MissionError> {
+    let head = worktree
+        .head()
+        .and_then(|head| head.peel_to_commit())
+        .map_err(|error| failed("cannot read the mission branch", error))?;
+    let mut index = worktree
+        .index()
+        .map_err(|error| failed("cannot read the worktree's index", error))?;
+    index
+        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+        .and_then(|()| index.update_all(["*"], None))
+        .and_then(|()| index.write())
+        .map_err(|error| failed("cannot stage the worktree's changes", error))?;
+    let tree_id = index
+        .write_tree()
+        .map_err(|error| failed("cannot write the worktree's tree", error))?;
+    if tree_id == head.tree_id() {
+        return Ok(head.id());
+    }
+    let tree = worktree
+        .find_tree(tree_id)
+        .map_err(|error| failed("cannot read the worktree's tree", error))?;
+    worktree
+        .commit(Some("HEAD"), signature, signature, message, &tree, &[&head])
+        .map_err(|error| failed("cannot commit on the mission branch", error))
+}
+
+fn author(repository: &git2::Repository) -> Result<git2::Signature<'static>, MissionError> {
+    repository.signature().map_err(|error| {
+        MissionError::LandFailed(format!(
+            "git has no author identity for the landed commit ({}); set it with `git config user.name` and `git config user.email`",
+            error.message()
+        ))
+    })
+}
+
+/// The new tip of the target: one commit (squash), a merge commit, or the mission's
+/// commits replayed (rebase).
+fn integrate(
+    repository: &git2::Repository,
+    request: &LandRequest,
+    signature: &git2::Signature<'_>,
+    message: &str,
+    target: &git2::Commit<'_>,
+    mission_tip: &git2::Commit<'_>,
+) -> Result<git2::Oid, MissionError> {
+    let base = repository
+        .merge_base(target.id(), mission_tip.id())
+        .and_then(|base| repository.find_commit(base))
+        .map_err(|error| failed("the mission branch and the target share no history", error))?;
+    fn tree_of<'r>(commit: &git2::Commit<'r>) -> Result<git2::Tree<'r>, MissionError> {
+        commit
+            .tree()
+            .map_err(|error| failed("cannot read a commit's tree", error))
+    }
+    match request.strategy {
+        LandStrategy::Squash | LandStrategy::Merge => {
+            let merged = merge_in_memory(
+                repository,
+                &tree_of(&base)?,
+                &tree_of(target)?,
+                &tree_of(mission_tip)?,
+                &request.target_branch,
+            )?;
+            let tree = repository
+                .find_tree(merged)
+                .map_err(|error| failed("cannot read the merged tree", error))?;
+            let parents: Vec<&git2::Commit<'_>> = if request.strategy == LandStrategy::Merge {
+                vec![target, mission_tip]
+            } else {
+                vec![target]
+            };
+            repository
+                .commit(None, signature, signature, message, &tree, &parents)
+                .map_err(|error| failed("cannot write the landed commit", error))
+        }
+        LandStrategy::Rebase => {
+            let mut walk = repository
+                .revwalk()
+                .map_err(|error| failed("cannot walk the mission branch", error))?;
+            walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)
+                .and_then(|()| walk.push(mission_tip.id()))
+                .and_then(|()| walk.hide(target.id()))
+                .map_err(|error| failed("cannot walk the mission branch", error))?;
+            let commits: Vec<git2::Oid> = walk
+                .collect::<Result<_, _>>()
+                .map_err(|error| failed("cannot walk the mission branch", error))?;
+            let mut current = target.clone();
+            for (position, id) in commits.iter().enumerate() {
+                let commit = repository
+                    .find_commit(*id)
+                    .map_err(|error| failed("cannot read a mission commit", error))?;
+                if commit.parent_count() != 1 {
+                    return Err(MissionError::LandFailed(format!(
+                        "commit {id} on the mission branch is a merge; a rebase cannot replay it: land with --squash or --merge"
+                    )));
+                }
+                let parent = commit
+                    .parent(0)
+                    .map_err(|error| failed("cannot read a commit's parent", error))?;
+                let merged = merge_in_memory(
+                    repository,
+                    &tree_of(&parent)?,
+                    &tree_of(&current)?,
+                    &tree_of(&commit)?,
+                    &request.target_branch,
+                )?;
+                let tree = repository
+                    .find_tree(merged)
+                    .map_err(|error| failed("cannot read a replayed tree", error))?;
+                let last = position + 1 == commits.len();
+                let text = commit.message().unwrap_or("").to_string();
+                let text = if last && !text.contains("Nagi-Mission:") {
+                    format!("{}\n{}", text.trim_end(), trailers_of(message))
+                } else {
+                    text
+                };
+                let replayed = repository
+                    .commit(None, &commit.author(), signature, &text, &tree, &[&current])
+                    .map_err(|error| failed("cannot write a replayed commit", error))?;
+                current = repository
+                    .find_commit(replayed)
+                    .map_err(|error| failed("cannot read a replayed commit", error))?;
+            }
+            Ok(current.id())
+        }
+    }
+}
+
+fn trailers_of(message: &str) -> String {
+    message
+        .lines()
+        .filter(|line| line.starts_with("Nagi-Mission: ") || line.starts_with("Nagi-Proof: "))
+        .map(|line| format!("\n{line}"))
+        .collect()
+}
+
+/// Moves the checkout at `checkout` (already checked clean, with `old_tree` in its index)
+/// to `new_commit`'s tree, as a fast-forward of its branch does.
+fn move_checkout(checkout: &Path, new_commit: git2::Oid) -> Result<(), MissionError> {
+    let repository = open(checkout)?;
+    let commit = repository
+        .find_commit(new_commit)
+        .map_err(|error| failed("cannot read the landed commit", error))?;
+    let mut builder = git2::build::CheckoutBuilder::new();
+    builder.force();
+    repository
+        .checkout_tree(commit.as_object(), Some(&mut builder))
+        .map_err(|error| {
+            failed(
+                &format!(
+                    "the target branch moved, but the checkout {} could not be updated; run `git reset --hard` there",
+                    checkout.display()
+                ),
+                error,
+            )
+        })
+}
+
+fn git_command(repository: &Path, args: &[&str]) -> Result<String, MissionError> {
+    let output = std::process::Command::new("git")
+        .arg("-C")
+        .arg(repository)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|error| MissionError::LandFailed(format!("cannot run git: {error}")))?;
+    if !output.status.success() {
+        return Err(MissionError::LandFailed(format!(
+            "`git {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stderr).trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
+}
+
+fn open_pull_request(
+    repository: &Path,
+    request: &LandRequest,
+    message: &str,
+) -> Result<String, MissionError> {
+    let title = message.lines().next().unwrap_or(&request.mission_branch);
+    let args = [
+        "pr",
+        "create",
+        "--base",
+        request.target_branch.as_str(),
+        "--head",
+        request.mission_branch.as_str(),
+        "--title",
+        title,
+        "--body",
+        message,
+    ];
+    match std::process::Command::new("gh")
+        .args(args)
+        .current_dir(repository)
+        .stdin(std::process::Stdio::null())
+        .output()
+    {
+        Ok(output) if output.status.success() => {
+            Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
+        }
+        Ok(output) => Err(MissionError::LandFailed(format!(
+            "the branch {} was pushed, but `gh pr create` failed: {}",
+            request.mission_branch,
+            String::from_utf8_lossy(&output.stderr).trim()
+        ))),
+        Err(_) => Ok(format!(
+            "gh is not installed; open the pull request with: gh pr create --base {} --head {} --title {title}",
+            request.target_branch,
+            request.mission_branch,
+            title = format!("{title:?}")
+        )),
+    }
+}
+
+/// Lands the mission: see the module's documentation. `message` carries the trailers.
+pub fn land(request: &LandRequest, message: &str) -> Result<Landed, MissionError> {
+    let inspection = inspect(request)?;
+    let repository = open(&request.repository_root)?;
+    let worktree = open(&request.worktree_path)?;
+    let signature = author(&repository)?;
+    let before = worktree
+        .head()
+        .and_then(|head| head.peel_to_commit())
+        .map_err(|error| failed("cannot read the mission branch", error))?;
+    let mission_revision = commit_worktree(&worktree, &signature, message)?;
+    let outcome = integrate_and_move(request, message, &inspection, &repository, &signature, mission_revision);
+    if outcome.is_err() && mission_revision != before.id() {
+        // Nothing landed: the mission branch goes back to where it was, and the worktree's
+        // files stay as they are (its index is reset to that commit, like `git reset`).
+        let _ = worktree
+            .reset(before.as_object(), git2::ResetType::Mixed, None);
+    }
+    outcome
+}
+
+fn integrate_and_move(
+    request: &LandRequest,
+    message: &str,
+    inspection: &LandInspection,
+    repository: &git2::Repository,
+    signature: &git2::Signature<'_>,
+    mission_revision: git2::Oid,
+) -> Result<Landed, MissionError> {
+    let mission_tip = repository
+        .find_commit(mission_revision)
+        .map_err(|error| failed("cannot read the mission branch", error))?;
+    let target = target_commit(&repository, &request.target_branch)?;
+    if target.id().to_string() != inspection.target_revision {
+        return Err(MissionError::LandFailed(format!(
+            "the branch `{}` moved while the landing was prepared; land again",
+            request.target_branch
+        )));
+    }
+    if request.pull_request {
+        let remote = request.push_remote.as_deref().unwrap_or("origin");
+        git_command(
+            &request.repository_root,
+            &["push", "--", remote, &format!("refs/heads/{0}:refs/heads/{0}", request.mission_branch)],
+        )?;
+        let pull_request = open_pull_request(&request.repository_root, request, message)?;
+        return Ok(Landed {
+            previous_target_revision: target.id().to_string(),
+            landed_revision: mission_revision.to_string(),
+            mission_revision: mission_revision.to_string(),
+            updated_checkout: None,
+            pushed_to: Some(remote.to_string()),
+            pull_request: Some(pull_request),
+        });
+    }
+    let landed = integrate(repository, request, signature, message, &target, &mission_tip)?;
+    if let Some(checkout) = &inspection.checkout {
+        let dirty = dirty_files(checkout, &inspection.files)?;
+        if !dirty.is_empty() {
+            return Err(refuse_dirty(checkout, &dirty));
+        }
+    }
+    let reference = format!("refs/heads/{}", request.target_branch);
+    repository
+        .reference_matching(
+            &reference,
+            landed,
+            true,
+            target.id(),
+            &format!("nagi: land {}", request.mission_branch),
+        )
+        .map_err(|error| {
+            failed(
+                &format!(
+                    "the branch `{}` could not be moved (it may have moved meanwhile; land again)",
+                    request.target_branch
+                ),
+                error,
+            )
+        })?;
+    if let Some(checkout) = &inspection.checkout {
+        move_checkout(checkout, landed)?;
+    }
+    let pushed_to = match &request.push_remote {
+        Some(remote) => {
+            git_command(
+                &request.repository_root,
+                &["push", "--", remote, &format!("{reference}:{reference}")],
+            )?;
+            Some(remote.clone())
+        }
+        None => None,
+    };
+    Ok(Landed {
+        previous_target_revision: target.id().to_string(),
+        landed_revision: landed.to_string(),
+        mission_revision: mission_revision.to_string(),
+        updated_checkout: inspection.checkout.clone(),
+        pushed_to,
+        pull_request: None,
+    })
+}
+
+/// The branch HEAD of `checkout` names, or `None` when it is detached.
+pub fn current_branch(checkout: &Path) -> Option<String> {
+    let repository = git2::Repository::open(checkout).ok()?;
+    let head = repository.find_reference("HEAD").ok()?;
+    head.symbolic_target()
+        .ok()
+        .flatten()?
+        .strip_prefix("refs/heads/")
+        .map(str::to_string)
+}

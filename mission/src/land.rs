@@ -1,0 +1,187 @@
+//! Decisions about landing a mission's change (`mission.land`): whether the mission can be
+//! landed now, into which branch, and with what commit message. The git work is the
+//! engine's (`engine/src/worktrees/land.rs`); the archive seal is the proof's.
+
+use nagi_schema::mission::MissionStatus;
+use nagi_schema::worktree::MissionWorktreeState;
+
+use super::error::MissionError;
+use super::model::{Mission, MissionWorktree};
+
+/// The mission's worktree, if the mission can be landed now: it is `ready_to_close` (its
+/// proof verified), it works in its own worktree, and that worktree is still there.
+pub fn check_landable(mission: &Mission) -> Result<&MissionWorktree, MissionError> {
+    if mission.landing.is_some() {
+        return Err(MissionError::NotReady(format!(
+            "mission {} has already landed",
+            mission.mission_id
+        )));
+    }
+    if mission.status != MissionStatus::ReadyToClose {
+        let why = match mission.status {
+            MissionStatus::ReviewRequired => {
+                "; its proof does not verify yet (nagi mission verify)"
+            }
+            MissionStatus::Archived => "; an archived mission has nothing left to land",
+            _ => "",
+        };
+        return Err(MissionError::NotReady(format!(
+            "mission {} is {}; only a ready_to_close mission can land{why}",
+            mission.mission_id,
+            mission.status.as_str()
+        )));
+    }
+    let worktree = mission.worktree.as_ref().ok_or_else(|| {
+        MissionError::NotReady(format!(
+            "mission {} ran in the checkout itself (--in-place), not in a mission worktree: its change is already in {}; commit it there, or close the mission",
+            mission.mission_id, mission.repository_path
+        ))
+    })?;
+    if worktree.state != MissionWorktreeState::Present {
+        return Err(MissionError::WorktreeMissing(format!(
+            "the worktree {} of mission {} is {}; there is nothing to land from",
+            worktree.path,
+            mission.mission_id,
+            match worktree.state {
+                MissionWorktreeState::Missing => "deleted",
+                MissionWorktreeState::Removed => "removed",
+                MissionWorktreeState::Kept => "kept after the archive",
+                MissionWorktreeState::Present => "present",
+            }
+        )));
+    }
+    Ok(worktree)
+}
+
+/// The branch a landing goes into: `into` when given, else the branch the checkout had
+/// when the worktree was made.
+pub fn target_branch(
+    mission: &Mission,
+    worktree: &MissionWorktree,
+    into: Option<&str>,
+) -> Result<String, MissionError> {
+    let branch = match into {
+        Some(into) => into.trim().to_string(),
+        None => worktree.target_branch.clone().ok_or_else(|| {
+            MissionError::LandFailed(format!(
+                "the checkout's HEAD was detached when the worktree of mission {} was made, so there is no branch to land into by default; name one with --into",
+                mission.mission_id
+            ))
+        })?,
+    };
+    let branch = branch
+        .strip_prefix("refs/heads/")
+        .unwrap_or(&branch)
+        .to_string();
+    if branch.is_empty()
+        || branch.len() > 256
+        || branch.starts_with('-')
+        || branch.contains(['\0', '\n', '\r', ' ', '~', '^', ':', '?', '*', '[', '\\'])
+        || branch.contains("..")
+    {
+        return Err(MissionError::LandFailed(format!(
+            "{branch:?} is not a branch name"
+        )));
+    }
+    if branch == worktree.branch {
+        return Err(MissionError::LandFailed(format!(
+            "{branch} is the mission's own branch; land into the branch its change is for"
+        )));
+    }
+    Ok(branch)
+}
+
+/// The commit message without trailers: `message` when given, else the mission's title
+/// and objective.
+pub fn land_message(mission: &Mission, message: Option<&str>) -> String {
+    match message.map(str::trim).filter(|text| !text.is_empty()) {
+        Some(text) => text.to_string(),
+        None => format!("{}\n\n{}", mission.title.trim(), mission.objective.trim()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apply::apply;
+    use crate::event::MissionEvent;
+
+    fn mission_with_worktree(status: MissionStatus) -> Mission {
+        let created = MissionEvent::MissionCreated {
+            mission_id: nagi_schema::ids::MissionId::parse("m1").unwrap(),
+            title: "Fix the parser".into(),
+            repository_path: "/repo".into(),
+            objective: "It must accept empty input.".into(),
+            acceptance_criteria: vec!["c".into()],
+            at_millis: 1,
+        };
+        let mut mission = apply(None, &created);
+        mission.worktree = Some(MissionWorktree {
+            path: "/worktrees/repo/m1".into(),
+            branch: "mission/m1".into(),
+            base_revision: "a".repeat(40),
+            base_ref: "HEAD".into(),
+            created_at_millis: 2,
+            state: MissionWorktreeState::Present,
+            kept_reason: None,
+            target_branch: Some("main".into()),
+        });
+        mission.status = status;
+        mission
+    }
+
+    #[test]
+    fn only_a_ready_mission_in_its_own_worktree_can_land() {
+        assert!(check_landable(&mission_with_worktree(MissionStatus::ReadyToClose)).is_ok());
+        let review = check_landable(&mission_with_worktree(MissionStatus::ReviewRequired))
+            .unwrap_err()
+            .to_string();
+        assert!(review.contains("does not verify yet"), "{review}");
+        let mut in_place = mission_with_worktree(MissionStatus::ReadyToClose);
+        in_place.worktree = None;
+        assert!(
+            check_landable(&in_place)
+                .unwrap_err()
+                .to_string()
+                .contains("--in-place")
+        );
+        let mut deleted = mission_with_worktree(MissionStatus::ReadyToClose);
+        deleted.worktree.as_mut().unwrap().state = MissionWorktreeState::Missing;
+        assert!(matches!(
+            check_landable(&deleted),
+            Err(MissionError::WorktreeMissing(_))
+        ));
+    }
+
+    #[test]
+    fn the_target_is_the_starting_branch_unless_one_is_named() {
+        let mission = mission_with_worktree(MissionStatus::ReadyToClose);
+        let worktree = mission.worktree.clone().unwrap();
+        assert_eq!(target_branch(&mission, &worktree, None).unwrap(), "main");
+        assert_eq!(
+            target_branch(&mission, &worktree, Some("refs/heads/release")).unwrap(),
+            "release"
+        );
+        for bad in ["", "a..b", "-x", "mission/m1", "has space"] {
+            assert!(target_branch(&mission, &worktree, Some(bad)).is_err(), "{bad}");
+        }
+        let mut detached = worktree.clone();
+        detached.target_branch = None;
+        assert!(
+            target_branch(&mission, &detached, None)
+                .unwrap_err()
+                .to_string()
+                .contains("--into")
+        );
+    }
+
+    #[test]
+    fn the_message_defaults_to_title_and_objective() {
+        let mission = mission_with_worktree(MissionStatus::ReadyToClose);
+        assert_eq!(
+            land_message(&mission, None),
+            "Fix the parser\n\nIt must accept empty input."
+        );
+        assert_eq!(land_message(&mission, Some("  mine ")), "mine");
+    }
+}

@@ -1,0 +1,382 @@
+//! Landing a mission's change (issue 15, item 4): squash, merge and rebase into the branch
+//! the checkout had, the person's checkout moved with it, a conflict and a dirty checkout
+//! refused with nothing changed, a push to a local bare remote, a pull request through a
+//! fake `gh`, and the consent rule (the public socket cannot land). Real git repositories,
+//! the real server, the fake ACP agent writing under granted write scope.
+
+use std::path::{Path, PathBuf};
+
+use nagi_tests::*;
+use serde_json::{Value, json};
+
+/// The agent changes README.md and adds new.txt, then ends its turn.
+fn agent_script() -> Value {
+    json!([
+        {"write_file": {"path": "README.md", "content": "# demo\nchanged by the agent\n"}},
+        {"write_file": {"path": "new.txt", "content": "hello\n"}},
+        {"text": "done"}
+    ])
+}
+
+fn configure(env: &TestEnv) {
+    std::fs::create_dir_all(&env.config_dir).unwrap();
+    let fake_env = format!(
+        "NAGI_FAKE_SCRIPT = {}, NAGI_FAKE_LOG = {}",
+        toml_string(&agent_script().to_string()),
+        toml_string(fake_log_path(env).to_str().unwrap())
+    );
+    std::fs::write(
+        env.config_dir.join("config.toml"),
+        format!(
+            "[providers.acp]\ncommand = [{}]\nenv = {{ {fake_env} }}\n\n{}",
+            toml_string(test_binary("fake_acp").to_str().unwrap()),
+            fake_sandbox_section(env)
+        ),
+    )
+    .unwrap();
+}
+
+struct Landing {
+    env: TestEnv,
+    repo: TestRepo,
+    worktree: PathBuf,
+}
+
+/// A session whose mission `m1` ran in its own worktree and is `ready_to_close`.
+fn ready_mission(extra_env: &[(&str, String)]) -> Landing {
+    let mut env = TestEnv::new();
+    for (key, value) in extra_env {
+        env.env.insert(key.to_string(), value.clone());
+    }
+    configure(&env);
+    env.start_server();
+    let repo = TestRepo::new();
+    git(&repo.path, &["config", "user.name", "Pat Person"]);
+    git(&repo.path, &["config", "user.email", "pat@example.invalid"]);
+    env.ok("mission.create", create_params("m1", &repo.path_text()));
+    env.ok(
+        "mission.configure",
+        json!({"mission_id": "m1", "checks": [{"kind": "command", "id": "unit", "program": "test",
+               "args": ["-f", "README.md"], "cwd": ".", "relevant_paths": [], "required_artifacts": [],
+               "required": true, "covers": [0, 1]}]}),
+    );
+    env.nagi_ok(&[
+        "mission", "start", "m1", "--provider", "acp", "--run-id", "r1", "--execute-checks",
+        "--yes",
+    ]);
+    let mission = wait_for_mission(&env, "m1", "ready to close", |mission| {
+        mission["status"] == "ready_to_close"
+    });
+    let worktree = PathBuf::from(mission["worktree"]["path"].as_str().unwrap());
+    assert_eq!(mission["worktree"]["target_branch"], "main", "{mission}");
+    Landing {
+        env,
+        repo,
+        worktree,
+    }
+}
+
+fn head_of(path: &Path, reference: &str) -> String {
+    git(path, &["rev-parse", reference])
+}
+
+fn mission(env: &TestEnv) -> Value {
+    env.ok("mission.get", json!({"mission_id": "m1"}))["mission"].clone()
+}
+
+#[test]
+fn a_squash_landing_makes_one_commit_on_the_starting_branch_moves_the_checkout_and_archives() {
+    let s = ready_mission(&[]);
+    let before = head_of(&s.repo.path, "main");
+
+    // The public socket checks the request, then refuses: landing needs a person.
+    let fingerprint = s.env.store_fingerprint();
+    let refused = s.env.call("mission.land", json!({"mission_id": "m1"}));
+    assert_eq!(
+        refused["error"]["code"], "interactive_consent_required",
+        "{refused}"
+    );
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("nagi mission land m1"),
+        "{refused}"
+    );
+    assert_eq!(s.env.store_fingerprint(), fingerprint, "nothing was written");
+    assert_eq!(head_of(&s.repo.path, "main"), before);
+
+    let landed = s.env.nagi_ok(&["mission", "land", "m1", "--yes"]);
+    // The preview named the branch, the strategy, the files and the message.
+    for shown in [
+        "branch: main",
+        "by squash",
+        "README.md, new.txt",
+        "message: ",
+        "checkout: ",
+    ] {
+        assert!(landed.stderr.contains(shown), "{shown}: {}", landed.describe());
+    }
+    assert!(
+        landed.stdout.contains("mission m1 landed in main as"),
+        "{}",
+        landed.describe()
+    );
+
+    let after = head_of(&s.repo.path, "main");
+    assert_eq!(
+        head_of(&s.repo.path, "main^"),
+        before,
+        "one commit on top of main"
+    );
+    let message = git(&s.repo.path, &["log", "-1", "--format=%B", "main"]);
+    assert!(message.starts_with("Fix login\n\nMake the login redirect work"), "{message}");
+    assert!(message.contains("Nagi-Mission: m1"), "{message}");
+    let author = git(&s.repo.path, &["log", "-1", "--format=%an <%ae>", "main"]);
+    assert_eq!(author, "Pat Person <pat@example.invalid>");
+    // The person's checkout had main checked out and was clean: it moved with it.
+    assert_eq!(
+        std::fs::read_to_string(s.repo.path.join("new.txt")).unwrap(),
+        "hello\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.repo.path.join("README.md")).unwrap(),
+        "# demo\nchanged by the agent\n"
+    );
+    assert_eq!(git(&s.repo.path, &["status", "--porcelain"]), "");
+
+    let view = mission(&s.env);
+    assert_eq!(view["status"], "archived", "{view}");
+    assert_eq!(view["landing"]["landed_revision"], after);
+    assert_eq!(view["landing"]["previous_target_revision"], before);
+    assert_eq!(view["landing"]["strategy"], "squash");
+    assert_eq!(view["landing"]["updated_checkout"], s.repo.path_text());
+    let receipt = s.env.ok("mission.proof.get", json!({"mission_id": "m1"}))["receipt"].clone();
+    assert_eq!(receipt["decision"], "archived");
+    assert_eq!(receipt["landing"]["landed_revision"], after, "{receipt}");
+    let seal = receipt["seal_digest"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("Nagi-Proof: {seal}")),
+        "the trailer names the archive seal {seal}: {message}"
+    );
+    // The worktree is gone (its work landed); the branch stays.
+    let view = wait_for_mission(&s.env, "m1", "the worktree removed", |mission| {
+        mission["worktree"]["state"] == "removed"
+    });
+    assert!(!s.worktree.exists(), "{view}");
+    let branch_tip = head_of(&s.repo.path, "refs/heads/mission/m1");
+    assert_eq!(view["landing"]["mission_revision"], branch_tip);
+    // A landed mission cannot land again.
+    let again = s.env.call("mission.land", json!({"mission_id": "m1"}));
+    assert_eq!(again["error"]["code"], "mission_not_ready", "{again}");
+}
+
+#[test]
+fn merge_and_rebase_integrate_onto_a_branch_that_moved_on() {
+    for strategy in ["merge", "rebase"] {
+        let s = ready_mission(&[]);
+        // The person commits something else on main meanwhile.
+        s.repo.write("other.txt", "the person's\n");
+        git(&s.repo.path, &["add", "other.txt"]);
+        git(&s.repo.path, &["commit", "-q", "-m", "the person's commit"]);
+        let moved = head_of(&s.repo.path, "main");
+
+        let flag = format!("--{strategy}");
+        s.env
+            .nagi_ok(&["mission", "land", "m1", &flag, "--message", "Land it", "--yes"]);
+        let tip = head_of(&s.repo.path, "main");
+        let parents = git(&s.repo.path, &["log", "-1", "--format=%P", "main"]);
+        let parents: Vec<&str> = parents.split_whitespace().collect();
+        let view = mission(&s.env);
+        match strategy {
+            "merge" => assert_eq!(
+                parents,
+                [
+                    moved.as_str(),
+                    view["landing"]["mission_revision"].as_str().unwrap()
+                ],
+                "a merge commit of main and the mission branch"
+            ),
+            _ => assert_eq!(parents, [moved.as_str()], "replayed onto the moved main"),
+        }
+        let message = git(&s.repo.path, &["log", "-1", "--format=%B", "main"]);
+        assert!(
+            message.starts_with("Land it") && message.contains("Nagi-Mission: m1"),
+            "{strategy}: {message}"
+        );
+        for (file, text) in [("other.txt", "the person's\n"), ("new.txt", "hello\n")] {
+            assert_eq!(
+                git(&s.repo.path, &["show", &format!("main:{file}")]),
+                text.trim_end(),
+                "{strategy}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(s.repo.path.join(file)).unwrap(),
+                text
+            );
+        }
+        assert_eq!(view["landing"]["landed_revision"], tip);
+        assert_eq!(view["landing"]["strategy"], strategy);
+        assert_eq!(view["status"], "archived");
+    }
+}
+
+#[test]
+fn a_conflict_and_a_dirty_checkout_refuse_with_the_paths_and_change_nothing() {
+    let s = ready_mission(&[]);
+    // The person's main changes README.md the other way.
+    s.repo.write("README.md", "# demo\nthe person's line\n");
+    git(&s.repo.path, &["commit", "-q", "-am", "conflicting"]);
+    let main_before = head_of(&s.repo.path, "main");
+    let branch_before = head_of(&s.repo.path, "refs/heads/mission/m1");
+    let conflict = s.env.nagi(&["mission", "land", "m1", "--yes"]);
+    assert_eq!(conflict.status, 1, "{}", conflict.describe());
+    assert!(
+        conflict.stderr.contains("land_conflict") && conflict.stderr.contains("README.md"),
+        "{}",
+        conflict.describe()
+    );
+    assert_eq!(head_of(&s.repo.path, "main"), main_before);
+    assert_eq!(
+        head_of(&s.repo.path, "refs/heads/mission/m1"),
+        branch_before
+    );
+    assert_eq!(git(&s.repo.path, &["status", "--porcelain"]), "");
+    assert_eq!(mission(&s.env)["status"], "ready_to_close");
+
+    // Undo the person's change; now their checkout has an edit of its own.
+    git(&s.repo.path, &["reset", "-q", "--hard", "HEAD^"]);
+    s.repo.write("src/lib.rs", "pub fn answer() -> u32 { 41 }\n");
+    let dirty = s.env.nagi(&["mission", "land", "m1", "--yes"]);
+    assert_eq!(dirty.status, 1, "{}", dirty.describe());
+    assert!(
+        dirty.stderr.contains("checkout_dirty") && dirty.stderr.contains("src/lib.rs"),
+        "{}",
+        dirty.describe()
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.repo.path.join("src/lib.rs")).unwrap(),
+        "pub fn answer() -> u32 { 41 }\n",
+        "the person's edit is untouched"
+    );
+    let still = mission(&s.env);
+    assert_eq!(still["status"], "ready_to_close", "{still}");
+    assert_eq!(still["worktree"]["state"], "present");
+
+    // Into a branch no checkout has, the dirty checkout does not matter.
+    git(&s.repo.path, &["branch", "release"]);
+    let release_before = head_of(&s.repo.path, "release");
+    s.env
+        .nagi_ok(&["mission", "land", "m1", "--into", "release", "--yes"]);
+    assert_eq!(head_of(&s.repo.path, "release^"), release_before);
+    assert_eq!(
+        git(&s.repo.path, &["show", "release:new.txt"]),
+        "hello",
+        "landed in release"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.repo.path.join("src/lib.rs")).unwrap(),
+        "pub fn answer() -> u32 { 41 }\n"
+    );
+    assert!(!s.repo.path.join("new.txt").exists(), "main's checkout did not move");
+    assert_eq!(mission(&s.env)["landing"]["target_branch"], "release");
+}
+
+#[test]
+fn a_landing_pushes_to_a_remote_and_opens_a_pull_request_through_gh() {
+    let tools = tempfile::tempdir().unwrap();
+    let gh_log = tools.path().join("gh.log");
+    let gh = tools.path().join("gh");
+    std::fs::write(
+        &gh,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > {}\necho https://example.invalid/pr/7\n",
+            gh_log.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        tools.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+
+    // A push of the landed branch to a bare remote.
+    let s = ready_mission(&[]);
+    let remote = tempfile::tempdir().unwrap();
+    git(remote.path(), &["init", "-q", "--bare"]);
+    git(
+        &s.repo.path,
+        &["remote", "add", "origin", remote.path().to_str().unwrap()],
+    );
+    s.env
+        .nagi_ok(&["mission", "land", "m1", "--push", "origin", "--yes"]);
+    assert_eq!(
+        head_of(remote.path(), "refs/heads/main"),
+        head_of(&s.repo.path, "main"),
+        "the remote has the landed main"
+    );
+    assert_eq!(mission(&s.env)["landing"]["pushed_to"], "origin");
+
+    // A pull request: the mission branch is pushed and gh asked; main stays.
+    let s = ready_mission(&[("PATH", path)]);
+    let remote = tempfile::tempdir().unwrap();
+    git(remote.path(), &["init", "-q", "--bare"]);
+    git(
+        &s.repo.path,
+        &["remote", "add", "origin", remote.path().to_str().unwrap()],
+    );
+    let main_before = head_of(&s.repo.path, "main");
+    let opened = s
+        .env
+        .nagi_ok(&["mission", "land", "m1", "--push", "origin", "--pr", "--yes"]);
+    assert!(
+        opened.stdout.contains("https://example.invalid/pr/7"),
+        "{}",
+        opened.describe()
+    );
+    assert_eq!(head_of(&s.repo.path, "main"), main_before, "no local landing");
+    let view = mission(&s.env);
+    assert_eq!(
+        head_of(remote.path(), "refs/heads/mission/m1"),
+        view["landing"]["mission_revision"].as_str().unwrap()
+    );
+    assert_eq!(
+        view["landing"]["pull_request"],
+        "https://example.invalid/pr/7"
+    );
+    let asked = std::fs::read_to_string(&gh_log).unwrap();
+    assert!(
+        asked.starts_with("pr\ncreate\n--base\nmain\n--head\nmission/m1\n"),
+        "{asked}"
+    );
+
+    // --pr without --push is a usage error.
+    let usage = s.env.nagi(&["mission", "land", "m1", "--pr"]);
+    assert_eq!(usage.status, 2, "{}", usage.describe());
+}
+
+#[test]
+fn a_landing_without_a_git_identity_says_how_to_set_one_and_lands_nothing() {
+    let s = ready_mission(&[]);
+    git(&s.repo.path, &["config", "--unset", "user.name"]);
+    git(&s.repo.path, &["config", "--unset", "user.email"]);
+    let main_before = head_of(&s.repo.path, "main");
+    let refused = s.env.nagi(&["mission", "land", "m1", "--yes"]);
+    assert_eq!(refused.status, 1, "{}", refused.describe());
+    assert!(
+        refused.stderr.contains("land_failed") && refused.stderr.contains("git config user.name"),
+        "{}",
+        refused.describe()
+    );
+    assert_eq!(head_of(&s.repo.path, "main"), main_before);
+    let view = mission(&s.env);
+    assert_eq!(view["status"], "ready_to_close", "{view}");
+    assert_eq!(
+        git(&s.worktree, &["status", "--porcelain"]),
+        " M README.md\n?? new.txt".trim(),
+        "the worktree is as the agent left it"
+    );
+}
