@@ -248,10 +248,15 @@ fn apply_to_existing(mission: &mut Mission, event: &MissionEvent) {
             }
         },
         MissionEvent::ConsentRecorded { .. } => {}
+        MissionEvent::WorktreeSynced { base_revision, .. } => {
+            if let Some(worktree) = mission.worktree.as_mut() {
+                worktree.base_revision = base_revision.clone();
+            }
+        }
         MissionEvent::MissionLanded { landing, .. } => {
             mission.landing = Some(landing.clone());
             if let Some(receipt) = mission.archive_receipt.as_mut() {
-                receipt.landing = Some(landing.clone());
+                receipt.landing = Some(Box::new(landing.clone()));
             }
         }
         MissionEvent::MissionAbandoned { reason, at_millis } => {

@@ -131,6 +131,14 @@ pub enum MissionEvent {
         decision: String,
         at_millis: u64,
     },
+    /// The mission branch was rebased onto `onto` at `base_revision` (`mission.sync`); the
+    /// worktree's diff is against that commit from now on.
+    WorktreeSynced {
+        path: String,
+        onto: String,
+        base_revision: String,
+        at_millis: u64,
+    },
     /// The mission's change landed; committed with the archive seal, after it.
     MissionLanded {
         landing: nagi_schema::land::MissionLandingV1,
@@ -161,7 +169,8 @@ impl MissionEvent {
             | MissionEvent::EvidencePackRecorded { at_millis, .. }
             | MissionEvent::MissionSealed { at_millis, .. }
             | MissionEvent::ConsentRecorded { at_millis, .. }
-            | MissionEvent::MissionLanded { at_millis, .. } => *at_millis,
+            | MissionEvent::MissionLanded { at_millis, .. }
+            | MissionEvent::WorktreeSynced { at_millis, .. } => *at_millis,
         }
     }
 
@@ -189,6 +198,7 @@ impl MissionEvent {
             MissionEvent::MissionSealed { .. } => "mission_sealed",
             MissionEvent::ConsentRecorded { .. } => "consent_recorded",
             MissionEvent::MissionLanded { .. } => "mission_landed",
+            MissionEvent::WorktreeSynced { .. } => "worktree_synced",
         }
     }
 }

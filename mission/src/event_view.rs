@@ -146,6 +146,17 @@ pub fn wire_event(seq: u64, mission_id: &str, stored: &StoredEvent) -> MissionEv
             subject: subject.clone(),
             decision: decision.clone(),
         },
+        MissionEvent::WorktreeSynced {
+            path,
+            onto,
+            base_revision,
+            ..
+        } => MissionEventDetail::MissionWorktreeChanged {
+            path: path.clone(),
+            branch: crate::worktree::mission_branch(mission_id),
+            state: nagi_schema::worktree::MissionWorktreeState::Present,
+            reason: Some(format!("synced onto {onto} at {base_revision}")),
+        },
         MissionEvent::MissionLanded { landing, .. } => MissionEventDetail::MissionLanded {
             landing: landing.clone(),
         },

@@ -6,6 +6,7 @@ use nagi_schema::mission::MissionStatus;
 use nagi_schema::worktree::MissionWorktreeState;
 
 use super::error::MissionError;
+use super::event::MissionEvent;
 use super::model::{Mission, MissionWorktree};
 
 /// The mission's worktree, if the mission can be landed now: it is `ready_to_close` (its
@@ -91,6 +92,60 @@ pub fn target_branch(
     Ok(branch)
 }
 
+/// The mission's worktree, if its branch can be synced now: the mission has its own
+/// worktree, still there, and is not archived (a live run is the engine's to refuse).
+pub fn check_syncable(mission: &Mission) -> Result<&MissionWorktree, MissionError> {
+    if mission.status == MissionStatus::Archived {
+        return Err(MissionError::NotReady(format!(
+            "mission {} is archived; there is nothing left to sync",
+            mission.mission_id
+        )));
+    }
+    let worktree = mission.worktree.as_ref().ok_or_else(|| {
+        MissionError::NotReady(format!(
+            "mission {} runs in the checkout itself (--in-place), not in a mission worktree; there is no mission branch to sync",
+            mission.mission_id
+        ))
+    })?;
+    if worktree.state != MissionWorktreeState::Present {
+        return Err(MissionError::WorktreeMissing(format!(
+            "the worktree {} of mission {} is not there; there is nothing to sync",
+            worktree.path, mission.mission_id
+        )));
+    }
+    Ok(worktree)
+}
+
+/// What a sync onto `onto` at `base_revision` records: the worktree's new base, and for a
+/// mission whose proof had verified, `blocked` until it is verified again (its workspace
+/// changed under the proof).
+pub fn decide_synced(
+    mission: &Mission,
+    onto: &str,
+    base_revision: &str,
+    now: u64,
+) -> Result<Vec<MissionEvent>, MissionError> {
+    let worktree = check_syncable(mission)?;
+    let mut events = vec![MissionEvent::WorktreeSynced {
+        path: worktree.path.clone(),
+        onto: onto.to_string(),
+        base_revision: base_revision.to_string(),
+        at_millis: now,
+    }];
+    if mission.status == MissionStatus::ReadyToClose {
+        events.extend(crate::run::status_change(
+            mission,
+            MissionStatus::Blocked,
+            format!(
+                "the mission branch was synced onto {onto}, so its proof no longer matches the worktree: verify it again (nagi mission verify, or v in the cockpit)"
+            ),
+            None,
+            now,
+        ));
+    }
+    Ok(events)
+}
+
 /// The commit message without trailers: `message` when given, else the mission's title
 /// and objective.
 pub fn land_message(mission: &Mission, message: Option<&str>) -> String {
@@ -104,7 +159,6 @@ pub fn land_message(mission: &Mission, message: Option<&str>) -> String {
 mod tests {
     use super::*;
     use crate::apply::apply;
-    use crate::event::MissionEvent;
 
     fn mission_with_worktree(status: MissionStatus) -> Mission {
         let created = MissionEvent::MissionCreated {
@@ -163,7 +217,10 @@ mod tests {
             "release"
         );
         for bad in ["", "a..b", "-x", "mission/m1", "has space"] {
-            assert!(target_branch(&mission, &worktree, Some(bad)).is_err(), "{bad}");
+            assert!(
+                target_branch(&mission, &worktree, Some(bad)).is_err(),
+                "{bad}"
+            );
         }
         let mut detached = worktree.clone();
         detached.target_branch = None;
@@ -172,6 +229,34 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("--into")
+        );
+    }
+
+    #[test]
+    fn a_sync_moves_the_base_and_a_ready_mission_must_verify_again() {
+        let ready = mission_with_worktree(MissionStatus::ReadyToClose);
+        let events = decide_synced(&ready, "main", &"b".repeat(40), 5).unwrap();
+        let mut after = ready;
+        for event in &events {
+            after = apply(Some(after), event);
+        }
+        assert_eq!(
+            after.worktree.as_ref().unwrap().base_revision,
+            "b".repeat(40)
+        );
+        assert_eq!(after.status, MissionStatus::Blocked);
+        assert!(after.status_reason.unwrap().contains("verify it again"));
+        let review = mission_with_worktree(MissionStatus::ReviewRequired);
+        let events = decide_synced(&review, "main", &"b".repeat(40), 5).unwrap();
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert!(
+            decide_synced(
+                &mission_with_worktree(MissionStatus::Archived),
+                "main",
+                "c",
+                5
+            )
+            .is_err()
         );
     }
 

@@ -195,7 +195,7 @@ pub fn mission_view(mission: &Mission, live_runs: &dyn LiveRuns) -> MissionViewV
             }),
         abandoned_reason: mission.abandoned_reason.clone(),
         worktree: mission.worktree.as_ref().map(worktree_view),
-        landing: mission.landing.clone(),
+        landing: mission.landing.clone().map(Box::new),
         unresolved_attention_count: mission.unresolved_attention_count(),
         updated_at_millis: mission.updated_at_millis,
     }

@@ -93,6 +93,12 @@ pub enum CockpitAction {
         #[serde(default)]
         pull_request: bool,
     },
+    /// Rebase the mission branch onto a branch's tip (`mission.sync`).
+    Sync {
+        mission_id: String,
+        #[serde(default)]
+        onto: Option<String>,
+    },
 }
 
 impl CockpitAction {

@@ -90,3 +90,17 @@ pub struct MissionLandingV1 {
     pub pull_request: Option<String>,
     pub landed_at_millis: u64,
 }
+
+/// `mission.sync` (nagi extension): rebase the mission branch onto the current tip of a
+/// branch, as "rebase from main" does; the worktree's uncommitted changes are carried
+/// over. Like landing, it needs a person's consent (the cockpit action `sync`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MissionSyncParams {
+    #[schemars(length(min = 1, max = 128), regex(pattern = ID_PATTERN))]
+    pub mission_id: String,
+    /// The branch to rebase onto; default: the branch a landing would go into.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 256))]
+    pub onto: Option<String>,
+}

@@ -145,6 +145,12 @@ pub static ENGINE_METHODS: &[MethodSpec] = &[
         "Land the mission's change on a branch (nagi extension; needs the cockpit's consent)."
     ),
     method!(
+        "mission.sync",
+        crate::land::MissionSyncParams,
+        Rejected,
+        "Rebase the mission branch onto a branch's tip (nagi extension; needs the cockpit's consent)."
+    ),
+    method!(
         "mission.diff",
         crate::worktree::MissionDiffParams,
         Rejected,

@@ -380,7 +380,7 @@ pub struct MissionViewV1 {
     pub worktree: Option<crate::worktree::MissionWorktreeViewV1>,
     /// nagi extension: what the landing that archived the mission did (`mission.land`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub landing: Option<crate::land::MissionLandingV1>,
+    pub landing: Option<Box<crate::land::MissionLandingV1>>,
     pub unresolved_attention_count: u32,
     pub updated_at_millis: u64,
 }

@@ -77,5 +77,5 @@ pub struct ProofReceiptV1 {
     /// nagi extension: what the landing that archived the mission did (`mission.land`).
     /// Recorded with the archive seal, after the sealed digests; not part of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub landing: Option<crate::land::MissionLandingV1>,
+    pub landing: Option<Box<crate::land::MissionLandingV1>>,
 }

@@ -2,6 +2,7 @@
 //! person's branch, so it goes through the same consent as the cockpit: the command shows
 //! what it will do (branch, strategy, files, message), asks, and decides; `--yes` approves
 //! without asking. The server refuses it from a managed pane or a descendant of the server.
+//! `nagi mission sync` (rebase the mission branch onto a branch's tip) asks the same way.
 
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
@@ -61,6 +62,36 @@ impl LandArgs {
     }
 }
 
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    pub mission_id: String,
+    /// The branch to rebase onto (default: the branch a landing would go into).
+    #[arg(long, value_name = "BRANCH")]
+    pub onto: Option<String>,
+    /// Approve without asking.
+    #[arg(long)]
+    pub yes: bool,
+}
+
+/// `nagi mission sync`: rebase the mission branch onto a branch's tip, with consent.
+pub fn sync(context: &Context, args: SyncArgs) -> CommandResult {
+    let action = json!({"kind": "sync", "mission_id": args.mission_id, "onto": args.onto});
+    let outcome = super::consent::ask_and_decide(context, action, args.yes)?;
+    print_outcome(context, &outcome)
+}
+
+fn print_outcome(context: &Context, outcome: &Value) -> CommandResult {
+    context.print(outcome, |outcome| {
+        let summary = outcome.get("summary").and_then(Value::as_str).unwrap_or("");
+        match outcome.get("mission") {
+            Some(mission) if mission.is_object() => {
+                format!("{summary}\n{}", output::mission(mission))
+            }
+            _ => format!("{summary}\n"),
+        }
+    })
+}
+
 pub fn run(context: &Context, args: LandArgs) -> CommandResult {
     let action = json!({
         "kind": "land",
@@ -72,13 +103,5 @@ pub fn run(context: &Context, args: LandArgs) -> CommandResult {
         "pull_request": args.pr,
     });
     let outcome = super::consent::ask_and_decide(context, action, args.yes)?;
-    context.print(&outcome, |outcome| {
-        let summary = outcome.get("summary").and_then(Value::as_str).unwrap_or("");
-        match outcome.get("mission") {
-            Some(mission) if mission.is_object() => {
-                format!("{summary}\n{}", output::mission(mission))
-            }
-            _ => format!("{summary}\n"),
-        }
-    })
+    print_outcome(context, &outcome)
 }

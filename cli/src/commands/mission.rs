@@ -51,6 +51,9 @@ pub enum MissionCommand {
     /// Land a ready mission's change: re-verify, commit it on mission/<id>, integrate it
     /// into a branch (squash by default), archive the mission. Asks for consent.
     Land(super::land::LandArgs),
+    /// Rebase the mission branch onto the current tip of the branch it lands in (or
+    /// --onto), carrying the worktree's uncommitted changes over. Asks for consent.
+    Sync(super::land::SyncArgs),
     /// Run the declared command checks now and record their evidence.
     Verify {
         mission_id: String,
@@ -319,6 +322,7 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
         MissionCommand::Configure(args) => configure(context, args),
         MissionCommand::Diff(args) => super::diff::run(context, args),
         MissionCommand::Land(args) => super::land::run(context, args),
+        MissionCommand::Sync(args) => super::land::sync(context, args),
         MissionCommand::Abandon { mission_id, reason } => {
             let result = context.request(
                 "mission.abandon",

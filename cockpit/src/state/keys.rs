@@ -201,6 +201,22 @@ impl App {
         vec![Request::Preview(action)]
     }
 
+    /// The consent dialog of syncing the selected mission's branch onto the branch it
+    /// lands in.
+    fn open_sync(&mut self) -> Vec<Request> {
+        let Some(mission) = self.selected_mission() else {
+            self.error("select a mission to sync");
+            return Vec::new();
+        };
+        let action = CockpitAction::Sync {
+            mission_id: mission.mission_id.clone(),
+            onto: None,
+        };
+        self.notice = None;
+        self.screen = Screen::Consent(ConsentDialog::new(action.clone(), Screen::Main));
+        vec![Request::Preview(action)]
+    }
+
     /// The diff view of the selected mission; the server is asked for the diff.
     fn open_diff(&mut self) -> Vec<Request> {
         let Some(mission) = self.selected_mission() else {
@@ -247,6 +263,7 @@ impl App {
             KeyCode::Char('d') => return self.open_diff(),
             KeyCode::Char('v') => return self.verify(),
             KeyCode::Char('L') => return self.open_land(),
+            KeyCode::Char('S') => return self.open_sync(),
             _ => {}
         }
         Vec::new()

@@ -576,3 +576,33 @@ fn v_verifies_the_selected_mission_and_refreshes_when_accepted() {
         vec![Request::Refresh]
     );
 }
+
+#[test]
+fn l_asks_to_land_the_selected_mission_and_s_to_sync_it() {
+    let mut app = app_with(vec![]);
+    let action = preview_of(&app.handle_key(char_key('L')));
+    assert_eq!(
+        action,
+        CockpitAction::Land {
+            mission_id: "m1".into(),
+            into: None,
+            strategy: nagi_schema::land::LandStrategy::Squash,
+            message: None,
+            push_remote: None,
+            pull_request: false,
+        }
+    );
+    assert!(
+        matches!(app.screen, Screen::Consent(_)),
+        "the consent dialog is open"
+    );
+    app.handle_key(key(KeyCode::Esc));
+    let action = preview_of(&app.handle_key(char_key('S')));
+    assert_eq!(
+        action,
+        CockpitAction::Sync {
+            mission_id: "m1".into(),
+            onto: None
+        }
+    );
+}

@@ -152,6 +152,7 @@ pub fn key_hints(app: &App) -> Vec<(&'static str, &'static str)> {
                 ("d", "diff"),
                 ("c", "close"),
                 ("L", "land"),
+                ("S", "sync"),
                 ("w", "watch pane"),
             ]);
             hints.extend([

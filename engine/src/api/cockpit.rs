@@ -66,6 +66,7 @@ fn subject(action: &CockpitAction) -> (&'static str, Option<String>) {
         }
         CockpitAction::DismissAttention { .. } => ("dismiss_attention", None),
         CockpitAction::Land { mission_id, .. } => ("land", Some(mission_id.clone())),
+        CockpitAction::Sync { mission_id, .. } => ("sync", Some(mission_id.clone())),
     }
 }
 
@@ -282,6 +283,13 @@ async fn perform(
             let params = crate::consent::land_preview::params_of(action)
                 .ok_or_else(|| MissionError::Runtime("not a landing".into()))?;
             crate::runs::land::land(engine, &params).await
+        }
+        CockpitAction::Sync { mission_id, onto } => {
+            let params = nagi_schema::land::MissionSyncParams {
+                mission_id: mission_id.clone(),
+                onto: onto.clone(),
+            };
+            crate::runs::sync::sync(engine, &params).await
         }
         CockpitAction::DismissAttention {
             attention_id,

@@ -74,6 +74,7 @@ pub async fn dispatch(
         P::MissionDiff(params) => diff::diff(engine, params).await?,
         P::MissionAbandon(params) => crate::runs::abandon::abandon(engine, params).await?,
         P::MissionLand(params) => crate::runs::land::refuse_without_consent(engine, params)?,
+        P::MissionSync(params) => crate::runs::sync::refuse_without_consent(engine, params)?,
         P::MissionProofGet(params) => proof::proof_get(engine, params)?,
         P::MissionHandoffPreview(params) => crate::runs::handoff::preview(engine, params).await?,
         P::MissionHandoffStart(params) => {

@@ -41,8 +41,8 @@ pub async fn build(
     engine: &Arc<Engine>,
     action: &CockpitAction,
 ) -> Result<CockpitPreview, EngineError> {
-    let params = params_of(action)
-        .ok_or_else(|| EngineError::InvalidParams("not a landing".into()))?;
+    let params =
+        params_of(action).ok_or_else(|| EngineError::InvalidParams("not a landing".into()))?;
     let (mission, request, inspection) = crate::runs::land::inspect_now(engine, &params).await?;
     let seal = mission
         .ready_receipt
@@ -129,6 +129,60 @@ pub async fn build(
         digest: digest.finish(),
         title: format!("Land {} into {}", mission.mission_id, request.target_branch),
         risk: AttentionRiskV1::High,
+        lines,
+        recipe: None,
+    })
+}
+
+/// The consent preview of a sync: the branch, where it goes, the commits replayed. The
+/// digest covers the tips of both branches, so a consent is stale once either moves.
+pub async fn build_sync(
+    engine: &Arc<Engine>,
+    mission_id: &str,
+    onto: Option<&str>,
+) -> Result<CockpitPreview, EngineError> {
+    let params = nagi_schema::land::MissionSyncParams {
+        mission_id: mission_id.to_string(),
+        onto: onto.map(str::to_string),
+    };
+    let (mission, request, planned) = crate::runs::sync::inspect_now(engine, &params).await?;
+    let short = &planned.onto_revision[..planned.onto_revision.len().min(12)];
+    let mut lines = vec![format!(
+        "Sync mission {} ({})",
+        mission.mission_id, mission.title
+    )];
+    if planned.up_to_date {
+        lines.push(format!(
+            "{} already contains {} ({short}): nothing will change",
+            request.mission_branch, request.onto
+        ));
+    } else {
+        lines.push(format!(
+            "branch: {} is rebased onto {} (at {short}); {} commit{} replayed",
+            request.mission_branch,
+            request.onto,
+            planned.commits,
+            if planned.commits == 1 { "" } else { "s" }
+        ));
+        lines.push(format!(
+            "worktree: {} keeps its uncommitted changes, now on the new base",
+            request.worktree_path.display()
+        ));
+        if mission.status == nagi_schema::mission::MissionStatus::ReadyToClose {
+            lines.push("proof: the mission becomes blocked until it is verified again".into());
+        }
+    }
+    let mut digest = hasher("sync");
+    digest
+        .string(mission.mission_id.as_str())
+        .string(&request.onto)
+        .string(&planned.onto_revision)
+        .string(&planned.previous_head)
+        .bool(planned.up_to_date);
+    Ok(CockpitPreview {
+        digest: digest.finish(),
+        title: format!("Sync {} onto {}", mission.mission_id, request.onto),
+        risk: AttentionRiskV1::Medium,
         lines,
         recipe: None,
     })

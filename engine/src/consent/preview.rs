@@ -381,6 +381,9 @@ pub async fn build(
             })
         }
         CockpitAction::Land { .. } => super::land_preview::build(engine, action).await,
+        CockpitAction::Sync { mission_id, onto } => {
+            super::land_preview::build_sync(engine, mission_id, onto.as_deref()).await
+        }
         CockpitAction::DismissAttention {
             attention_id,
             reason,

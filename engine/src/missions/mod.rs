@@ -51,7 +51,7 @@ fn parse_doc(doc: Option<String>) -> Result<Option<Mission>, EngineError> {
 
 /// The stored mission `mission_id`; `mission_not_found` when there is none.
 pub fn load_existing(reader: &Reader<'_>, mission_id: &str) -> Result<Mission, EngineError> {
-    load(reader, mission_id)?.ok_or_else(|| MissionError::no_mission(&mission_id).into())
+    load(reader, mission_id)?.ok_or_else(|| MissionError::no_mission(mission_id).into())
 }
 
 /// The mission as written, and its appended events with their sequence numbers.
@@ -388,7 +388,7 @@ impl Missions {
 
     pub fn get(&self, mission_id: &str) -> Result<Option<Mission>, EngineError> {
         self.store
-            .read(|reader| Ok(reader.mission_doc(mission_id)?))
+            .read(|reader| reader.mission_doc(mission_id))
             .map_err(EngineError::from)
             .and_then(parse_doc)
     }
@@ -405,7 +405,7 @@ impl Missions {
     /// The stored mission `mission_id`; `mission_not_found` when there is none.
     pub fn get_existing(&self, mission_id: &str) -> Result<Mission, EngineError> {
         self.get(mission_id)?
-            .ok_or_else(|| MissionError::no_mission(&mission_id).into())
+            .ok_or_else(|| MissionError::no_mission(mission_id).into())
     }
 
     pub fn read<T>(

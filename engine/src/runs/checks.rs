@@ -203,7 +203,7 @@ async fn collect_and_seal(
     let mission = engine
         .missions
         .get(mission_id)?
-        .ok_or_else(|| MissionError::no_mission(&mission_id))?;
+        .ok_or_else(|| MissionError::no_mission(mission_id))?;
     if mission.run.as_ref().map(|run| run.run_id.as_str()) != Some(run_id) {
         return Err(MissionError::RunMismatch(format!(
             "run {run_id} is not the mission's current run"
@@ -348,7 +348,7 @@ async fn evaluate_and_seal(
         Ok((doc, head_of(reader.last_event()?), reader.claim(claim_key)?))
     })?;
     let mission =
-        Mission::from_document(&mission.ok_or_else(|| MissionError::no_mission(&mission_id))?)?;
+        Mission::from_document(&mission.ok_or_else(|| MissionError::no_mission(mission_id))?)?;
     let claim = claim.ok_or_else(|| {
         MissionError::Runtime("the checkout claim was lost while the checks ran".into())
     })?;
@@ -367,8 +367,7 @@ async fn evaluate_and_seal(
     })?;
     let landing = match purpose {
         Purpose::Land => {
-            super::land::land_when_verified(engine, &mission, &verdict, &head, run_id, land)
-                .await?
+            super::land::land_when_verified(engine, &mission, &verdict, &head, run_id, land).await?
         }
         _ => None,
     };
@@ -392,10 +391,10 @@ async fn evaluate_and_seal(
             let mut events = Vec::new();
             match purpose {
                 Purpose::Close => {
-                    events.push(close_outcome(&mission, &verdict, &current_head, now)?)
+                    events.push(close_outcome(mission, &verdict, &current_head, now)?)
                 }
                 Purpose::Land => {
-                    events.push(close_outcome(&mission, &verdict, &current_head, now)?);
+                    events.push(close_outcome(mission, &verdict, &current_head, now)?);
                     if let Some(landing) = landing {
                         events.push(MissionEvent::MissionLanded {
                             landing,
@@ -404,7 +403,7 @@ async fn evaluate_and_seal(
                     }
                 }
                 Purpose::TurnCompleted | Purpose::Verify => {
-                    if let Some(event) = readiness_outcome(&mission, &verdict, &current_head, now)?
+                    if let Some(event) = readiness_outcome(mission, &verdict, &current_head, now)?
                     {
                         events.push(event);
                     }
@@ -583,7 +582,7 @@ pub async fn rerun_after_restart(
     let mission = engine
         .missions
         .get(mission_id)?
-        .ok_or_else(|| MissionError::no_mission(&mission_id))?;
+        .ok_or_else(|| MissionError::no_mission(mission_id))?;
     let run_id = mission
         .run
         .as_ref()
@@ -640,7 +639,7 @@ pub async fn record_manual_evidence(
     let mission = engine
         .missions
         .get(mission_id)?
-        .ok_or_else(|| MissionError::no_mission(&mission_id))?;
+        .ok_or_else(|| MissionError::no_mission(mission_id))?;
     let run = mission
         .run
         .clone()
@@ -733,7 +732,7 @@ pub async fn record_manual_evidence(
     let _ = crate::runs::release_claim(
         engine,
         HeldClaim {
-            mission_id: mission_id,
+            mission_id,
             run_id: &run.run_id,
             checkout_key: &key,
         },

@@ -55,7 +55,11 @@ pub fn land_request(
             "{remote:?} is not a remote name"
         )));
     }
-    if params.message.as_ref().is_some_and(|message| message.len() > 8192) {
+    if params
+        .message
+        .as_ref()
+        .is_some_and(|message| message.len() > 8192)
+    {
         return Err(EngineError::InvalidParams(
             "the message is over 8192 bytes".into(),
         ));
@@ -116,8 +120,7 @@ pub async fn land(engine: &Arc<Engine>, params: &MissionLandParams) -> Result<St
         .run
         .clone()
         .ok_or_else(|| MissionError::Runtime("a ready mission without a run".into()))?;
-    if engine.runs.get(&run.run_id).is_some()
-        || engine.runs.checks_in_flight(&run.run_id).is_some()
+    if engine.runs.get(&run.run_id).is_some() || engine.runs.checks_in_flight(&run.run_id).is_some()
     {
         return Err(MissionError::Busy(format!(
             "run {} of mission {} is still working; land when it has ended",
@@ -190,7 +193,10 @@ pub async fn land(engine: &Arc<Engine>, params: &MissionLandParams) -> Result<St
     }
 }
 
-fn refuse_claimed_checkout(engine: &Arc<Engine>, checkout: &std::path::Path) -> Result<(), EngineError> {
+fn refuse_claimed_checkout(
+    engine: &Arc<Engine>,
+    checkout: &std::path::Path,
+) -> Result<(), EngineError> {
     let Ok(found) = engine
         .checkouts
         .canonical_checkout(&checkout.display().to_string())

@@ -12,6 +12,7 @@ pub mod respond;
 pub mod start;
 pub mod steps;
 pub mod supervisor;
+pub mod sync;
 pub mod worktree;
 
 /// A claim on a checkout as its holder names it: the store row's mission and run, and the

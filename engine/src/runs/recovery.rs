@@ -362,7 +362,7 @@ async fn resume(engine: &Arc<Engine>, mission_id: &MissionId, run: nagi_mission:
             let _ = release_claim(
                 engine,
                 HeldClaim {
-                    mission_id: mission_id,
+                    mission_id,
                     run_id: &run.run_id,
                     checkout_key: &claim_key,
                 },

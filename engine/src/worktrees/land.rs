@@ -13,11 +13,15 @@
 //! and the reference moves in one atomic update, so a SIGKILL leaves the target branch
 //! either where it was or at the landed commit.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use nagi_mission::MissionError;
 use nagi_schema::land::LandStrategy;
+
+use super::merging::{
+    author, failed, merge_in_memory, open, replay_onto, stage_all, target_commit, tree_of,
+    worktree_tree,
+};
 
 /// Everything a landing needs to know. Built by the engine from the mission.
 #[derive(Debug, Clone)]
@@ -59,89 +63,12 @@ pub struct Landed {
     pub pull_request: Option<String>,
 }
 
-fn failed(what: &str, error: git2::Error) -> MissionError {
-    MissionError::LandFailed(format!("{what}: {}", error.message()))
-}
-
-fn open(path: &Path) -> Result<git2::Repository, MissionError> {
-    git2::Repository::open(path)
-        .map_err(|error| failed(&format!("cannot open the repository {}", path.display()), error))
-}
-
 /// The message with nagi's trailers.
 pub fn message_with_trailers(message: &str, mission_id: &str, seal: &str) -> String {
     format!(
         "{}\n\nNagi-Mission: {mission_id}\nNagi-Proof: {seal}\n",
         message.trim_end()
     )
-}
-
-/// The tree of the worktree as `git add -A` would stage it, written as objects only: the
-/// worktree's own index file is not touched.
-fn worktree_tree(worktree: &git2::Repository) -> Result<git2::Oid, MissionError> {
-    let mut index = worktree
-        .index()
-        .map_err(|error| failed("cannot read the worktree's index", error))?;
-    index
-        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-        .and_then(|()| index.update_all(["*"], None))
-        .map_err(|error| failed("cannot stage the worktree's changes", error))?;
-    index
-        .write_tree()
-        .map_err(|error| failed("cannot write the worktree's tree", error))
-}
-
-fn target_commit<'r>(
-    repository: &'r git2::Repository,
-    branch: &str,
-) -> Result<git2::Commit<'r>, MissionError> {
-    repository
-        .find_branch(branch, git2::BranchType::Local)
-        .map_err(|_| {
-            MissionError::LandFailed(format!(
-                "the target branch `{branch}` does not exist; give an existing branch with --into"
-            ))
-        })?
-        .get()
-        .peel_to_commit()
-        .map_err(|error| failed(&format!("the branch `{branch}` has no commit"), error))
-}
-
-/// Merges `theirs` into `ours` over `ancestor`, in memory; the paths of any conflict are
-/// a `land_conflict`.
-fn merge_in_memory(
-    repository: &git2::Repository,
-    ancestor: &git2::Tree<'_>,
-    ours: &git2::Tree<'_>,
-    theirs: &git2::Tree<'_>,
-    target_branch: &str,
-) -> Result<git2::Oid, MissionError> {
-    let mut merged = repository
-        .merge_trees(ancestor, ours, theirs, None)
-        .map_err(|error| failed("the merge could not be computed", error))?;
-    if merged.has_conflicts() {
-        let mut paths = BTreeSet::new();
-        for conflict in merged
-            .conflicts()
-            .map_err(|error| failed("cannot read the conflicts", error))?
-            .flatten()
-        {
-            for entry in [conflict.our, conflict.their, conflict.ancestor]
-                .into_iter()
-                .flatten()
-            {
-                paths.insert(String::from_utf8_lossy(&entry.path).into_owned());
-                break;
-            }
-        }
-        return Err(MissionError::LandConflict(format!(
-            "the mission's change conflicts with `{target_branch}` in {}: nothing was changed; send the mission back to the agent or resolve it in its worktree, then land again",
-            paths.into_iter().collect::<Vec<_>>().join(", ")
-        )));
-    }
-    merged
-        .write_tree_to(repository)
-        .map_err(|error| failed("cannot write the merged tree", error))
 }
 
 fn changed_paths(
@@ -204,26 +131,31 @@ fn checkout_of(
 }
 
 /// Files of `checkout` that would be lost or overwritten by moving it: any change to a
-/// tracked file, and untracked files at a path the landing writes.
+/// tracked file (staged or not), and an untracked file at a path the landing writes. Only
+/// the index's entries and the landing's paths are looked at, as `git merge` does; other
+/// untracked files do not matter.
 fn dirty_files(checkout: &Path, landing_paths: &[String]) -> Result<Vec<String>, MissionError> {
     let repository = open(checkout)?;
     let mut options = git2::StatusOptions::new();
     options
-        .include_untracked(true)
-        .recurse_untracked_dirs(true)
+        .include_untracked(false)
         .include_ignored(false)
         .exclude_submodules(true);
     let statuses = repository
         .statuses(Some(&mut options))
         .map_err(|error| failed("cannot read the checkout's status", error))?;
-    let written: BTreeSet<&str> = landing_paths.iter().map(String::as_str).collect();
-    let mut dirty = Vec::new();
-    for entry in statuses.iter() {
-        let Ok(path) = entry.path() else { continue };
-        let status = entry.status();
-        let untracked_only = status == git2::Status::WT_NEW;
-        if !untracked_only || written.contains(path) {
-            dirty.push(path.to_string());
+    let mut dirty: Vec<String> = statuses
+        .iter()
+        .filter_map(|entry| entry.path().ok().map(str::to_string))
+        .collect();
+    let index = repository
+        .index()
+        .map_err(|error| failed("cannot read the checkout's index", error))?;
+    for path in landing_paths {
+        if index.get_path(Path::new(path), 0).is_none()
+            && std::fs::symlink_metadata(checkout.join(path)).is_ok()
+        {
+            dirty.push(path.clone());
         }
     }
     Ok(dirty)
@@ -236,7 +168,11 @@ fn refuse_dirty(checkout: &Path, dirty: &[String]) -> MissionError {
         "the checkout {} has the target branch checked out and changes of its own: {}{}; commit or stash them, then land again (nothing was changed)",
         checkout.display(),
         shown.join(", "),
-        if more > 0 { format!(" and {more} more") } else { String::new() }
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
     ))
 }
 
@@ -276,11 +212,7 @@ pub fn inspect(request: &LandRequest) -> Result<LandInspection, MissionError> {
     let checkout = if request.pull_request {
         None
     } else {
-        checkout_of(
-            &repository,
-            &request.target_branch,
-            &request.worktree_path,
-        )?
+        checkout_of(&repository, &request.target_branch, &request.worktree_path)?
     };
     if let Some(checkout) = &checkout {
         let dirty = dirty_files(checkout, &files)?;
@@ -310,11 +242,10 @@ fn commit_worktree(
     let mut index = worktree
         .index()
         .map_err(|error| failed("cannot read the worktree's index", error))?;
+    stage_all(worktree, &mut index)?;
     index
-        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
-        .and_then(|()| index.update_all(["*"], None))
-        .and_then(|()| index.write())
-        .map_err(|error| failed("cannot stage the worktree's changes", error))?;
+        .write()
+        .map_err(|error| failed("cannot write the worktree's index", error))?;
     let tree_id = index
         .write_tree()
         .map_err(|error| failed("cannot write the worktree's tree", error))?;
@@ -327,15 +258,6 @@ fn commit_worktree(
     worktree
         .commit(Some("HEAD"), signature, signature, message, &tree, &[&head])
         .map_err(|error| failed("cannot commit on the mission branch", error))
-}
-
-fn author(repository: &git2::Repository) -> Result<git2::Signature<'static>, MissionError> {
-    repository.signature().map_err(|error| {
-        MissionError::LandFailed(format!(
-            "git has no author identity for the landed commit ({}); set it with `git config user.name` and `git config user.email`",
-            error.message()
-        ))
-    })
 }
 
 /// The new tip of the target: one commit (squash), a merge commit, or the mission's
@@ -352,11 +274,6 @@ fn integrate(
         .merge_base(target.id(), mission_tip.id())
         .and_then(|base| repository.find_commit(base))
         .map_err(|error| failed("the mission branch and the target share no history", error))?;
-    fn tree_of<'r>(commit: &git2::Commit<'r>) -> Result<git2::Tree<'r>, MissionError> {
-        commit
-            .tree()
-            .map_err(|error| failed("cannot read a commit's tree", error))
-    }
     match request.strategy {
         LandStrategy::Squash | LandStrategy::Merge => {
             let merged = merge_in_memory(
@@ -378,56 +295,14 @@ fn integrate(
                 .commit(None, signature, signature, message, &tree, &parents)
                 .map_err(|error| failed("cannot write the landed commit", error))
         }
-        LandStrategy::Rebase => {
-            let mut walk = repository
-                .revwalk()
-                .map_err(|error| failed("cannot walk the mission branch", error))?;
-            walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)
-                .and_then(|()| walk.push(mission_tip.id()))
-                .and_then(|()| walk.hide(target.id()))
-                .map_err(|error| failed("cannot walk the mission branch", error))?;
-            let commits: Vec<git2::Oid> = walk
-                .collect::<Result<_, _>>()
-                .map_err(|error| failed("cannot walk the mission branch", error))?;
-            let mut current = target.clone();
-            for (position, id) in commits.iter().enumerate() {
-                let commit = repository
-                    .find_commit(*id)
-                    .map_err(|error| failed("cannot read a mission commit", error))?;
-                if commit.parent_count() != 1 {
-                    return Err(MissionError::LandFailed(format!(
-                        "commit {id} on the mission branch is a merge; a rebase cannot replay it: land with --squash or --merge"
-                    )));
-                }
-                let parent = commit
-                    .parent(0)
-                    .map_err(|error| failed("cannot read a commit's parent", error))?;
-                let merged = merge_in_memory(
-                    repository,
-                    &tree_of(&parent)?,
-                    &tree_of(&current)?,
-                    &tree_of(&commit)?,
-                    &request.target_branch,
-                )?;
-                let tree = repository
-                    .find_tree(merged)
-                    .map_err(|error| failed("cannot read a replayed tree", error))?;
-                let last = position + 1 == commits.len();
-                let text = commit.message().unwrap_or("").to_string();
-                let text = if last && !text.contains("Nagi-Mission:") {
-                    format!("{}\n{}", text.trim_end(), trailers_of(message))
-                } else {
-                    text
-                };
-                let replayed = repository
-                    .commit(None, &commit.author(), signature, &text, &tree, &[&current])
-                    .map_err(|error| failed("cannot write a replayed commit", error))?;
-                current = repository
-                    .find_commit(replayed)
-                    .map_err(|error| failed("cannot read a replayed commit", error))?;
-            }
-            Ok(current.id())
-        }
+        LandStrategy::Rebase => replay_onto(
+            repository,
+            mission_tip,
+            target,
+            signature,
+            &request.target_branch,
+            Some(&trailers_of(message)),
+        ),
     }
 }
 
@@ -439,15 +314,23 @@ fn trailers_of(message: &str) -> String {
         .collect()
 }
 
-/// Moves the checkout at `checkout` (already checked clean, with `old_tree` in its index)
-/// to `new_commit`'s tree, as a fast-forward of its branch does.
-fn move_checkout(checkout: &Path, new_commit: git2::Oid) -> Result<(), MissionError> {
+/// Moves the checkout at `checkout` (checked clean just before) to `new_commit`, as a
+/// fast-forward of its branch does: only the landing's `paths` are written (or deleted),
+/// and the index follows.
+fn move_checkout(
+    checkout: &Path,
+    new_commit: git2::Oid,
+    paths: &[String],
+) -> Result<(), MissionError> {
     let repository = open(checkout)?;
     let commit = repository
         .find_commit(new_commit)
         .map_err(|error| failed("cannot read the landed commit", error))?;
     let mut builder = git2::build::CheckoutBuilder::new();
-    builder.force();
+    builder.force().disable_pathspec_match(true);
+    for path in paths {
+        builder.path(path.as_str());
+    }
     repository
         .checkout_tree(commit.as_object(), Some(&mut builder))
         .map_err(|error| {
@@ -512,31 +395,37 @@ fn open_pull_request(
             String::from_utf8_lossy(&output.stderr).trim()
         ))),
         Err(_) => Ok(format!(
-            "gh is not installed; open the pull request with: gh pr create --base {} --head {} --title {title}",
+            "gh is not installed; open the pull request with: gh pr create --base {} --head {} --title {title:?}",
             request.target_branch,
             request.mission_branch,
-            title = format!("{title:?}")
         )),
     }
 }
 
 /// Lands the mission: see the module's documentation. `message` carries the trailers.
+/// A refusal after the worktree's change was committed puts the mission branch back.
 pub fn land(request: &LandRequest, message: &str) -> Result<Landed, MissionError> {
-    let inspection = inspect(request)?;
     let repository = open(&request.repository_root)?;
     let worktree = open(&request.worktree_path)?;
     let signature = author(&repository)?;
+    let target = target_commit(&repository, &request.target_branch)?;
     let before = worktree
         .head()
         .and_then(|head| head.peel_to_commit())
         .map_err(|error| failed("cannot read the mission branch", error))?;
     let mission_revision = commit_worktree(&worktree, &signature, message)?;
-    let outcome = integrate_and_move(request, message, &inspection, &repository, &signature, mission_revision);
+    let outcome = integrate_and_move(
+        request,
+        message,
+        &repository,
+        &signature,
+        &target,
+        mission_revision,
+    );
     if outcome.is_err() && mission_revision != before.id() {
         // Nothing landed: the mission branch goes back to where it was, and the worktree's
         // files stay as they are (its index is reset to that commit, like `git reset`).
-        let _ = worktree
-            .reset(before.as_object(), git2::ResetType::Mixed, None);
+        let _ = worktree.reset(before.as_object(), git2::ResetType::Mixed, None);
     }
     outcome
 }
@@ -544,26 +433,24 @@ pub fn land(request: &LandRequest, message: &str) -> Result<Landed, MissionError
 fn integrate_and_move(
     request: &LandRequest,
     message: &str,
-    inspection: &LandInspection,
     repository: &git2::Repository,
     signature: &git2::Signature<'_>,
+    target: &git2::Commit<'_>,
     mission_revision: git2::Oid,
 ) -> Result<Landed, MissionError> {
     let mission_tip = repository
         .find_commit(mission_revision)
         .map_err(|error| failed("cannot read the mission branch", error))?;
-    let target = target_commit(&repository, &request.target_branch)?;
-    if target.id().to_string() != inspection.target_revision {
-        return Err(MissionError::LandFailed(format!(
-            "the branch `{}` moved while the landing was prepared; land again",
-            request.target_branch
-        )));
-    }
     if request.pull_request {
         let remote = request.push_remote.as_deref().unwrap_or("origin");
         git_command(
             &request.repository_root,
-            &["push", "--", remote, &format!("refs/heads/{0}:refs/heads/{0}", request.mission_branch)],
+            &[
+                "push",
+                "--",
+                remote,
+                &format!("refs/heads/{0}:refs/heads/{0}", request.mission_branch),
+            ],
         )?;
         let pull_request = open_pull_request(&request.repository_root, request, message)?;
         return Ok(Landed {
@@ -575,9 +462,21 @@ fn integrate_and_move(
             pull_request: Some(pull_request),
         });
     }
-    let landed = integrate(repository, request, signature, message, &target, &mission_tip)?;
-    if let Some(checkout) = &inspection.checkout {
-        let dirty = dirty_files(checkout, &inspection.files)?;
+    let landed = integrate(
+        repository,
+        request,
+        signature,
+        message,
+        target,
+        &mission_tip,
+    )?;
+    let landed_commit = repository
+        .find_commit(landed)
+        .map_err(|error| failed("cannot read the landed commit", error))?;
+    let written = changed_paths(repository, &tree_of(target)?, &tree_of(&landed_commit)?)?;
+    let checkout = checkout_of(repository, &request.target_branch, &request.worktree_path)?;
+    if let Some(checkout) = &checkout {
+        let dirty = dirty_files(checkout, &written)?;
         if !dirty.is_empty() {
             return Err(refuse_dirty(checkout, &dirty));
         }
@@ -600,8 +499,8 @@ fn integrate_and_move(
                 error,
             )
         })?;
-    if let Some(checkout) = &inspection.checkout {
-        move_checkout(checkout, landed)?;
+    if let Some(checkout) = &checkout {
+        move_checkout(checkout, landed, &written)?;
     }
     let pushed_to = match &request.push_remote {
         Some(remote) => {
@@ -617,7 +516,7 @@ fn integrate_and_move(
         previous_target_revision: target.id().to_string(),
         landed_revision: landed.to_string(),
         mission_revision: mission_revision.to_string(),
-        updated_checkout: inspection.checkout.clone(),
+        updated_checkout: checkout,
         pushed_to,
         pull_request: None,
     })

@@ -10,6 +10,8 @@
 pub mod at_location;
 pub mod git;
 pub mod land;
+pub mod merging;
+pub mod sync;
 
 pub use at_location::{
     MissionWorktree as WorktreeAtLocation, PreparedWorktree, create_mission_worktree,

@@ -61,7 +61,14 @@ fn ready_mission(extra_env: &[(&str, String)]) -> Landing {
                "required": true, "covers": [0, 1]}]}),
     );
     env.nagi_ok(&[
-        "mission", "start", "m1", "--provider", "acp", "--run-id", "r1", "--execute-checks",
+        "mission",
+        "start",
+        "m1",
+        "--provider",
+        "acp",
+        "--run-id",
+        "r1",
+        "--execute-checks",
         "--yes",
     ]);
     let mission = wait_for_mission(&env, "m1", "ready to close", |mission| {
@@ -103,7 +110,11 @@ fn a_squash_landing_makes_one_commit_on_the_starting_branch_moves_the_checkout_a
             .contains("nagi mission land m1"),
         "{refused}"
     );
-    assert_eq!(s.env.store_fingerprint(), fingerprint, "nothing was written");
+    assert_eq!(
+        s.env.store_fingerprint(),
+        fingerprint,
+        "nothing was written"
+    );
     assert_eq!(head_of(&s.repo.path, "main"), before);
 
     let landed = s.env.nagi_ok(&["mission", "land", "m1", "--yes"]);
@@ -115,7 +126,11 @@ fn a_squash_landing_makes_one_commit_on_the_starting_branch_moves_the_checkout_a
         "message: ",
         "checkout: ",
     ] {
-        assert!(landed.stderr.contains(shown), "{shown}: {}", landed.describe());
+        assert!(
+            landed.stderr.contains(shown),
+            "{shown}: {}",
+            landed.describe()
+        );
     }
     assert!(
         landed.stdout.contains("mission m1 landed in main as"),
@@ -130,7 +145,10 @@ fn a_squash_landing_makes_one_commit_on_the_starting_branch_moves_the_checkout_a
         "one commit on top of main"
     );
     let message = git(&s.repo.path, &["log", "-1", "--format=%B", "main"]);
-    assert!(message.starts_with("Fix login\n\nMake the login redirect work"), "{message}");
+    assert!(
+        message.starts_with("Fix login\n\nMake the login redirect work"),
+        "{message}"
+    );
     assert!(message.contains("Nagi-Mission: m1"), "{message}");
     let author = git(&s.repo.path, &["log", "-1", "--format=%an <%ae>", "main"]);
     assert_eq!(author, "Pat Person <pat@example.invalid>");
@@ -182,8 +200,15 @@ fn merge_and_rebase_integrate_onto_a_branch_that_moved_on() {
         let moved = head_of(&s.repo.path, "main");
 
         let flag = format!("--{strategy}");
-        s.env
-            .nagi_ok(&["mission", "land", "m1", &flag, "--message", "Land it", "--yes"]);
+        s.env.nagi_ok(&[
+            "mission",
+            "land",
+            "m1",
+            &flag,
+            "--message",
+            "Land it",
+            "--yes",
+        ]);
         let tip = head_of(&s.repo.path, "main");
         let parents = git(&s.repo.path, &["log", "-1", "--format=%P", "main"]);
         let parents: Vec<&str> = parents.split_whitespace().collect();
@@ -246,7 +271,8 @@ fn a_conflict_and_a_dirty_checkout_refuse_with_the_paths_and_change_nothing() {
 
     // Undo the person's change; now their checkout has an edit of its own.
     git(&s.repo.path, &["reset", "-q", "--hard", "HEAD^"]);
-    s.repo.write("src/lib.rs", "pub fn answer() -> u32 { 41 }\n");
+    s.repo
+        .write("src/lib.rs", "pub fn answer() -> u32 { 41 }\n");
     let dirty = s.env.nagi(&["mission", "land", "m1", "--yes"]);
     assert_eq!(dirty.status, 1, "{}", dirty.describe());
     assert!(
@@ -278,7 +304,10 @@ fn a_conflict_and_a_dirty_checkout_refuse_with_the_paths_and_change_nothing() {
         std::fs::read_to_string(s.repo.path.join("src/lib.rs")).unwrap(),
         "pub fn answer() -> u32 { 41 }\n"
     );
-    assert!(!s.repo.path.join("new.txt").exists(), "main's checkout did not move");
+    assert!(
+        !s.repo.path.join("new.txt").exists(),
+        "main's checkout did not move"
+    );
     assert_eq!(mission(&s.env)["landing"]["target_branch"], "release");
 }
 
@@ -337,7 +366,11 @@ fn a_landing_pushes_to_a_remote_and_opens_a_pull_request_through_gh() {
         "{}",
         opened.describe()
     );
-    assert_eq!(head_of(&s.repo.path, "main"), main_before, "no local landing");
+    assert_eq!(
+        head_of(&s.repo.path, "main"),
+        main_before,
+        "no local landing"
+    );
     let view = mission(&s.env);
     assert_eq!(
         head_of(remote.path(), "refs/heads/mission/m1"),
@@ -379,4 +412,106 @@ fn a_landing_without_a_git_identity_says_how_to_set_one_and_lands_nothing() {
         " M README.md\n?? new.txt".trim(),
         "the worktree is as the agent left it"
     );
+}
+
+#[test]
+fn sync_rebases_the_mission_branch_onto_the_moved_branch_and_keeps_the_agents_changes() {
+    let s = ready_mission(&[]);
+    s.repo.write("other.txt", "the person's\n");
+    git(&s.repo.path, &["add", "other.txt"]);
+    git(&s.repo.path, &["commit", "-q", "-m", "the person's commit"]);
+    let moved = head_of(&s.repo.path, "main");
+
+    // The public socket cannot sync either.
+    let refused = s.env.call("mission.sync", json!({"mission_id": "m1"}));
+    assert_eq!(
+        refused["error"]["code"], "interactive_consent_required",
+        "{refused}"
+    );
+
+    let synced = s.env.nagi_ok(&["mission", "sync", "m1", "--yes"]);
+    assert!(
+        synced.stderr.contains("is rebased onto main"),
+        "{}",
+        synced.describe()
+    );
+    assert!(
+        synced.stdout.contains("mission/m1 rebased onto main"),
+        "{}",
+        synced.describe()
+    );
+    assert_eq!(
+        head_of(&s.worktree, "HEAD"),
+        moved,
+        "the branch (no commits of its own) is now at main's tip"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.worktree.join("other.txt")).unwrap(),
+        "the person's\n",
+        "main's change reached the worktree"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.worktree.join("new.txt")).unwrap(),
+        "hello\n"
+    );
+    assert_eq!(
+        git(&s.worktree, &["status", "--porcelain"]),
+        "M README.md\n?? new.txt",
+        "the agent's changes are still uncommitted"
+    );
+    let view = mission(&s.env);
+    assert_eq!(view["worktree"]["base_revision"], moved);
+    assert_eq!(view["status"], "blocked", "{view}");
+    assert!(
+        view["status_reason"]
+            .as_str()
+            .unwrap()
+            .contains("verify it again"),
+        "{view}"
+    );
+    // The diff is against the new base: main's commit is not part of the mission's change.
+    let diff = s.env.ok("mission.diff", json!({"mission_id": "m1"}))["diff"].clone();
+    let files: Vec<&str> = diff["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|file| file["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["README.md", "new.txt"], "{diff}");
+
+    // A sync with nothing new says so.
+    let again = s.env.nagi_ok(&["mission", "sync", "m1", "--yes"]);
+    assert!(
+        again.stdout.contains("nothing to sync"),
+        "{}",
+        again.describe()
+    );
+
+    // Verified again, it lands on top of the person's commit.
+    s.env
+        .nagi_ok(&["mission", "verify", "m1", "--execute-checks"]);
+    wait_for_mission(&s.env, "m1", "ready again", |mission| {
+        mission["status"] == "ready_to_close"
+    });
+    s.env.nagi_ok(&["mission", "land", "m1", "--yes"]);
+    assert_eq!(head_of(&s.repo.path, "main^"), moved);
+
+    // A conflicting sync changes nothing.
+    let s = ready_mission(&[]);
+    s.repo.write("README.md", "# demo\nthe person's line\n");
+    git(&s.repo.path, &["commit", "-q", "-am", "conflicting"]);
+    let head_before = head_of(&s.worktree, "HEAD");
+    let conflict = s.env.nagi(&["mission", "sync", "m1", "--yes"]);
+    assert_eq!(conflict.status, 1, "{}", conflict.describe());
+    assert!(
+        conflict.stderr.contains("land_conflict") && conflict.stderr.contains("README.md"),
+        "{}",
+        conflict.describe()
+    );
+    assert_eq!(head_of(&s.worktree, "HEAD"), head_before);
+    assert_eq!(
+        std::fs::read_to_string(s.worktree.join("README.md")).unwrap(),
+        "# demo\nchanged by the agent\n"
+    );
+    assert_eq!(mission(&s.env)["status"], "ready_to_close");
 }

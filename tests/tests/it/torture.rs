@@ -162,7 +162,7 @@ fn marked_runs(env: &TestEnv) -> Vec<String> {
             .split(|byte| *byte == 0)
             .map(|entry| String::from_utf8_lossy(entry).into_owned())
             .collect();
-        if vars.iter().any(|var| *var == session)
+        if vars.contains(&session)
             && let Some(run) = vars.iter().find_map(|var| var.strip_prefix("NAGI_RUN_ID="))
         {
             runs.push(run.to_string());

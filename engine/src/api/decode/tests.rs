@@ -38,6 +38,7 @@ pub(super) const VALID_PARAMS: &[(&str, &str)] = &[
         "mission.land",
         r#"{"mission_id":"m-1","into":"main","strategy":"rebase","message":"Fix it","push_remote":"origin","pull_request":true}"#,
     ),
+    ("mission.sync", r#"{"mission_id":"m-1","onto":"main"}"#),
     (
         "mission.diff",
         r#"{"mission_id":"m-1","stat_only":true,"max_patch_bytes":4096}"#,
