@@ -7,6 +7,7 @@ pub mod consent;
 pub mod daemon;
 pub mod engine;
 pub mod errors;
+pub mod faults;
 pub mod launch;
 pub mod leftovers;
 pub mod live;

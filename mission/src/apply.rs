@@ -50,6 +50,7 @@ pub fn apply(mission: Option<Mission>, event: &MissionEvent) -> Mission {
             worktree: None,
             abandoned_reason: None,
             landing: None,
+            landing_pending: None,
             created_at_millis: at,
             updated_at_millis: at,
             revision: 1,
@@ -253,7 +254,14 @@ fn apply_to_existing(mission: &mut Mission, event: &MissionEvent) {
                 worktree.base_revision = base_revision.clone();
             }
         }
+        MissionEvent::LandingPrepared { landing, .. } => {
+            mission.landing_pending = Some(landing.clone());
+        }
+        MissionEvent::LandingRolledBack { .. } => {
+            mission.landing_pending = None;
+        }
         MissionEvent::MissionLanded { landing, .. } => {
+            mission.landing_pending = None;
             mission.landing = Some(landing.clone());
             if let Some(receipt) = mission.archive_receipt.as_mut() {
                 receipt.landing = Some(Box::new(landing.clone()));

@@ -139,6 +139,18 @@ pub enum MissionEvent {
         base_revision: String,
         at_millis: u64,
     },
+    /// A landing's commits are written and its target branch moves next: what recovery
+    /// finishes or rolls back if the server dies before `MissionLanded`.
+    LandingPrepared {
+        landing: nagi_schema::land::MissionLandingV1,
+        at_millis: u64,
+    },
+    /// A prepared landing did not happen (refused, or rolled back after a crash): the
+    /// target branch never moved.
+    LandingRolledBack {
+        reason: String,
+        at_millis: u64,
+    },
     /// The mission's change landed; committed with the archive seal, after it.
     MissionLanded {
         landing: nagi_schema::land::MissionLandingV1,
@@ -170,7 +182,9 @@ impl MissionEvent {
             | MissionEvent::MissionSealed { at_millis, .. }
             | MissionEvent::ConsentRecorded { at_millis, .. }
             | MissionEvent::MissionLanded { at_millis, .. }
-            | MissionEvent::WorktreeSynced { at_millis, .. } => *at_millis,
+            | MissionEvent::WorktreeSynced { at_millis, .. }
+            | MissionEvent::LandingPrepared { at_millis, .. }
+            | MissionEvent::LandingRolledBack { at_millis, .. } => *at_millis,
         }
     }
 
@@ -199,6 +213,8 @@ impl MissionEvent {
             MissionEvent::ConsentRecorded { .. } => "consent_recorded",
             MissionEvent::MissionLanded { .. } => "mission_landed",
             MissionEvent::WorktreeSynced { .. } => "worktree_synced",
+            MissionEvent::LandingPrepared { .. } => "landing_prepared",
+            MissionEvent::LandingRolledBack { .. } => "landing_rolled_back",
         }
     }
 }

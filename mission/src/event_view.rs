@@ -157,6 +157,25 @@ pub fn wire_event(seq: u64, mission_id: &str, stored: &StoredEvent) -> MissionEv
             state: nagi_schema::worktree::MissionWorktreeState::Present,
             reason: Some(format!("synced onto {onto} at {base_revision}")),
         },
+        MissionEvent::LandingPrepared { landing, .. } => {
+            MissionEventDetail::MissionWorktreeChanged {
+                path: String::new(),
+                branch: crate::worktree::mission_branch(mission_id),
+                state: nagi_schema::worktree::MissionWorktreeState::Present,
+                reason: Some(format!(
+                    "landing into {} as {}",
+                    landing.target_branch, landing.landed_revision
+                )),
+            }
+        }
+        MissionEvent::LandingRolledBack { reason, .. } => {
+            MissionEventDetail::MissionWorktreeChanged {
+                path: String::new(),
+                branch: crate::worktree::mission_branch(mission_id),
+                state: nagi_schema::worktree::MissionWorktreeState::Present,
+                reason: Some(reason.clone()),
+            }
+        }
         MissionEvent::MissionLanded { landing, .. } => MissionEventDetail::MissionLanded {
             landing: landing.clone(),
         },

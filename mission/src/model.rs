@@ -57,6 +57,10 @@ pub struct Mission {
     /// What the landing that archived the mission did.
     #[serde(default)]
     pub landing: Option<nagi_schema::land::MissionLandingV1>,
+    /// A landing whose commits are written and whose target branch is about to move (or
+    /// moved, if a crash came between): recovery finishes it or rolls it back.
+    #[serde(default)]
+    pub landing_pending: Option<nagi_schema::land::MissionLandingV1>,
     pub created_at_millis: u64,
     /// Logical time: never moves backwards.
     pub updated_at_millis: u64,

@@ -88,6 +88,10 @@ pub struct MissionLandingV1 {
     /// The pull request: its address from `gh`, or the `gh` command to open it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pull_request: Option<String>,
+    /// What went wrong after the target branch moved (a checkout that could not be
+    /// updated, a push or `gh` that failed); the landing stands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
     pub landed_at_millis: u64,
 }
 

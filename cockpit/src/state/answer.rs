@@ -162,11 +162,13 @@ impl AnswerForm {
             KeyCode::Up => input.cursor = cycle(input.cursor, rows, -1),
             KeyCode::Down => input.cursor = cycle(input.cursor, rows, 1),
             _ if on_custom_row(question, input)
-                && input.custom.edit(key) && !question.multiple && !input.custom.value().is_empty()
-                => {
-                    // A typed answer replaces a chosen option of a single-choice question.
-                    input.chosen.clear();
-                }
+                && input.custom.edit(key)
+                && !question.multiple
+                && !input.custom.value().is_empty() =>
+            {
+                // A typed answer replaces a chosen option of a single-choice question.
+                input.chosen.clear();
+            }
             KeyCode::Char(' ') => {
                 let option = input.cursor;
                 if question.multiple {

@@ -99,7 +99,7 @@ pub async fn build(
     ));
     let first_line = request.message.lines().next().unwrap_or("");
     lines.push(format!(
-        "message: {first_line} (+ trailers Nagi-Mission: {}, Nagi-Proof: the fresh seal)",
+        "message: {first_line} (+ trailers Nagi-Mission: {}, Nagi-Proof: the digest of what the fresh proof proves)",
         mission.mission_id
     ));
     if let (Some(remote), false) = (&request.push_remote, request.pull_request) {

@@ -403,8 +403,7 @@ async fn evaluate_and_seal(
                     }
                 }
                 Purpose::TurnCompleted | Purpose::Verify => {
-                    if let Some(event) = readiness_outcome(mission, &verdict, &current_head, now)?
-                    {
+                    if let Some(event) = readiness_outcome(mission, &verdict, &current_head, now)? {
                         events.push(event);
                     }
                 }
@@ -530,7 +529,7 @@ pub fn spawn_claimed_worker(
             purpose,
             &claim_key,
             transcript,
-            None,
+            resumed_landing(&engine, &mission_id, purpose),
         )
         .await
         {
@@ -549,6 +548,19 @@ pub fn spawn_claimed_worker(
             after_archive(&engine, &mission_id).await;
         }
     });
+}
+
+/// A landing check run a restart interrupted resumes from the mission's pending landing.
+fn resumed_landing(
+    engine: &Arc<Engine>,
+    mission_id: &str,
+    purpose: Purpose,
+) -> Option<super::land::LandStep> {
+    if purpose != Purpose::Land {
+        return None;
+    }
+    let mission = engine.missions.get(mission_id).ok().flatten()?;
+    Some(super::land::resume_step(&mission))
 }
 
 /// Once a close or a landing archived the mission: the recipe's cleanup, the worktree

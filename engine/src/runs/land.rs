@@ -25,13 +25,29 @@ use crate::engine::Engine;
 use crate::errors::EngineError;
 use crate::transcript::Transcript;
 use crate::worktrees::land::{
-    LandInspection, LandRequest, Landed, inspect, land as land_in_git, message_with_trailers,
+    LandInspection, LandRequest, Recovered, apply, inspect, message_with_trailers, prepare, recover,
 };
 
-/// The landing a proof worker of purpose `land` carries out once the proof verified.
+/// The landing a proof worker of purpose `land` carries out once the proof verified: a
+/// new one, or one a crash interrupted (`resume`, from the mission's pending landing).
 pub struct LandStep {
-    request: LandRequest,
+    request: Option<LandRequest>,
+    resume: Option<MissionLandingV1>,
     landed: Option<MissionLandingV1>,
+    /// The landing was recorded without a seal (recovered, but the proof no longer
+    /// verifies): nothing is left to do.
+    recorded_unsealed: bool,
+}
+
+/// The step of a landing check run that a restart interrupted: it finishes or rolls back
+/// the mission's pending landing, if it has one.
+pub fn resume_step(mission: &Mission) -> LandStep {
+    LandStep {
+        request: None,
+        resume: mission.landing_pending.clone(),
+        landed: None,
+        recorded_unsealed: false,
+    }
 }
 
 /// The git request for landing `mission` as `params` asks.
@@ -147,8 +163,10 @@ pub async fn land(engine: &Arc<Engine>, params: &MissionLandParams) -> Result<St
         ));
     }
     let step = LandStep {
-        request,
+        request: Some(request),
+        resume: None,
         landed: None,
+        recorded_unsealed: false,
     };
     let worked = run_proof_worker(
         engine,
@@ -247,6 +265,10 @@ fn summary(landing: &MissionLandingV1, mission: &Mission) -> String {
 /// returns the landing to commit with the seal. A verdict that does not verify lands
 /// nothing (the seal blocks the mission, as a close does). A landing git refuses ends the
 /// check run with the reason and leaves the mission `ready_to_close`.
+///
+/// The prepared landing is committed (`LandingPrepared`) before the target branch moves;
+/// after a crash, the step resumes from it: a target branch that has the landed commit is
+/// a finished landing (sealed now), one that does not is rolled back.
 pub(super) async fn land_when_verified(
     engine: &Arc<Engine>,
     mission: &Mission,
@@ -256,15 +278,24 @@ pub(super) async fn land_when_verified(
     step: Option<&mut LandStep>,
 ) -> Result<Option<MissionLandingV1>, EngineError> {
     let Some(step) = step else {
-        let error = MissionError::LandFailed(
-            "a server restart interrupted this landing before it was recorded; the mission stays ready_to_close: look at the target branch, then land again".into(),
-        );
-        end_checks(engine, mission, run_id, &error).await?;
-        return Err(error.into());
+        return Err(MissionError::Runtime("a landing check run without its landing".into()).into());
     };
     if let Some(landed) = &step.landed {
         return Ok(Some(landed.clone()));
     }
+    if step.recorded_unsealed {
+        return Ok(None);
+    }
+    if let Some(pending) = step.resume.clone() {
+        return resume(engine, mission, verdict, head, run_id, step, pending).await;
+    }
+    let Some(request) = step.request.clone() else {
+        let error = MissionError::LandFailed(
+            "a server restart interrupted this landing before it moved any branch; nothing was landed: land again".into(),
+        );
+        end_checks(engine, mission, run_id, &error).await?;
+        return Err(error.into());
+    };
     let Verdict::Verified { receipt, .. } = verdict else {
         return Ok(None);
     };
@@ -272,37 +303,146 @@ pub(super) async fn land_when_verified(
     if !matches!(would_seal, MissionEvent::MissionSealed { .. }) {
         return Ok(None);
     }
+    // The trailer names what was proven (the subject digest of the archive receipt): the
+    // seal digest itself covers the event log, which records this landing, so it cannot be
+    // known before the commit is written.
     let message = message_with_trailers(
-        &step.request.message,
+        &request.message,
         mission.mission_id.as_str(),
-        &receipt.seal_digest,
+        &receipt.subject_digest,
     );
-    let request = step.request.clone();
-    let outcome = tokio::task::spawn_blocking(move || land_in_git(&request, &message))
-        .await
-        .map_err(|error| MissionError::Runtime(format!("the landing panicked: {error}")))?;
-    let landed: Landed = match outcome {
-        Ok(landed) => landed,
+    let for_thread = request.clone();
+    let prepared = match blocking(move || prepare(&for_thread, &message)).await {
+        Ok(prepared) => prepared,
         Err(error) => {
             end_checks(engine, mission, run_id, &error).await?;
             return Err(error.into());
         }
     };
-    let landing = MissionLandingV1 {
-        strategy: step.request.strategy,
-        target_branch: step.request.target_branch.clone(),
-        previous_target_revision: landed.previous_target_revision,
-        landed_revision: landed.landed_revision,
-        mission_revision: landed.mission_revision,
-        updated_checkout: landed
-            .updated_checkout
+    let mut landing = MissionLandingV1 {
+        strategy: request.strategy,
+        target_branch: request.target_branch.clone(),
+        previous_target_revision: prepared.previous_target_revision.clone(),
+        landed_revision: prepared.landed_revision.clone(),
+        mission_revision: prepared.mission_revision.clone(),
+        updated_checkout: prepared
+            .checkout
+            .as_ref()
             .map(|path| path.display().to_string()),
-        pushed_to: landed.pushed_to,
-        pull_request: landed.pull_request,
+        pushed_to: None,
+        pull_request: None,
+        problem: None,
         landed_at_millis: now_millis(),
     };
+    let pending = landing.clone();
+    engine
+        .missions
+        .mutate(&mission.mission_id, move |_| {
+            Ok((
+                vec![MissionEvent::LandingPrepared {
+                    landing: pending,
+                    at_millis: now_millis(),
+                }],
+                (),
+            ))
+        })
+        .await?;
+    let applied = match blocking(move || {
+        crate::faults::pause_at("land_prepared");
+        let applied = apply(&request, &prepared);
+        crate::faults::pause_at("land_applied");
+        applied
+    })
+    .await
+    {
+        Ok(applied) => applied,
+        Err(error) => {
+            end_checks(engine, mission, run_id, &error).await?;
+            return Err(error.into());
+        }
+    };
+    landing.pushed_to = applied.pushed_to;
+    landing.pull_request = applied.pull_request;
+    landing.problem = applied.problem;
     step.landed = Some(landing.clone());
     Ok(Some(landing))
+}
+
+async fn blocking<T: Send + 'static>(
+    job: impl FnOnce() -> Result<T, MissionError> + Send + 'static,
+) -> Result<T, MissionError> {
+    tokio::task::spawn_blocking(job)
+        .await
+        .map_err(|error| MissionError::Runtime(format!("the landing thread panicked: {error}")))?
+}
+
+/// Finishes or rolls back the landing a crash interrupted, and says which in the run's
+/// transcript and the mission's history.
+async fn resume(
+    engine: &Arc<Engine>,
+    mission: &Mission,
+    verdict: &Verdict,
+    head: &AuthorityHead,
+    run_id: &str,
+    step: &mut LandStep,
+    pending: MissionLandingV1,
+) -> Result<Option<MissionLandingV1>, EngineError> {
+    let repository = PathBuf::from(&mission.repository_path);
+    let found = pending.clone();
+    let outcome = blocking(move || {
+        recover(
+            &repository,
+            &found.target_branch,
+            &found.previous_target_revision,
+            &found.landed_revision,
+            found.updated_checkout.as_deref().map(std::path::Path::new),
+        )
+    })
+    .await;
+    match outcome {
+        Ok(Recovered::Finished) => {
+            tracing::info!(mission_id = %mission.mission_id, landed = %pending.landed_revision, "recovery finished an interrupted landing");
+            let would_seal = close_outcome(mission, verdict, head, now_millis())?;
+            if !matches!(would_seal, MissionEvent::MissionSealed { .. }) {
+                // The branch has the landing but the proof no longer verifies: the
+                // landing is recorded, and the seal blocks the mission with the reason.
+                let landed = pending.clone();
+                engine
+                    .missions
+                    .mutate(&mission.mission_id, move |_| {
+                        Ok((
+                            vec![MissionEvent::MissionLanded {
+                                landing: landed,
+                                at_millis: now_millis(),
+                            }],
+                            (),
+                        ))
+                    })
+                    .await?;
+                step.recorded_unsealed = true;
+                return Ok(None);
+            }
+            let mut landing = pending;
+            landing.problem = Some(
+                "a server restart interrupted this landing after the branch moved; recovery finished it".into(),
+            );
+            step.landed = Some(landing.clone());
+            Ok(Some(landing))
+        }
+        Ok(Recovered::RolledBack) => {
+            tracing::info!(mission_id = %mission.mission_id, "recovery rolled back an interrupted landing");
+            let error = MissionError::LandFailed(format!(
+                "a server restart interrupted this landing before `{}` moved; it was rolled back and nothing was landed: land again",
+                pending.target_branch
+            ));
+            end_checks(engine, mission, run_id, &error).await?;
+            Err(error.into())
+        }
+        Err(error) => {
+            end_checks(engine, mission, run_id, &error).await?;
+            Err(error.into())
+        }
+    }
 }
 
 /// Ends the check run of a landing that did not happen, with the reason; the mission
@@ -313,14 +453,25 @@ async fn end_checks(
     run_id: &str,
     error: &MissionError,
 ) -> Result<(), EngineError> {
+    let reason = format!("nothing was landed: {error}");
     let finished = MissionEvent::ChecksFinished {
         run_id: run_id.to_string(),
-        outcome: Some(format!("nothing was landed: {error}")),
+        outcome: Some(reason.clone()),
         at_millis: now_millis(),
     };
     engine
         .missions
-        .mutate(&mission.mission_id, move |_| Ok((vec![finished], ())))
+        .mutate(&mission.mission_id, move |current| {
+            let mut events = Vec::new();
+            if current.is_some_and(|current| current.landing_pending.is_some()) {
+                events.push(MissionEvent::LandingRolledBack {
+                    reason,
+                    at_millis: now_millis(),
+                });
+            }
+            events.push(finished);
+            Ok((events, ()))
+        })
         .await?;
     Ok(())
 }

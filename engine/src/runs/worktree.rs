@@ -51,10 +51,21 @@ pub async fn settle_after_archive(
     let repository = PathBuf::from(&mission.repository_path);
     let id = mission.mission_id.to_string();
     let landed = mission.landing.is_some();
+    let landed_revision = mission
+        .landing
+        .as_ref()
+        .map(|landing| landing.mission_revision.clone());
     let kept_reason = tokio::task::spawn_blocking(move || {
         let path = PathBuf::from(&worktree.path);
         if !worktrees::git::worktree_is_present(&path) {
             return None;
+        }
+        if let Some(mission_revision) = &landed_revision
+            && let Err(error) = worktrees::land::finish_mission_branch(&path, mission_revision)
+        {
+            return Some(format!(
+                "its branch could not be moved to the landed commit ({error}), so it is kept"
+            ));
         }
         // After a landing, the branch's commits are landed: only files changed since
         // count.

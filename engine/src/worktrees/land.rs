@@ -19,8 +19,7 @@ use nagi_mission::MissionError;
 use nagi_schema::land::LandStrategy;
 
 use super::merging::{
-    author, failed, merge_in_memory, open, replay_onto, stage_all, target_commit, tree_of,
-    worktree_tree,
+    author, failed, merge_in_memory, open, replay_onto, target_commit, tree_of, worktree_tree,
 };
 
 /// Everything a landing needs to know. Built by the engine from the mission.
@@ -50,17 +49,6 @@ pub struct LandInspection {
     pub files: Vec<String>,
     /// The checkout (other than the mission's worktree) that has the target checked out.
     pub checkout: Option<PathBuf>,
-}
-
-/// What a landing did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Landed {
-    pub previous_target_revision: String,
-    pub landed_revision: String,
-    pub mission_revision: String,
-    pub updated_checkout: Option<PathBuf>,
-    pub pushed_to: Option<String>,
-    pub pull_request: Option<String>,
 }
 
 /// The message with nagi's trailers.
@@ -228,9 +216,12 @@ pub fn inspect(request: &LandRequest) -> Result<LandInspection, MissionError> {
     })
 }
 
-/// Commits what the worktree holds on its branch (its index file is updated as
-/// `git commit -a` would). Returns the branch's tip.
-fn commit_worktree(
+/// The commit of what the worktree holds (as `git add -A` and `git commit` would make
+/// it) on top of its HEAD, written as an object only: the branch, the worktree's HEAD and
+/// its index move after the archive seal ([`finish_mission_branch`]), so the proof's
+/// re-verification after a crash still sees the worktree it verified. Returns HEAD itself
+/// when nothing is uncommitted.
+fn mission_commit(
     worktree: &git2::Repository,
     signature: &git2::Signature<'_>,
     message: &str,
@@ -239,16 +230,7 @@ fn commit_worktree(
         .head()
         .and_then(|head| head.peel_to_commit())
         .map_err(|error| failed("cannot read the mission branch", error))?;
-    let mut index = worktree
-        .index()
-        .map_err(|error| failed("cannot read the worktree's index", error))?;
-    stage_all(worktree, &mut index)?;
-    index
-        .write()
-        .map_err(|error| failed("cannot write the worktree's index", error))?;
-    let tree_id = index
-        .write_tree()
-        .map_err(|error| failed("cannot write the worktree's tree", error))?;
+    let tree_id = worktree_tree(worktree)?;
     if tree_id == head.tree_id() {
         return Ok(head.id());
     }
@@ -256,8 +238,44 @@ fn commit_worktree(
         .find_tree(tree_id)
         .map_err(|error| failed("cannot read the worktree's tree", error))?;
     worktree
-        .commit(Some("HEAD"), signature, signature, message, &tree, &[&head])
-        .map_err(|error| failed("cannot commit on the mission branch", error))
+        .commit(None, signature, signature, message, &tree, &[&head])
+        .map_err(|error| failed("cannot write the mission's commit", error))
+}
+
+/// Moves the mission branch (and the worktree's HEAD and index) to the landed
+/// `mission_revision`, once the landing is sealed. Nothing happens when the branch is
+/// already there or has moved elsewhere meanwhile.
+pub fn finish_mission_branch(
+    worktree_path: &Path,
+    mission_revision: &str,
+) -> Result<(), MissionError> {
+    let worktree = open(worktree_path)?;
+    let head = worktree
+        .head()
+        .map_err(|error| failed("cannot read the mission branch", error))?;
+    let Ok(branch) = head.name().map(str::to_string) else {
+        return Ok(());
+    };
+    let head_id = head
+        .peel_to_commit()
+        .map_err(|error| failed("cannot read the mission branch", error))?
+        .id();
+    let landed = git2::Oid::from_str(mission_revision)
+        .and_then(|id| worktree.find_commit(id))
+        .map_err(|error| failed("cannot read the landed mission commit", error))?;
+    if landed.id() == head_id || landed.parent_id(0).ok() != Some(head_id) {
+        return Ok(());
+    }
+    worktree
+        .reference_matching(&branch, landed.id(), true, head_id, "nagi: landed")
+        .map_err(|error| failed("cannot move the mission branch", error))?;
+    let mut index = worktree
+        .index()
+        .map_err(|error| failed("cannot read the worktree's index", error))?;
+    index
+        .read_tree(&tree_of(&landed)?)
+        .and_then(|()| index.write())
+        .map_err(|error| failed("cannot write the worktree's index", error))
 }
 
 /// The new tip of the target: one commit (squash), a merge commit, or the mission's
@@ -396,51 +414,88 @@ fn open_pull_request(
         ))),
         Err(_) => Ok(format!(
             "gh is not installed; open the pull request with: gh pr create --base {} --head {} --title {title:?}",
-            request.target_branch,
-            request.mission_branch,
+            request.target_branch, request.mission_branch,
         )),
     }
 }
 
-/// Lands the mission: see the module's documentation. `message` carries the trailers.
-/// A refusal after the worktree's change was committed puts the mission branch back.
-pub fn land(request: &LandRequest, message: &str) -> Result<Landed, MissionError> {
+/// A landing whose objects are written and whose references have not moved yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prepared {
+    pub previous_target_revision: String,
+    pub landed_revision: String,
+    pub mission_revision: String,
+    pub checkout: Option<PathBuf>,
+    /// The paths the landing changes in the target (what the checkout's move writes).
+    pub written: Vec<String>,
+}
+
+/// Writes the landing's commits and checks it can go through, moving no reference and
+/// no file. `message` carries the trailers.
+pub fn prepare(request: &LandRequest, message: &str) -> Result<Prepared, MissionError> {
     let repository = open(&request.repository_root)?;
     let worktree = open(&request.worktree_path)?;
     let signature = author(&repository)?;
     let target = target_commit(&repository, &request.target_branch)?;
-    let before = worktree
-        .head()
-        .and_then(|head| head.peel_to_commit())
-        .map_err(|error| failed("cannot read the mission branch", error))?;
-    let mission_revision = commit_worktree(&worktree, &signature, message)?;
-    let outcome = integrate_and_move(
-        request,
-        message,
-        &repository,
-        &signature,
-        &target,
-        mission_revision,
-    );
-    if outcome.is_err() && mission_revision != before.id() {
-        // Nothing landed: the mission branch goes back to where it was, and the worktree's
-        // files stay as they are (its index is reset to that commit, like `git reset`).
-        let _ = worktree.reset(before.as_object(), git2::ResetType::Mixed, None);
-    }
-    outcome
-}
-
-fn integrate_and_move(
-    request: &LandRequest,
-    message: &str,
-    repository: &git2::Repository,
-    signature: &git2::Signature<'_>,
-    target: &git2::Commit<'_>,
-    mission_revision: git2::Oid,
-) -> Result<Landed, MissionError> {
+    let mission_revision = mission_commit(&worktree, &signature, message)?;
     let mission_tip = repository
         .find_commit(mission_revision)
-        .map_err(|error| failed("cannot read the mission branch", error))?;
+        .map_err(|error| failed("cannot read the mission's commit", error))?;
+    if request.pull_request {
+        return Ok(Prepared {
+            previous_target_revision: target.id().to_string(),
+            landed_revision: mission_revision.to_string(),
+            mission_revision: mission_revision.to_string(),
+            checkout: None,
+            written: Vec::new(),
+        });
+    }
+    let landed = integrate(
+        &repository,
+        request,
+        &signature,
+        message,
+        &target,
+        &mission_tip,
+    )?;
+    let landed_commit = repository
+        .find_commit(landed)
+        .map_err(|error| failed("cannot read the landed commit", error))?;
+    let written = changed_paths(&repository, &tree_of(&target)?, &tree_of(&landed_commit)?)?;
+    let checkout = checkout_of(&repository, &request.target_branch, &request.worktree_path)?;
+    if let Some(checkout) = &checkout {
+        let dirty = dirty_files(checkout, &written)?;
+        if !dirty.is_empty() {
+            return Err(refuse_dirty(checkout, &dirty));
+        }
+    }
+    Ok(Prepared {
+        previous_target_revision: target.id().to_string(),
+        landed_revision: landed.to_string(),
+        mission_revision: mission_revision.to_string(),
+        checkout,
+        written,
+    })
+}
+
+/// What [`apply`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    pub pushed_to: Option<String>,
+    pub pull_request: Option<String>,
+    /// What went wrong after the target branch moved (the landing stands).
+    pub problem: Option<String>,
+}
+
+fn oid(text: &str) -> Result<git2::Oid, MissionError> {
+    git2::Oid::from_str(text).map_err(|error| failed("a revision is not an object id", error))
+}
+
+/// Moves the target branch to the prepared commit (one compare-and-swap reference
+/// update), then the checkout that has it checked out, then pushes. A failure before the
+/// branch moved is an error and nothing changed; one after it is reported in `problem`.
+pub fn apply(request: &LandRequest, prepared: &Prepared) -> Result<Applied, MissionError> {
+    let repository = open(&request.repository_root)?;
     if request.pull_request {
         let remote = request.push_remote.as_deref().unwrap_or("origin");
         git_command(
@@ -449,34 +504,33 @@ fn integrate_and_move(
                 "push",
                 "--",
                 remote,
-                &format!("refs/heads/{0}:refs/heads/{0}", request.mission_branch),
+                &format!(
+                    "{}:refs/heads/{}",
+                    prepared.mission_revision, request.mission_branch
+                ),
             ],
         )?;
-        let pull_request = open_pull_request(&request.repository_root, request, message)?;
-        return Ok(Landed {
-            previous_target_revision: target.id().to_string(),
-            landed_revision: mission_revision.to_string(),
-            mission_revision: mission_revision.to_string(),
-            updated_checkout: None,
-            pushed_to: Some(remote.to_string()),
-            pull_request: Some(pull_request),
-        });
+        let message = repository
+            .find_commit(oid(&prepared.mission_revision)?)
+            .map_err(|error| failed("cannot read the mission's commit", error))?
+            .message()
+            .unwrap_or("")
+            .to_string();
+        return match open_pull_request(&request.repository_root, request, &message) {
+            Ok(pull_request) => Ok(Applied {
+                pushed_to: Some(remote.to_string()),
+                pull_request: Some(pull_request),
+                problem: None,
+            }),
+            Err(error) => Ok(Applied {
+                pushed_to: Some(remote.to_string()),
+                pull_request: None,
+                problem: Some(error.to_string()),
+            }),
+        };
     }
-    let landed = integrate(
-        repository,
-        request,
-        signature,
-        message,
-        target,
-        &mission_tip,
-    )?;
-    let landed_commit = repository
-        .find_commit(landed)
-        .map_err(|error| failed("cannot read the landed commit", error))?;
-    let written = changed_paths(repository, &tree_of(target)?, &tree_of(&landed_commit)?)?;
-    let checkout = checkout_of(repository, &request.target_branch, &request.worktree_path)?;
-    if let Some(checkout) = &checkout {
-        let dirty = dirty_files(checkout, &written)?;
+    if let Some(checkout) = &prepared.checkout {
+        let dirty = dirty_files(checkout, &prepared.written)?;
         if !dirty.is_empty() {
             return Err(refuse_dirty(checkout, &dirty));
         }
@@ -485,9 +539,9 @@ fn integrate_and_move(
     repository
         .reference_matching(
             &reference,
-            landed,
+            oid(&prepared.landed_revision)?,
             true,
-            target.id(),
+            oid(&prepared.previous_target_revision)?,
             &format!("nagi: land {}", request.mission_branch),
         )
         .map_err(|error| {
@@ -499,27 +553,100 @@ fn integrate_and_move(
                 error,
             )
         })?;
-    if let Some(checkout) = &checkout {
-        move_checkout(checkout, landed, &written)?;
+    crate::faults::pause_at("land_branch_moved");
+    let mut problems = Vec::new();
+    if let Some(checkout) = &prepared.checkout
+        && let Err(error) =
+            move_checkout(checkout, oid(&prepared.landed_revision)?, &prepared.written)
+    {
+        problems.push(error.to_string());
     }
     let pushed_to = match &request.push_remote {
-        Some(remote) => {
-            git_command(
-                &request.repository_root,
-                &["push", "--", remote, &format!("{reference}:{reference}")],
-            )?;
-            Some(remote.clone())
-        }
+        Some(remote) => match git_command(
+            &request.repository_root,
+            &["push", "--", remote, &format!("{reference}:{reference}")],
+        ) {
+            Ok(_) => Some(remote.clone()),
+            Err(error) => {
+                problems.push(format!("landed, but not pushed: {error}"));
+                None
+            }
+        },
         None => None,
     };
-    Ok(Landed {
-        previous_target_revision: target.id().to_string(),
-        landed_revision: landed.to_string(),
-        mission_revision: mission_revision.to_string(),
-        updated_checkout: checkout,
+    Ok(Applied {
         pushed_to,
         pull_request: None,
+        problem: (!problems.is_empty()).then(|| problems.join("; ")),
     })
+}
+
+/// What recovery found of a landing a crash interrupted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recovered {
+    /// The target branch has the landed commit: the landing stands (the checkout was
+    /// moved to it again, if it has the branch checked out).
+    Finished,
+    /// The target branch never moved: nothing landed.
+    RolledBack,
+}
+
+/// Finishes or rolls back an interrupted landing. `checkout` is the checkout that had
+/// the target checked out when it was prepared.
+pub fn recover(
+    repository_root: &Path,
+    target_branch: &str,
+    previous_target_revision: &str,
+    landed_revision: &str,
+    checkout: Option<&Path>,
+) -> Result<Recovered, MissionError> {
+    let repository = open(repository_root)?;
+    clear_stale_lock(
+        &repository
+            .commondir()
+            .join(format!("refs/heads/{target_branch}.lock")),
+    );
+    let current = target_commit(&repository, target_branch)?.id();
+    let landed = oid(landed_revision)?;
+    if current == landed {
+        if let Some(checkout) = checkout
+            && current_branch(checkout).as_deref() == Some(target_branch)
+        {
+            let previous = repository
+                .find_commit(oid(previous_target_revision)?)
+                .map_err(|error| failed("cannot read the previous target", error))?;
+            let landed_commit = repository
+                .find_commit(landed)
+                .map_err(|error| failed("cannot read the landed commit", error))?;
+            let written =
+                changed_paths(&repository, &tree_of(&previous)?, &tree_of(&landed_commit)?)?;
+            if let Ok(checkout_repository) = git2::Repository::open(checkout) {
+                clear_stale_lock(&checkout_repository.path().join("index.lock"));
+            }
+            move_checkout(checkout, landed, &written)?;
+        }
+        return Ok(Recovered::Finished);
+    }
+    if repository
+        .graph_descendant_of(current, landed)
+        .unwrap_or(false)
+    {
+        return Ok(Recovered::Finished);
+    }
+    Ok(Recovered::RolledBack)
+}
+
+/// A git lock file left by a process killed while it held it. A live git command holds
+/// its lock for moments: one still there after ten seconds is taken as stale and removed.
+fn clear_stale_lock(lock: &Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::fs::symlink_metadata(lock).is_ok() {
+        if std::time::Instant::now() >= deadline {
+            let _ = std::fs::remove_file(lock);
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }
 
 /// The branch HEAD of `checkout` names, or `None` when it is detached.

@@ -172,10 +172,10 @@ fn a_squash_landing_makes_one_commit_on_the_starting_branch_moves_the_checkout_a
     let receipt = s.env.ok("mission.proof.get", json!({"mission_id": "m1"}))["receipt"].clone();
     assert_eq!(receipt["decision"], "archived");
     assert_eq!(receipt["landing"]["landed_revision"], after, "{receipt}");
-    let seal = receipt["seal_digest"].as_str().unwrap();
+    let subject = receipt["subject_digest"].as_str().unwrap();
     assert!(
-        message.contains(&format!("Nagi-Proof: {seal}")),
-        "the trailer names the archive seal {seal}: {message}"
+        message.contains(&format!("Nagi-Proof: {subject}")),
+        "the trailer names what the archive receipt proves ({subject}): {message}"
     );
     // The worktree is gone (its work landed); the branch stays.
     let view = wait_for_mission(&s.env, "m1", "the worktree removed", |mission| {
@@ -514,4 +514,135 @@ fn sync_rebases_the_mission_branch_onto_the_moved_branch_and_keeps_the_agents_ch
         "# demo\nchanged by the agent\n"
     );
     assert_eq!(mission(&s.env)["status"], "ready_to_close");
+}
+
+/// Crash torture of landing (a kind of its own, beside `torture.rs`'s): SIGKILL the server
+/// at a spread of moments while `nagi mission land` runs, restart it, and check that the
+/// target branch is either where it was or at the landed commit, that no git lock is left,
+/// that the person's checkout is clean and matches the branch, and that recovery finished
+/// the landing (archived, with the landing recorded) or rolled it back (still ready).
+/// `NAGI_TORTURE_ITERATIONS` sets the number of kills (default 6).
+#[test]
+fn a_sigkill_at_any_moment_of_a_landing_leaves_the_old_branch_or_the_landed_one() {
+    let iterations: u64 = std::env::var("NAGI_TORTURE_ITERATIONS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(6);
+    let mut outcomes = Vec::new();
+    // Each fault point first (a pause there, so the kill lands exactly in the window),
+    // then kills at a spread of moments without a pause.
+    let points = ["land_prepared", "land_branch_moved", "land_applied"];
+    for iteration in 0..iterations + points.len() as u64 {
+        let point = points.get(iteration as usize).copied();
+        let extra: Vec<(&str, String)> = point
+            .map(|point| vec![("NAGI_FAULT_PAUSE", format!("{point}:60000"))])
+            .unwrap_or_default();
+        let mut s = ready_mission(&extra);
+        let before = head_of(&s.repo.path, "main");
+        // Spread over the landing's span: the consent, the checks, the commits, the branch
+        // and checkout moves, the seal.
+        let delay = std::time::Duration::from_millis(10 + iteration * 300 / iterations.max(1));
+        let mut land = s
+            .env
+            .command()
+            .args(["mission", "land", "m1", "--yes"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(s.env.root().join("land.stderr")).unwrap())
+            .spawn()
+            .unwrap();
+        match point {
+            Some(point) => {
+                wait_for_log(&s.env, &format!("{point}:60000"));
+                // The restarted server must not pause again.
+                s.env.env.remove("NAGI_FAULT_PAUSE");
+            }
+            None => std::thread::sleep(delay),
+        }
+        s.env.kill_server();
+        let _ = land.wait();
+        s.env.start_server();
+        // Recovery re-runs an interrupted check run in the background: wait until none
+        // runs, twice, with time in between for a re-run to begin.
+        let settled = |mission: &Value| {
+            mission.get("checks_running").is_none()
+                && matches!(
+                    mission["status"].as_str(),
+                    Some("archived" | "ready_to_close" | "blocked")
+                )
+        };
+        wait_for_mission(&s.env, "m1", "settled after the restart", settled);
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        let view = wait_for_mission(&s.env, "m1", "settled after the restart", settled);
+        let git_dir = s.repo.path.join(".git");
+        for lock in ["index.lock", "refs/heads/main.lock", "HEAD.lock"] {
+            assert!(
+                !git_dir.join(lock).exists(),
+                "iteration {iteration} ({delay:?}): a stale {lock} was left"
+            );
+        }
+        let after = head_of(&s.repo.path, "main");
+        assert_eq!(
+            git(&s.repo.path, &["status", "--porcelain"]),
+            "",
+            "iteration {iteration} ({delay:?}): the checkout is clean\n{view}"
+        );
+        if after == before {
+            assert!(view.get("landing").is_none(), "{view}");
+            assert_eq!(view["status"], "ready_to_close", "rolled back: {view}");
+            assert!(!s.repo.path.join("new.txt").exists());
+            outcomes.push(
+                if s.env
+                    .server_log()
+                    .contains("recovery rolled back an interrupted landing")
+                {
+                    "rolled back by recovery"
+                } else {
+                    "killed before the landing moved anything"
+                },
+            );
+        } else {
+            assert_eq!(head_of(&s.repo.path, "main^"), before, "{view}");
+            let message = git(&s.repo.path, &["log", "-1", "--format=%B", "main"]);
+            assert!(message.contains("Nagi-Mission: m1"), "{message}");
+            assert_eq!(
+                std::fs::read_to_string(s.repo.path.join("new.txt")).unwrap(),
+                "hello\n",
+                "iteration {iteration}: the checkout moved with the branch"
+            );
+            assert_eq!(view["status"], "archived", "finished: {view}");
+            assert_eq!(view["landing"]["landed_revision"], after, "{view}");
+            let by_recovery = view["landing"]["problem"]
+                .as_str()
+                .is_some_and(|problem| problem.contains("recovery finished it"));
+            outcomes.push(if by_recovery {
+                "finished by recovery"
+            } else {
+                "landed before the kill"
+            });
+        }
+    }
+    eprintln!("landing torture: {outcomes:?}");
+    for (point, expected) in points.iter().zip([
+        "rolled back by recovery",
+        "finished by recovery",
+        "finished by recovery",
+    ]) {
+        let index = points.iter().position(|each| each == point).unwrap();
+        assert_eq!(outcomes[index], expected, "a kill at {point}: {outcomes:?}");
+    }
+}
+
+fn wait_for_log(env: &TestEnv, text: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::time::Instant::now() < deadline {
+        if env.server_log().contains(text) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    panic!(
+        "the server never logged {text:?}:\n{}\nnagi mission land said: {}",
+        env.server_log(),
+        std::fs::read_to_string(env.root().join("land.stderr")).unwrap_or_default()
+    );
 }

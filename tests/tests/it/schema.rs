@@ -103,12 +103,13 @@ pub fn assert_response_valid(response: &Value) {
         .and_then(Value::as_str)
         .is_some_and(|kind| kind.starts_with("mission_") || kind.starts_with("attention_"));
     if (name == "error_response" || is_mission_result)
-        && let Err(errors) = validate(reference_schema(), name, response) {
-            panic!(
-                "against the reference schema:\n{errors}\n{}",
-                serde_json::to_string_pretty(response).unwrap()
-            );
-        }
+        && let Err(errors) = validate(reference_schema(), name, response)
+    {
+        panic!(
+            "against the reference schema:\n{errors}\n{}",
+            serde_json::to_string_pretty(response).unwrap()
+        );
+    }
     if let Err(errors) = validate(own_schema(), name, response) {
         panic!(
             "against nagi api schema --json:\n{errors}\n{}",
