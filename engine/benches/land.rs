@@ -1,6 +1,6 @@
-//! Landing benchmark: the git work of `mission.land` (`worktrees::land::land`: commit the
-//! worktree's change on its branch, squash it onto `main`, move the person's checkout that
-//! has `main` checked out) against what a person types for the same result — in the
+//! Landing benchmark: the git work of `mission.land` (`worktrees::land`'s `prepare`,
+//! `apply` and `finish_mission_branch`: commit the worktree's change on its branch, squash
+//! it onto `main`, move the person's checkout that has `main` checked out) against what a person types for the same result — in the
 //! worktree `git add -A` and `git commit`, then in the checkout `git merge --squash` and
 //! `git commit`. Target ≤ 1.5.
 //!
@@ -16,7 +16,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use nagi_engine::worktrees::land::{LandRequest, land, message_with_trailers};
+use nagi_engine::worktrees::land::{LandRequest, apply, message_with_trailers, prepare};
 use nagi_schema::land::LandStrategy;
 
 #[global_allocator]
@@ -137,8 +137,15 @@ fn main() {
         };
         let message = message_with_trailers(&request.message, &mission_id, &"0".repeat(64));
         ours.push(timed(|| {
-            let landed = land(&request, &message).unwrap();
-            assert_eq!(landed.updated_checkout.as_deref(), Some(root.as_path()));
+            let prepared = prepare(&request, &message).unwrap();
+            assert_eq!(prepared.checkout.as_deref(), Some(root.as_path()));
+            apply(&request, &prepared).unwrap();
+            // The mission branch follows once the landing is sealed.
+            nagi_engine::worktrees::land::finish_mission_branch(
+                &worktree,
+                &prepared.mission_revision,
+            )
+            .unwrap();
         }));
         assert!(root.join(format!("new{}.txt", 2 * round)).exists());
 

@@ -120,33 +120,79 @@ fn checkout_of(
 
 /// Files of `checkout` that would be lost or overwritten by moving it: any change to a
 /// tracked file (staged or not), and an untracked file at a path the landing writes. Only
-/// the index's entries and the landing's paths are looked at, as `git merge` does; other
+/// the tracked files and the landing's paths are looked at, as `git merge` does; other
 /// untracked files do not matter.
 fn dirty_files(checkout: &Path, landing_paths: &[String]) -> Result<Vec<String>, MissionError> {
+    let mut dirty =
+        nagi_exec::workspace::staging::changed_tracked_paths(checkout, &Default::default())
+            .map_err(|error| {
+                MissionError::LandFailed(format!(
+                    "cannot read the status of {}: {error}",
+                    checkout.display()
+                ))
+            })?;
+    dirty.extend(untracked_in_the_way(checkout, landing_paths)?);
+    Ok(dirty)
+}
+
+/// Landing paths that the checkout's index does not have but its disk does.
+fn untracked_in_the_way(
+    checkout: &Path,
+    landing_paths: &[String],
+) -> Result<Vec<String>, MissionError> {
     let repository = open(checkout)?;
-    let mut options = git2::StatusOptions::new();
-    options
-        .include_untracked(false)
-        .include_ignored(false)
-        .exclude_submodules(true);
-    let statuses = repository
-        .statuses(Some(&mut options))
-        .map_err(|error| failed("cannot read the checkout's status", error))?;
-    let mut dirty: Vec<String> = statuses
-        .iter()
-        .filter_map(|entry| entry.path().ok().map(str::to_string))
-        .collect();
     let index = repository
         .index()
         .map_err(|error| failed("cannot read the checkout's index", error))?;
+    Ok(landing_paths
+        .iter()
+        .filter(|path| {
+            index.get_path(Path::new(path.as_str()), 0).is_none()
+                && std::fs::symlink_metadata(checkout.join(path.as_str())).is_ok()
+        })
+        .cloned()
+        .collect())
+}
+
+/// Landed paths of `checkout` that changed since `prepare` looked (the moments between
+/// preparing and applying): only these would be overwritten. A tracked file whose stat
+/// and content no longer match its index entry counts as changed, and so does an untracked
+/// file at a landed path.
+fn landed_paths_changed(
+    checkout: &Path,
+    landing_paths: &[String],
+) -> Result<Vec<String>, MissionError> {
+    use std::os::unix::fs::MetadataExt;
+    let repository = open(checkout)?;
+    let index = repository
+        .index()
+        .map_err(|error| failed("cannot read the checkout's index", error))?;
+    let mut changed = Vec::new();
     for path in landing_paths {
-        if index.get_path(Path::new(path), 0).is_none()
-            && std::fs::symlink_metadata(checkout.join(path)).is_ok()
-        {
-            dirty.push(path.clone());
+        let on_disk = std::fs::symlink_metadata(checkout.join(path.as_str())).ok();
+        match (index.get_path(Path::new(path.as_str()), 0), on_disk) {
+            (None, None) => {}
+            (None, Some(_)) | (Some(_), None) => changed.push(path.clone()),
+            (Some(entry), Some(metadata)) => {
+                let same_stat = u64::from(entry.file_size) == (metadata.len() & 0xffff_ffff)
+                    && i64::from(entry.mtime.seconds()) == metadata.mtime()
+                    && i64::from(entry.mtime.nanoseconds()) == metadata.mtime_nsec();
+                // A stat that differs (or an entry git smudged as racily clean) is settled
+                // by the content.
+                let same_content = same_stat
+                    || (metadata.is_file()
+                        && git2::Oid::hash_file(
+                            git2::ObjectType::Blob,
+                            checkout.join(path.as_str()),
+                        )
+                        .is_ok_and(|id| id == entry.id));
+                if !same_content {
+                    changed.push(path.clone());
+                }
+            }
         }
     }
-    Ok(dirty)
+    Ok(changed)
 }
 
 fn refuse_dirty(checkout: &Path, dirty: &[String]) -> MissionError {
@@ -530,7 +576,7 @@ pub fn apply(request: &LandRequest, prepared: &Prepared) -> Result<Applied, Miss
         };
     }
     if let Some(checkout) = &prepared.checkout {
-        let dirty = dirty_files(checkout, &prepared.written)?;
+        let dirty = landed_paths_changed(checkout, &prepared.written)?;
         if !dirty.is_empty() {
             return Err(refuse_dirty(checkout, &dirty));
         }

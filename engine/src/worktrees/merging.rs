@@ -21,47 +21,16 @@ pub fn open(path: &Path) -> Result<git2::Repository, MissionError> {
     })
 }
 
-/// Stages into `index` what `git add -A` would: new, modified and type-changed files are
-/// added and deleted ones removed (ignored files stay out). Driven by one status walk, so
-/// only the files that changed are read.
-pub fn stage_all(worktree: &git2::Repository, index: &mut git2::Index) -> Result<(), MissionError> {
-    let mut options = git2::StatusOptions::new();
-    options
-        .include_untracked(true)
-        .recurse_untracked_dirs(true)
-        .include_ignored(false)
-        .exclude_submodules(true);
-    let statuses = worktree
-        .statuses(Some(&mut options))
-        .map_err(|error| failed("cannot read the worktree's status", error))?;
-    for entry in statuses.iter() {
-        let Ok(path) = entry.path() else { continue };
-        let status = entry.status();
-        let path = Path::new(path);
-        let staged = if status.contains(git2::Status::WT_DELETED) {
-            index.remove_path(path)
-        } else if status.intersects(
-            git2::Status::WT_NEW | git2::Status::WT_MODIFIED | git2::Status::WT_TYPECHANGE,
-        ) {
-            index.add_path(path)
-        } else {
-            Ok(())
-        };
-        staged.map_err(|error| failed(&format!("cannot stage {}", path.display()), error))?;
-    }
-    Ok(())
-}
-
 /// The tree of the worktree as `git add -A` would stage it, written as objects only: the
-/// worktree's own index file is not touched.
+/// worktree's own index file is not touched. Staged by git itself with a private copy of
+/// the index (its preloaded, threaded index refresh is what a person's `git add -A` costs).
 pub fn worktree_tree(worktree: &git2::Repository) -> Result<git2::Oid, MissionError> {
-    let mut index = worktree
-        .index()
-        .map_err(|error| failed("cannot read the worktree's index", error))?;
-    stage_all(worktree, &mut index)?;
-    index
-        .write_tree()
-        .map_err(|error| failed("cannot write the worktree's tree", error))
+    let root = worktree.workdir().ok_or_else(|| {
+        MissionError::LandFailed("the mission worktree has no working directory".into())
+    })?;
+    let tree = nagi_exec::workspace::staging::staged_tree(root, &Default::default())
+        .map_err(|error| MissionError::LandFailed(format!("cannot stage the worktree: {error}")))?;
+    git2::Oid::from_str(&tree).map_err(|error| failed("git gave no tree id", error))
 }
 
 pub fn target_commit<'r>(

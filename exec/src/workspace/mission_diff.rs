@@ -102,7 +102,10 @@ pub fn mission_diff(
 
 /// The checkout's index file: `<root>/.git/index`, or for a linked worktree the `index` in
 /// the folder its `.git` file names. Asks git when the layout is anything else.
-fn index_path_of(git: &GitRunner, root: &Path) -> Result<std::path::PathBuf, WorkspaceError> {
+pub(super) fn index_path_of(
+    git: &GitRunner,
+    root: &Path,
+) -> Result<std::path::PathBuf, WorkspaceError> {
     let dot_git = root.join(".git");
     if dot_git.is_dir() {
         return Ok(dot_git.join("index"));

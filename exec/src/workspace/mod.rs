@@ -22,6 +22,7 @@ pub mod porcelain;
 pub mod repository;
 pub mod scan;
 pub mod snapshot;
+pub mod staging;
 
 #[cfg(test)]
 mod hostile_config_fixture;
