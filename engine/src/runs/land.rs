@@ -21,11 +21,13 @@ use nagi_schema::results::ResponseResult;
 
 use super::HeldClaim;
 use super::checks::{Purpose, after_archive, claim_for_checks, run_proof_worker};
+use super::worktree::{blocking, require_present};
 use crate::engine::Engine;
 use crate::errors::EngineError;
 use crate::transcript::Transcript;
 use crate::worktrees::land::{
-    LandInspection, LandRequest, Recovered, apply, inspect, message_with_trailers, prepare, recover,
+    LandInspection, LandRequest, Recovered, apply, checkout_to_move, inspect,
+    message_with_trailers, prepare, recover,
 };
 
 /// The landing a proof worker of purpose `land` carries out once the proof verified: a
@@ -115,23 +117,21 @@ pub async fn inspect_now(
 ) -> Result<(Mission, LandRequest, LandInspection), EngineError> {
     let mission = engine.missions.get_existing(&params.mission_id)?;
     let request = land_request(&mission, params)?;
-    if super::worktree::block_missing(engine, &params.mission_id).await? {
-        return Err(MissionError::WorktreeMissing(format!(
-            "the worktree of mission {} was deleted; the mission is blocked and nothing can land",
-            params.mission_id
-        ))
-        .into());
-    }
+    require_present(engine, &params.mission_id, "nothing can land").await?;
     let for_thread = request.clone();
-    let inspection = tokio::task::spawn_blocking(move || inspect(&for_thread))
-        .await
-        .map_err(|error| MissionError::Runtime(format!("the landing check panicked: {error}")))??;
+    let inspection = blocking(move || inspect(&for_thread)).await?;
     Ok((mission, request, inspection))
 }
 
 /// Lands the mission after a person approved it. Returns the one-line summary.
 pub async fn land(engine: &Arc<Engine>, params: &MissionLandParams) -> Result<String, EngineError> {
-    let (mission, request, inspection) = inspect_now(engine, params).await?;
+    // The approval just rebuilt the preview (the whole inspection); the landing's own
+    // `prepare` checks everything again under the claim, so only the checkout is looked up.
+    let mission = engine.missions.get_existing(&params.mission_id)?;
+    let request = land_request(&mission, params)?;
+    require_present(engine, &params.mission_id, "nothing can land").await?;
+    let for_thread = request.clone();
+    let checkout = blocking(move || checkout_to_move(&for_thread)).await?;
     let run = mission
         .run
         .clone()
@@ -144,7 +144,7 @@ pub async fn land(engine: &Arc<Engine>, params: &MissionLandParams) -> Result<St
         ))
         .into());
     }
-    if let Some(checkout) = &inspection.checkout {
+    if let Some(checkout) = &checkout {
         refuse_claimed_checkout(engine, checkout)?;
     }
     let claim_key = claim_for_checks(engine, &mission, &format!("land:{}", run.run_id)).await?;
@@ -366,14 +366,6 @@ pub(super) async fn land_when_verified(
     landing.problem = applied.problem;
     step.landed = Some(landing.clone());
     Ok(Some(landing))
-}
-
-async fn blocking<T: Send + 'static>(
-    job: impl FnOnce() -> Result<T, MissionError> + Send + 'static,
-) -> Result<T, MissionError> {
-    tokio::task::spawn_blocking(job)
-        .await
-        .map_err(|error| MissionError::Runtime(format!("the landing thread panicked: {error}")))?
 }
 
 /// Finishes or rolls back the landing a crash interrupted, and says which in the run's

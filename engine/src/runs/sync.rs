@@ -16,6 +16,7 @@ use nagi_schema::results::ResponseResult;
 
 use super::HeldClaim;
 use super::checks::claim_for_checks;
+use super::worktree::{blocking, require_present};
 use crate::engine::Engine;
 use crate::errors::EngineError;
 use crate::worktrees::sync::{SyncOutcome, SyncRequest, inspect, sync as sync_in_git};
@@ -56,31 +57,18 @@ pub async fn inspect_now(
 ) -> Result<(Mission, SyncRequest, SyncOutcome), EngineError> {
     let mission = engine.missions.get_existing(&params.mission_id)?;
     let request = sync_request(&mission, params)?;
-    if super::worktree::block_missing(engine, &params.mission_id).await? {
-        return Err(MissionError::WorktreeMissing(format!(
-            "the worktree of mission {} was deleted; the mission is blocked",
-            params.mission_id
-        ))
-        .into());
-    }
+    require_present(engine, &params.mission_id, "nothing can be synced").await?;
     let for_thread = request.clone();
-    let outcome = tokio::task::spawn_blocking(move || inspect(&for_thread))
-        .await
-        .map_err(|error| MissionError::Runtime(format!("the sync check panicked: {error}")))??;
+    let outcome = blocking(move || inspect(&for_thread)).await?;
     Ok((mission, request, outcome))
 }
 
 /// Syncs the mission after a person approved it. Returns the one-line summary.
 pub async fn sync(engine: &Arc<Engine>, params: &MissionSyncParams) -> Result<String, EngineError> {
-    let (mission, request, planned) = inspect_now(engine, params).await?;
-    if planned.up_to_date {
-        return Ok(format!(
-            "{} already contains {} ({}); nothing to sync",
-            request.mission_branch,
-            request.onto,
-            &planned.onto_revision[..12]
-        ));
-    }
+    // The approval just rebuilt the preview; the sync itself plans again under the claim.
+    let mission = engine.missions.get_existing(&params.mission_id)?;
+    let request = sync_request(&mission, params)?;
+    require_present(engine, &params.mission_id, "nothing can be synced").await?;
     let run = mission.run.clone().ok_or_else(|| {
         MissionError::NotReady(format!("mission {} has no run yet", mission.mission_id))
     })?;
@@ -94,11 +82,9 @@ pub async fn sync(engine: &Arc<Engine>, params: &MissionSyncParams) -> Result<St
     }
     let claim_key = claim_for_checks(engine, &mission, &format!("sync:{}", run.run_id)).await?;
     let for_thread = request.clone();
-    let synced = tokio::task::spawn_blocking(move || sync_in_git(&for_thread))
-        .await
-        .map_err(|error| MissionError::Runtime(format!("the sync panicked: {error}")));
-    let recorded = match synced {
-        Ok(Ok(outcome)) => {
+    let recorded = match blocking(move || sync_in_git(&for_thread)).await {
+        Ok(outcome) if outcome.up_to_date => Ok(outcome),
+        Ok(outcome) => {
             let (onto, base) = (request.onto.clone(), outcome.onto_revision.clone());
             engine
                 .missions
@@ -114,7 +100,6 @@ pub async fn sync(engine: &Arc<Engine>, params: &MissionSyncParams) -> Result<St
                 .await
                 .map(|_| outcome)
         }
-        Ok(Err(error)) => Err(error.into()),
         Err(error) => Err(error.into()),
     };
     let _ = super::release_claim(
@@ -127,6 +112,14 @@ pub async fn sync(engine: &Arc<Engine>, params: &MissionSyncParams) -> Result<St
     )
     .await;
     let outcome = recorded?;
+    if outcome.up_to_date {
+        return Ok(format!(
+            "{} already contains {} ({}); nothing to sync",
+            request.mission_branch,
+            request.onto,
+            &outcome.onto_revision[..12]
+        ));
+    }
     Ok(format!(
         "{} rebased onto {} ({}): {} commit{} replayed, uncommitted changes carried over{}",
         request.mission_branch,

@@ -33,6 +33,31 @@ pub async fn block_missing(engine: &Arc<Engine>, mission_id: &str) -> Result<boo
     Ok(true)
 }
 
+/// `worktree_missing` (and the mission blocked) when the mission's worktree is gone, for
+/// an action that needs it (`doing`: what could not be done).
+pub async fn require_present(
+    engine: &Arc<Engine>,
+    mission_id: &str,
+    doing: &str,
+) -> Result<(), EngineError> {
+    if block_missing(engine, mission_id).await? {
+        return Err(nagi_mission::MissionError::WorktreeMissing(format!(
+            "the worktree of mission {mission_id} was deleted; the mission is blocked and {doing}"
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// Runs blocking git work off the async workers.
+pub async fn blocking<T: Send + 'static>(
+    job: impl FnOnce() -> Result<T, nagi_mission::MissionError> + Send + 'static,
+) -> Result<T, nagi_mission::MissionError> {
+    tokio::task::spawn_blocking(job).await.map_err(|error| {
+        nagi_mission::MissionError::Runtime(format!("the git thread panicked: {error}"))
+    })?
+}
+
 /// After an archive: removes the mission's worktree (its branch stays), unless it holds
 /// changes that were not landed; then it is kept, and the view says why.
 pub async fn settle_after_archive(

@@ -210,7 +210,40 @@ fn refuse_dirty(checkout: &Path, dirty: &[String]) -> MissionError {
     ))
 }
 
-/// Works out what [`land`] would do, writing no reference and no file the person sees
+/// The checkout that has the target checked out (none for a pull request), refused as
+/// `checkout_dirty` when it has changes of its own or files in the way of `paths`.
+fn clean_checkout(
+    repository: &git2::Repository,
+    request: &LandRequest,
+    paths: &[String],
+) -> Result<Option<PathBuf>, MissionError> {
+    let checkout = checkout_having_target(repository, request)?;
+    if let Some(checkout) = &checkout {
+        let dirty = dirty_files(checkout, paths)?;
+        if !dirty.is_empty() {
+            return Err(refuse_dirty(checkout, &dirty));
+        }
+    }
+    Ok(checkout)
+}
+
+fn checkout_having_target(
+    repository: &git2::Repository,
+    request: &LandRequest,
+) -> Result<Option<PathBuf>, MissionError> {
+    if request.pull_request {
+        return Ok(None);
+    }
+    checkout_of(repository, &request.target_branch, &request.worktree_path)
+}
+
+/// The checkout a landing would move: the one (other than the mission's worktree) that has
+/// the target branch checked out. Reads no file status.
+pub fn checkout_to_move(request: &LandRequest) -> Result<Option<PathBuf>, MissionError> {
+    checkout_having_target(&open(&request.repository_root)?, request)
+}
+
+/// Works out what a landing ([`prepare`], [`apply`]) would do, writing no reference and no file the person sees
 /// (the trees it computes are written as loose objects only).
 pub fn inspect(request: &LandRequest) -> Result<LandInspection, MissionError> {
     let repository = open(&request.repository_root)?;
@@ -243,17 +276,7 @@ pub fn inspect(request: &LandRequest) -> Result<LandInspection, MissionError> {
         &request.target_branch,
     )?;
     let files = changed_paths(&repository, &base_tree, &change)?;
-    let checkout = if request.pull_request {
-        None
-    } else {
-        checkout_of(&repository, &request.target_branch, &request.worktree_path)?
-    };
-    if let Some(checkout) = &checkout {
-        let dirty = dirty_files(checkout, &files)?;
-        if !dirty.is_empty() {
-            return Err(refuse_dirty(checkout, &dirty));
-        }
-    }
+    let checkout = clean_checkout(&repository, request, &files)?;
     Ok(LandInspection {
         target_revision: target.id().to_string(),
         change_tree: change_tree.to_string(),
@@ -508,13 +531,7 @@ pub fn prepare(request: &LandRequest, message: &str) -> Result<Prepared, Mission
         .find_commit(landed)
         .map_err(|error| failed("cannot read the landed commit", error))?;
     let written = changed_paths(&repository, &tree_of(&target)?, &tree_of(&landed_commit)?)?;
-    let checkout = checkout_of(&repository, &request.target_branch, &request.worktree_path)?;
-    if let Some(checkout) = &checkout {
-        let dirty = dirty_files(checkout, &written)?;
-        if !dirty.is_empty() {
-            return Err(refuse_dirty(checkout, &dirty));
-        }
-    }
+    let checkout = clean_checkout(&repository, request, &written)?;
     Ok(Prepared {
         previous_target_revision: target.id().to_string(),
         landed_revision: landed.to_string(),

@@ -44,6 +44,18 @@ struct Planned<'r> {
     up_to_date: bool,
 }
 
+impl Planned<'_> {
+    fn outcome(&self, new_head: git2::Oid) -> SyncOutcome {
+        SyncOutcome {
+            onto_revision: self.onto.id().to_string(),
+            commits: self.commits,
+            up_to_date: self.up_to_date,
+            previous_head: self.head.id().to_string(),
+            new_head: new_head.to_string(),
+        }
+    }
+}
+
 fn plan<'r>(
     repository: &'r git2::Repository,
     worktree: &git2::Repository,
@@ -78,22 +90,18 @@ pub fn inspect(request: &SyncRequest) -> Result<SyncOutcome, MissionError> {
     let worktree = open(&request.worktree_path)?;
     let planned = plan(&repository, &worktree, request)?;
     if planned.up_to_date {
-        return Ok(SyncOutcome {
-            onto_revision: planned.onto.id().to_string(),
-            commits: planned.commits,
-            up_to_date: true,
-            previous_head: planned.head.id().to_string(),
-            new_head: planned.head.id().to_string(),
-        });
+        return Ok(planned.outcome(planned.head.id()));
     }
-    let (new_head, _) = rebased(&repository, &worktree, request, &planned)?;
-    Ok(SyncOutcome {
-        onto_revision: planned.onto.id().to_string(),
-        commits: planned.commits,
-        up_to_date: false,
-        previous_head: planned.head.id().to_string(),
-        new_head: new_head.to_string(),
-    })
+    let rebased = rebased(&repository, &worktree, request, &planned)?;
+    Ok(planned.outcome(rebased.new_head))
+}
+
+struct Rebased {
+    new_head: git2::Oid,
+    /// What the worktree holds now, as `git add -A` would stage it.
+    uncommitted: git2::Oid,
+    /// What it will hold: its uncommitted changes on the new head.
+    carried: git2::Oid,
 }
 
 /// The rebased tip and the tree the worktree will hold (its uncommitted changes on it).
@@ -102,7 +110,7 @@ fn rebased(
     worktree: &git2::Repository,
     request: &SyncRequest,
     planned: &Planned<'_>,
-) -> Result<(git2::Oid, git2::Oid), MissionError> {
+) -> Result<Rebased, MissionError> {
     let signature = author(repository)?;
     let new_head = replay_onto(
         repository,
@@ -115,17 +123,21 @@ fn rebased(
     let new_head_commit = repository
         .find_commit(new_head)
         .map_err(|error| failed("cannot read the rebased branch", error))?;
-    let uncommitted = repository
-        .find_tree(worktree_tree(worktree)?)
-        .map_err(|error| failed("cannot read the worktree's tree", error))?;
+    let uncommitted = worktree_tree(worktree)?;
     let carried = merge_in_memory(
         repository,
         &tree_of(&planned.head)?,
         &tree_of(&new_head_commit)?,
-        &uncommitted,
+        &repository
+            .find_tree(uncommitted)
+            .map_err(|error| failed("cannot read the worktree's tree", error))?,
         &request.onto,
     )?;
-    Ok((new_head, carried))
+    Ok(Rebased {
+        new_head,
+        uncommitted,
+        carried,
+    })
 }
 
 /// Rebases the mission branch onto `request.onto` and carries the worktree's uncommitted
@@ -135,17 +147,15 @@ pub fn sync(request: &SyncRequest) -> Result<SyncOutcome, MissionError> {
     let worktree = open(&request.worktree_path)?;
     let planned = plan(&repository, &worktree, request)?;
     if planned.up_to_date {
-        return Ok(SyncOutcome {
-            onto_revision: planned.onto.id().to_string(),
-            commits: planned.commits,
-            up_to_date: true,
-            previous_head: planned.head.id().to_string(),
-            new_head: planned.head.id().to_string(),
-        });
+        return Ok(planned.outcome(planned.head.id()));
     }
-    let (new_head, carried) = rebased(&repository, &worktree, request, &planned)?;
+    let Rebased {
+        new_head,
+        uncommitted,
+        carried,
+    } = rebased(&repository, &worktree, request, &planned)?;
     let worktree_now = worktree
-        .find_tree(worktree_tree(&worktree)?)
+        .find_tree(uncommitted)
         .map_err(|error| failed("cannot read the worktree's tree", error))?;
     // Looked up through the worktree's own handle: its checkout writes it.
     let carried_tree = worktree
@@ -195,11 +205,5 @@ pub fn sync(request: &SyncRequest) -> Result<SyncOutcome, MissionError> {
         .read_tree(&tree_of(&new_head_commit)?)
         .and_then(|()| index.write())
         .map_err(|error| failed("cannot write the worktree's index", error))?;
-    Ok(SyncOutcome {
-        onto_revision: planned.onto.id().to_string(),
-        commits: planned.commits,
-        up_to_date: false,
-        previous_head: planned.head.id().to_string(),
-        new_head: new_head.to_string(),
-    })
+    Ok(planned.outcome(new_head))
 }
