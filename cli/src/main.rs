@@ -82,6 +82,9 @@ pub enum Command {
     /// List and create workspaces of managed panes.
     #[command(subcommand)]
     Workspace(commands::workspace::WorkspaceCommand),
+    /// Git checkouts of a repository as workspaces: list, create, open, remove.
+    #[command(subcommand)]
+    Worktree(commands::worktree::WorktreeCommand),
     /// Read, type into, close and attach to managed panes.
     #[command(subcommand)]
     Pane(commands::pane::PaneCommand),

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use nagi_schema::pane::{AgentStatus, PaneInfo, TabInfo, WorkspaceInfo};
+use nagi_schema::pane::{AgentStatus, PaneInfo, TabInfo, WorkspaceInfo, WorkspaceWorktreeInfo};
 use nagi_schema::pane_events::PaneEventEnvelope;
 use tokio::sync::{Notify, broadcast};
 
@@ -91,6 +91,9 @@ pub(crate) struct WorkspaceEntry {
     pub next_tab: u64,
     pub next_pane: u64,
     pub metadata: WorkspaceMetadata,
+    /// The Git checkout this workspace belongs to, when a worktree method (or a mission
+    /// run) opened it.
+    pub worktree: Option<WorkspaceWorktreeInfo>,
 }
 
 #[derive(Default)]
@@ -228,7 +231,7 @@ impl Registry {
                 .unwrap_or_default(),
             agent_status: rollup(panes.map(|pane| pane.metadata_view().agent_status)),
             tokens: workspace.metadata.tokens.snapshot(Instant::now()),
-            worktree: None,
+            worktree: workspace.worktree.clone(),
         }
     }
 }
@@ -243,6 +246,8 @@ pub struct WorkspaceCreate {
     pub command: Option<Vec<String>>,
     pub env: BTreeMap<String, String>,
     pub focus: bool,
+    /// The worktree provenance of the new workspace.
+    pub worktree: Option<WorkspaceWorktreeInfo>,
 }
 
 /// A tab in an existing workspace (the focused one when `workspace_id` is absent).

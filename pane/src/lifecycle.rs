@@ -236,6 +236,7 @@ impl PaneHost {
             next_tab: 2,
             next_pane: 2,
             metadata: WorkspaceMetadata::default(),
+            worktree: request.worktree,
         });
         if request.focus || registry.focused_workspace_index().is_none() {
             registry.focused_workspace = Some(workspace_id.clone());

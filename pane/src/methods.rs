@@ -53,6 +53,7 @@ async fn answer_typed(
                 command: params.command,
                 env: params.env,
                 focus: params.focus,
+                worktree: None,
             })?;
             Result_::WorkspaceCreated {
                 workspace,

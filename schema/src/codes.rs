@@ -80,8 +80,9 @@ error_codes! {
     /// nagi extension: the checkout is claimed by another live run (in this server or in
     /// another server process).
     CheckoutClaimed => "checkout_claimed",
-    /// nagi extension: landing would move a checkout that has changes of its own; the
-    /// message names the files. Nothing was changed.
+    /// nagi extension: landing would move a checkout that has changes of its own, or
+    /// `worktree.remove` (without `force`) would delete a checkout's uncommitted or
+    /// untracked files; the message names the files. Nothing was changed.
     CheckoutDirty => "checkout_dirty",
     /// nagi extension: the mission's change conflicts with the target branch; the message
     /// names the paths. The target branch and the checkout are unchanged.
@@ -106,9 +107,13 @@ error_codes! {
     RunMismatch => "run_mismatch",
     /// The project recipe (setup, services) failed.
     ProjectRecipeFailed => "project_recipe_failed",
-    /// nagi extension: the mission's worktree could not be made or used (a base ref that
-    /// names no commit, a branch or folder in the way, git refused).
+    /// nagi extension: a worktree could not be made, opened, used or removed (a base ref
+    /// that names no commit, a branch or folder in the way, the main checkout, a mission's
+    /// worktree, git refused).
     WorktreeFailed => "worktree_failed",
+    /// nagi extension: `worktree.open` names a branch or path that no checkout of the
+    /// repository has.
+    WorktreeNotFound => "worktree_not_found",
     /// nagi extension: the mission's worktree was deleted; the mission is `blocked`.
     WorktreeMissing => "worktree_missing",
     /// The mission has no sealed proof.

@@ -10,6 +10,7 @@ pub mod codes;
 pub mod document;
 pub mod envelope;
 pub mod events;
+pub mod git_worktrees;
 pub mod handoff;
 pub mod ids;
 pub mod land;
@@ -22,6 +23,7 @@ pub mod proof;
 pub mod results;
 pub mod session_protocol;
 pub mod worktree;
+pub mod worktree_document;
 
 /// The wire protocol version reported by `ping` (the reference contract's version; nagi
 /// is a compatible superset).

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::git_worktrees::WorktreeInfo;
 use crate::pane::{
     AgentStatus, OutputMatch, PaneInfo, PaneReadResult, PaneScrollInfo, ReadSource, TabInfo,
     WorkspaceInfo,
@@ -46,6 +47,26 @@ pub enum PaneEventData {
     },
     WorkspaceFocused {
         workspace_id: String,
+    },
+    /// `worktree.create` made a checkout and opened `workspace` in it.
+    WorktreeCreated {
+        workspace: WorkspaceInfo,
+        worktree: WorktreeInfo,
+    },
+    /// `worktree.open` opened `workspace` in a checkout, or found it open.
+    WorktreeOpened {
+        workspace: WorkspaceInfo,
+        worktree: WorktreeInfo,
+        already_open: bool,
+    },
+    /// `worktree.remove` removed a linked checkout; `workspace` is its workspace's last
+    /// snapshot.
+    WorktreeRemoved {
+        workspace_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        workspace: Option<WorkspaceInfo>,
+        worktree: WorktreeInfo,
+        forced: bool,
     },
     TabCreated {
         tab: TabInfo,
@@ -118,6 +139,9 @@ impl PaneEventData {
             PaneEventData::WorkspaceRenamed { .. } => "workspace_renamed",
             PaneEventData::WorkspaceMoved { .. } => "workspace_moved",
             PaneEventData::WorkspaceFocused { .. } => "workspace_focused",
+            PaneEventData::WorktreeCreated { .. } => "worktree_created",
+            PaneEventData::WorktreeOpened { .. } => "worktree_opened",
+            PaneEventData::WorktreeRemoved { .. } => "worktree_removed",
             PaneEventData::TabCreated { .. } => "tab_created",
             PaneEventData::TabClosed { .. } => "tab_closed",
             PaneEventData::TabRenamed { .. } => "tab_renamed",
@@ -151,7 +175,10 @@ impl PaneEventData {
         match self {
             PaneEventData::WorkspaceCreated { workspace }
             | PaneEventData::WorkspaceUpdated { workspace }
-            | PaneEventData::WorkspaceMetadataUpdated { workspace } => &workspace.workspace_id,
+            | PaneEventData::WorkspaceMetadataUpdated { workspace }
+            | PaneEventData::WorktreeCreated { workspace, .. }
+            | PaneEventData::WorktreeOpened { workspace, .. } => &workspace.workspace_id,
+            PaneEventData::WorktreeRemoved { workspace_id, .. } => workspace_id,
             PaneEventData::WorkspaceClosed { workspace_id, .. }
             | PaneEventData::WorkspaceRenamed { workspace_id, .. }
             | PaneEventData::WorkspaceMoved { workspace_id, .. }
@@ -336,6 +363,12 @@ pub enum PaneSubscription {
     WorkspaceClosed,
     #[serde(rename = "workspace.focused")]
     WorkspaceFocused,
+    #[serde(rename = "worktree.created")]
+    WorktreeCreated,
+    #[serde(rename = "worktree.opened")]
+    WorktreeOpened,
+    #[serde(rename = "worktree.removed")]
+    WorktreeRemoved,
     #[serde(rename = "tab.created")]
     TabCreated,
     #[serde(rename = "tab.closed")]
@@ -434,6 +467,15 @@ pub fn subscription_matches(subscription: &PaneSubscription, event: &PaneEventEn
             ) | (
                 PaneSubscription::WorkspaceFocused,
                 Data::WorkspaceFocused { .. }
+            ) | (
+                PaneSubscription::WorktreeCreated,
+                Data::WorktreeCreated { .. }
+            ) | (
+                PaneSubscription::WorktreeOpened,
+                Data::WorktreeOpened { .. }
+            ) | (
+                PaneSubscription::WorktreeRemoved,
+                Data::WorktreeRemoved { .. }
             ) | (PaneSubscription::TabCreated, Data::TabCreated { .. })
                 | (PaneSubscription::TabClosed, Data::TabClosed { .. })
                 | (PaneSubscription::TabFocused, Data::TabFocused { .. })

@@ -14,6 +14,7 @@ pub mod project_check;
 pub mod server;
 pub mod wait;
 pub mod workspace;
+pub mod worktree;
 
 use serde_json::Value;
 
@@ -56,6 +57,7 @@ pub fn run(cli: Cli) -> CommandResult {
         Command::Events(command) => events::run(&context, command),
         Command::Api(command) => api::run(&context, command),
         Command::Workspace(command) => workspace::run(&context, command),
+        Command::Worktree(command) => worktree::run(&context, command),
         Command::Pane(command) => pane::run(&context, command),
         Command::Wait(command) => wait::run(&context, command),
         Command::Project(command) => project::run(&context, command),

@@ -10,12 +10,16 @@
 //!
 //! The order in which a method name is looked up is: the engine's method table
 //! (`ENGINE_METHODS`), the pane table (`PANE_METHODS`; methods it lists as not
-//! implemented answer `feature_unavailable`), the other protocol methods nagi does not
+//! implemented answer `feature_unavailable`), the worktree methods (`WORKTREE_METHODS`),
+//! the other protocol methods nagi does not
 //! offer ([`UNAVAILABLE_METHODS`], `feature_unavailable`), and finally `invalid_request`
 //! for a method nobody knows.
 
 use nagi_pane::PaneRequest;
 use nagi_schema::envelope::{IdOnly, RawRequest, RequestId};
+use nagi_schema::git_worktrees::{
+    WorktreeCreateParams, WorktreeListParams, WorktreeOpenParams, WorktreeRemoveParams,
+};
 use nagi_schema::methods::{
     EventsSubscribeParams, EventsWaitParams, UNAVAILABLE_METHODS, find_engine_method,
 };
@@ -73,6 +77,10 @@ pub enum MethodParams {
     CockpitDecide(nagi_schema::cockpit::CockpitDecideParams),
     /// A workspace, tab, pane or session method, decoded by the pane host's own rules.
     Pane(PaneRequest),
+    WorktreeList(WorktreeListParams),
+    WorktreeCreate(WorktreeCreateParams),
+    WorktreeOpen(WorktreeOpenParams),
+    WorktreeRemove(WorktreeRemoveParams),
 }
 
 impl MethodParams {
@@ -105,6 +113,10 @@ impl MethodParams {
             P::CockpitPreview(p) => serde_json::to_value(p),
             P::CockpitDecide(p) => serde_json::to_value(p),
             P::Pane(request) => return request.params_json(),
+            P::WorktreeList(p) => serde_json::to_value(p),
+            P::WorktreeCreate(p) => serde_json::to_value(p),
+            P::WorktreeOpen(p) => serde_json::to_value(p),
+            P::WorktreeRemove(p) => serde_json::to_value(p),
         };
         Some(value.expect("decoded params always serialize"))
     }
@@ -186,12 +198,40 @@ fn pane_params(method: &str, params: &RawValue) -> Option<Result<MethodParams, E
     Some(decoded.map(MethodParams::Pane).map_err(EngineError::Pane))
 }
 
+/// The `worktree.*` params follow the pane family's rules: unknown fields ignored, `null`
+/// taken as `{}`, and a shape error is `invalid_params`.
+fn worktree_params(method: &str, params: &RawValue) -> Option<Result<MethodParams, EngineError>> {
+    fn decode<T: DeserializeOwned>(method: &str, params: &RawValue) -> Result<T, EngineError> {
+        let text = params.get().trim();
+        let text = if text == "null" { "{}" } else { text };
+        if !text.starts_with('{') {
+            return Err(EngineError::InvalidParams(format!(
+                "invalid params for {method}: params must be a JSON object"
+            )));
+        }
+        serde_json::from_str(text).map_err(|error| {
+            EngineError::InvalidParams(format!("invalid params for {method}: {error}"))
+        })
+    }
+    use MethodParams as P;
+    Some(match method {
+        "worktree.list" => decode(method, params).map(P::WorktreeList),
+        "worktree.create" => decode(method, params).map(P::WorktreeCreate),
+        "worktree.open" => decode(method, params).map(P::WorktreeOpen),
+        "worktree.remove" => decode(method, params).map(P::WorktreeRemove),
+        _ => return None,
+    })
+}
+
 /// Decodes the params of `method`, or says why the method cannot be answered.
 pub fn decode_method_params(method: &str, params: &RawValue) -> Result<MethodParams, EngineError> {
     if let Some(decoded) = engine_params(method, params) {
         return decoded;
     }
     if let Some(decoded) = pane_params(method, params) {
+        return decoded;
+    }
+    if let Some(decoded) = worktree_params(method, params) {
         return decoded;
     }
     if UNAVAILABLE_METHODS.contains(&method) {

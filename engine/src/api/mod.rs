@@ -10,6 +10,7 @@ pub mod missions;
 pub mod panes;
 pub mod proof;
 pub mod reload;
+pub mod worktrees;
 
 use std::sync::Arc;
 
@@ -93,11 +94,31 @@ pub async fn dispatch(
         P::EventsSubscribe(params) => return Ok(Reply::Subscribe(params)),
         P::EventsWait(params) => return Ok(Reply::Wait(params)),
         P::Pane(request) => return panes::dispatch(engine, request).await.map(Reply::Value),
+        P::WorktreeList(params) => return worktree_value(worktrees::list(engine, params).await),
+        P::WorktreeCreate(params) => {
+            return worktree_value(worktrees::create(engine, params).await);
+        }
+        P::WorktreeOpen(params) => return worktree_value(worktrees::open(engine, params).await),
+        P::WorktreeRemove(params) => {
+            return worktree_value(worktrees::remove(engine, params).await);
+        }
     };
     Ok(Reply::Result(result))
 }
 
-/// Schema parts of the method families beyond the engine's own (panes, sessions).
+fn worktree_value(
+    result: Result<nagi_schema::git_worktrees::WorktreeMethodResult, EngineError>,
+) -> Result<Reply, EngineError> {
+    result.map(|result| {
+        Reply::Value(serde_json::to_value(result).expect("worktree results serialize to JSON"))
+    })
+}
+
+/// Schema parts of the method families beyond the engine's own (panes, sessions,
+/// worktrees).
 pub fn schema_extensions() -> Vec<nagi_schema::document::SchemaExtension> {
-    vec![nagi_schema::pane_document::pane_schema_extension()]
+    vec![
+        nagi_schema::pane_document::pane_schema_extension(),
+        nagi_schema::worktree_document::worktree_schema_extension(),
+    ]
 }

@@ -1,5 +1,6 @@
 //! The one place where internal errors become wire codes.
 
+mod checkouts;
 mod recipe_exec;
 
 use nagi_schema::codes::ErrorCode;
@@ -9,6 +10,7 @@ use nagi_mission::MissionError;
 use nagi_pane::PaneError;
 use nagi_proof::ProofError;
 use nagi_proof::handoff::HandoffError;
+pub use checkouts::WorktreeError;
 pub use recipe_exec::RecipeExecError;
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -27,6 +29,9 @@ pub enum EngineError {
     /// Executing the project recipe failed.
     #[error(transparent)]
     Recipe(#[from] RecipeExecError),
+    /// A `worktree.*` method failed.
+    #[error(transparent)]
+    Worktree(#[from] WorktreeError),
     #[error("invalid request: {0}")]
     InvalidRequest(String),
     #[error("request line exceeds {0} bytes; the connection will be closed")]
@@ -52,6 +57,7 @@ pub fn wire_error(error: &EngineError) -> (ErrorCode, String) {
         EngineError::Handoff(handoff) => handoff_code(handoff),
         EngineError::Pane(pane) => pane.code(),
         EngineError::Recipe(recipe) => recipe_code(recipe),
+        EngineError::Worktree(worktree) => worktree_code(worktree),
         EngineError::InvalidRequest(_) => ErrorCode::InvalidRequest,
         EngineError::RequestTooLarge(_) => ErrorCode::RequestTooLarge,
         EngineError::InvalidParams(_) => ErrorCode::InvalidParams,
@@ -73,6 +79,17 @@ fn recipe_code(error: &RecipeExecError) -> ErrorCode {
         | RecipeExecError::Io { .. } => ErrorCode::ProjectRecipeFailed,
         RecipeExecError::WorktreeFailed { .. } => ErrorCode::MissionRuntimeError,
         RecipeExecError::Store(store) => store_code(store),
+    }
+}
+
+fn worktree_code(error: &WorktreeError) -> ErrorCode {
+    match error {
+        WorktreeError::InvalidParams(_) => ErrorCode::InvalidParams,
+        WorktreeError::NotACheckout(_) => ErrorCode::InvalidRepository,
+        WorktreeError::NotFound(_) => ErrorCode::WorktreeNotFound,
+        WorktreeError::Failed(_) => ErrorCode::WorktreeFailed,
+        WorktreeError::Dirty(_) => ErrorCode::CheckoutDirty,
+        WorktreeError::Claimed(_) => ErrorCode::CheckoutClaimed,
     }
 }
 

@@ -265,8 +265,18 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         .into_iter()
         .collect(),
         focus: false,
+        worktree: None,
     };
-    let pane = tokio::task::spawn_blocking(move || panes.create_workspace(pane_request))
+    let pane = tokio::task::spawn_blocking(move || {
+        // The run's workspace names the checkout it works in (its provenance).
+        let place = crate::worktrees::checkouts::repository_of(std::path::Path::new(
+            pane_request.cwd.as_deref().unwrap_or_default(),
+        ));
+        panes.create_workspace(WorkspaceCreate {
+            worktree: place.ok().map(|place| place.provenance(&place.checkout)),
+            ..pane_request
+        })
+    })
         .await
         .map_err(|error| error.to_string())
         .and_then(|created| created.map_err(|error| error.to_string()))

@@ -8,6 +8,7 @@
 //! repository. Never inside nagi's config or data folders, which no provider may write.
 
 pub mod at_location;
+pub mod checkouts;
 pub mod git;
 pub mod land;
 pub mod merging;
@@ -36,8 +37,16 @@ pub struct PlannedWorktree {
     pub base_ref: String,
 }
 
-fn inside(path: &Path, folder: &Path) -> bool {
-    path.starts_with(folder)
+/// `Err(folder)` when `target` is inside nagi's config or data folder, which no provider
+/// may write, so no worktree may be there.
+pub fn refuse_nagi_folders(config: &EngineConfig, target: &Path) -> Result<(), PathBuf> {
+    for own in [&config.paths.config_dir, &config.paths.data_dir] {
+        let own = std::fs::canonicalize(own).unwrap_or_else(|_| own.clone());
+        if target.starts_with(&own) {
+            return Err(own);
+        }
+    }
+    Ok(())
 }
 
 /// Decides where the mission's worktree goes and what it is made from: `base`, else the
@@ -61,16 +70,13 @@ pub fn plan(
         )
         .join(mission_id.path_segment()),
     };
-    for own in [&config.paths.config_dir, &config.paths.data_dir] {
-        let own = std::fs::canonicalize(own).unwrap_or_else(|_| own.clone());
-        if inside(&target, &own) {
-            return Err(MissionError::WorktreeFailed(format!(
-                "the mission worktree would be {}, inside nagi's folder {}, which no provider may write; set [worktree] location in config.toml to a folder outside it",
-                target.display(),
-                own.display()
-            )));
-        }
-    }
+    refuse_nagi_folders(config, &target).map_err(|own| {
+        MissionError::WorktreeFailed(format!(
+            "the mission worktree would be {}, inside nagi's folder {}, which no provider may write; set [worktree] location in config.toml to a folder outside it",
+            target.display(),
+            own.display()
+        ))
+    })?;
     let base_ref = base
         .map(str::to_string)
         .or_else(|| recipe.map(|recipe| recipe.worktree.base.clone()))

@@ -25,4 +25,5 @@ mod schema;
 mod server;
 mod torture;
 mod transport;
+mod worktree_methods;
 mod worktrees;

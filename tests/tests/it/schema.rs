@@ -274,7 +274,7 @@ pub fn assert_event_valid(event: &Value) {
     let kind = event["event"].as_str().unwrap_or_default();
     let reference = if kind.starts_with("pane.") {
         Some("subscription_event")
-    } else if ["pane_", "tab_", "workspace_"]
+    } else if ["pane_", "tab_", "workspace_", "worktree_"]
         .iter()
         .any(|prefix| kind.starts_with(prefix))
     {

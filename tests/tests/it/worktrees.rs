@@ -462,3 +462,42 @@ fn a_worktree_deleted_while_the_server_was_down_blocks_its_mission_at_recovery()
     );
     assert_eq!(blocked["run"]["live"], false);
 }
+
+/// `worktree.remove` on a mission's worktree: refused while its mission is not archived
+/// (unless forced), and always while a live run holds the checkout. Nothing is removed.
+#[test]
+fn worktree_remove_keeps_a_mission_worktree_and_a_checkout_a_live_run_holds() {
+    let s = session(json!(["wait_interrupt"]), &["m1"]);
+    start_with_write_scope(&s.env, "m1");
+    let mission = wait_for_mission(&s.env, "m1", "running in its worktree", |mission| {
+        mission["run"]["live"] == true && mission["worktree"]["path"].is_string()
+    });
+    let worktree = worktree_of(&mission);
+    let opened = s.env.ok(
+        "worktree.open",
+        json!({"cwd": s.repo.path_text(), "branch": "mission/m1"}),
+    );
+    crate::schema::assert_pane_response_valid(&json!({"id": "1", "result": opened}));
+    assert_eq!(opened["worktree"]["path"], worktree.display().to_string());
+    let workspace_id = opened["workspace"]["workspace_id"].as_str().unwrap();
+    let refused = s.env.call(
+        "worktree.remove",
+        json!({"workspace_id": workspace_id}),
+    );
+    assert_eq!(refused["error"]["code"], "worktree_failed", "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the worktree of mission m1"),
+        "{refused}"
+    );
+    let held = s.env.call(
+        "worktree.remove",
+        json!({"workspace_id": workspace_id, "force": true}),
+    );
+    assert_eq!(held["error"]["code"], "checkout_claimed", "{held}");
+    assert!(worktree.join("README.md").is_file());
+    let still = s.env.ok("mission.get", json!({"mission_id": "m1"}))["mission"].clone();
+    assert_eq!(still["run"]["live"], true, "the run goes on: {still}");
+}

@@ -58,6 +58,7 @@ pub fn open_project_pane(
             command: Some(follow(transcript_path)),
             env: marker_environment(engine),
             focus: false,
+            worktree: None,
         })
         .map_err(|error| error.to_string())?;
     Ok(ProjectPane {
