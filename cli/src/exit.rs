@@ -13,7 +13,8 @@ pub const EXIT_TIMEOUT: i32 = 4;
 pub const EXIT_CODES_HELP: &str = "Exit codes:
   0  success
   1  the server answered with an error (the stable error code is printed),
-     or a `nagi project check` failed
+     a `nagi project check` failed, or `nagi proof verify` found a file
+     that does not match
   2  usage error: bad arguments or an invalid input file
   3  no nagi server could be reached or started
   4  a wait timed out";

@@ -91,6 +91,9 @@ pub enum Command {
     /// Wait for a pane's output.
     #[command(subcommand)]
     Wait(commands::wait::WaitCommand),
+    /// Evidence packs: verify one offline.
+    #[command(subcommand)]
+    Proof(commands::evidence_pack::ProofCommand),
     /// Check the project recipe `.nagi/project.toml`.
     #[command(subcommand)]
     Project(commands::project::ProjectCommand),

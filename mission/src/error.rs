@@ -49,6 +49,9 @@ pub enum MissionError {
     HandoffArtifactChanged(String),
     #[error("{0}")]
     HandoffAttentionUnresolved(String),
+    /// No kept handoff artifact has the digest asked for.
+    #[error("{0}")]
+    HandoffArtifactNotFound(String),
     #[error("{0}")]
     HandoffSnapshotFailed(String),
     #[error("{0}")]

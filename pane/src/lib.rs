@@ -44,10 +44,10 @@ pub use host::{PaneHost, PaneHostConfig, TabCreate, WorkspaceCreate};
 pub use methods::{SessionReply, answer, dispatch, handle_session_message};
 pub use nagi_schema::pane::{PANE_METHODS, find_pane_method};
 pub use nagi_schema::pane_events::{event_match_matches, subscription_matches};
-pub use provenance::WorkspacePlace;
 pub use process::{
     become_child_subreaper, reap_orphans, register_owned_child, unregister_owned_child,
 };
+pub use provenance::WorkspacePlace;
 pub use request::PaneRequest;
 pub use watch::OutputWatchGuard;
 

@@ -10,7 +10,8 @@
 //!    [`verify`] the mission read at the current authority head.
 //! 3. Commit the outcome in the same store job that re-reads the head:
 //!    [`readiness_outcome`] (ready seal) or [`close_outcome`] (archive seal or `blocked`).
-//! 4. `mission.proof.get` is [`proof_receipt`].
+//! 4. `mission.proof.get` is [`proof_receipt`]; `pack::verify_pack` checks an exported
+//!    evidence pack offline (`nagi proof verify`).
 //!
 //! Provider claims never count (§5.9): evidence is only ever built from a command outcome or
 //! a listed reviewer, a provider-claim record assesses as `provider_claim_only`, and a
@@ -21,6 +22,7 @@ pub mod assess;
 pub mod binding;
 pub mod error;
 pub mod evidence;
+pub mod pack;
 pub mod receipt;
 pub mod seal;
 pub mod verify;

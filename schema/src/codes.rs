@@ -99,6 +99,8 @@ error_codes! {
     InvalidHandoffState => "invalid_handoff_state",
     /// The handoff target is the current provider.
     InvalidHandoffProvider => "invalid_handoff_provider",
+    /// nagi extension: no kept handoff artifact has that digest.
+    HandoffArtifactNotFound => "handoff_artifact_not_found",
     /// The mission has unresolved attention items.
     HandoffAttentionUnresolved => "handoff_attention_unresolved",
     /// The Git workspace could not be scanned.

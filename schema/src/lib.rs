@@ -10,6 +10,7 @@ pub mod codes;
 pub mod document;
 pub mod envelope;
 pub mod events;
+pub mod evidence_pack;
 pub mod git_worktrees;
 pub mod handoff;
 pub mod ids;

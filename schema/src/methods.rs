@@ -163,6 +163,18 @@ pub static ENGINE_METHODS: &[MethodSpec] = &[
         "The proof receipt of a verified mission."
     ),
     method!(
+        "mission.proof.export",
+        crate::evidence_pack::MissionProofExportParams,
+        Rejected,
+        "What proves a sealed mission, as the files of an evidence pack (nagi extension)."
+    ),
+    method!(
+        "mission.handoff.get",
+        crate::evidence_pack::MissionHandoffGetParams,
+        Rejected,
+        "A handoff artifact a continuation started from, by its digest (nagi extension)."
+    ),
+    method!(
         "mission.handoff.preview",
         MissionHandoffPreviewParams,
         Rejected,

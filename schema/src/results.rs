@@ -66,6 +66,16 @@ pub enum ResponseResult {
     MissionHandoffPreview {
         artifact: MissionHandoffArtifactV1,
     },
+    /// nagi extension: `mission.handoff.get`, a kept artifact by its digest.
+    MissionHandoffArtifact {
+        artifact: MissionHandoffArtifactV1,
+    },
+    /// nagi extension: `mission.proof.export`, the files of an evidence pack.
+    MissionEvidencePack {
+        mission_id: String,
+        seal_digest: String,
+        files: Vec<crate::evidence_pack::EvidencePackFile>,
+    },
     MissionCloseAccepted {
         mission: MissionViewV1,
     },

@@ -74,4 +74,3 @@ pub fn worktree_schema_extension() -> SchemaExtension {
         named: no_named,
     }
 }
-

@@ -201,6 +201,29 @@ impl<'a> Reader<'a> {
             .prepare_cached("SELECT body FROM blobs WHERE digest = ?1")?;
         Ok(statement.query_row([digest], |row| row.get(0)).optional()?)
     }
+
+    /// A blob by digest, only when it is of `kind`.
+    pub fn blob_of_kind(&self, digest: &str, kind: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let mut statement = self
+            .connection
+            .prepare_cached("SELECT body FROM blobs WHERE digest = ?1 AND kind = ?2")?;
+        Ok(statement
+            .query_row([digest, kind], |row| row.get(0))
+            .optional()?)
+    }
+
+    /// Every blob of `kind` kept for a mission, oldest first: `(digest, body)`.
+    pub fn mission_blobs(
+        &self,
+        mission_id: &str,
+        kind: &str,
+    ) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        let mut statement = self.connection.prepare_cached(
+            "SELECT digest, body FROM blobs WHERE mission_id = ?1 AND kind = ?2 ORDER BY created_at_millis, digest",
+        )?;
+        let rows = statement.query_map([mission_id, kind], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
 }
 
 pub struct Writer<'a> {

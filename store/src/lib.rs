@@ -411,3 +411,7 @@ impl Drop for Store {
         self.close();
     }
 }
+
+/// The `kind` of a kept handoff artifact in the `blobs` table (its compact JSON, keyed by
+/// its `artifact_sha256`).
+pub const HANDOFF_ARTIFACT_BLOB: &str = "handoff_artifact";

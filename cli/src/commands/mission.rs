@@ -43,8 +43,15 @@ pub enum MissionCommand {
         #[arg(long)]
         reason: String,
     },
-    /// The proof receipt of a ready or archived mission.
-    Proof { mission_id: String },
+    /// The proof receipt of a ready or archived mission; with --export, an evidence pack.
+    Proof {
+        mission_id: String,
+        /// Write an evidence pack to FILE instead (a tar archive: the receipt, the evidence
+        /// record of every check it binds, the handoff artifacts and the mission, with a
+        /// manifest of their SHA-256; check it with `nagi proof verify FILE`).
+        #[arg(long, value_name = "FILE")]
+        export: Option<PathBuf>,
+    },
     /// The mission's change against the commit its worktree was made from: the files,
     /// then the hunks (coloured and paged on a terminal).
     Diff(super::diff::DiffArgs),
@@ -152,6 +159,11 @@ pub enum HandoffCommand {
         /// The generated_at_millis printed by the preview.
         #[arg(long = "generated-at")]
         generated_at: u64,
+    },
+    /// Print a handoff artifact a continuation started from, by its digest.
+    Show {
+        /// The artifact_sha256 (the run's `handoff_artifact_sha256` in `nagi mission get`).
+        artifact_sha256: String,
     },
 }
 
@@ -334,7 +346,14 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
         }
         MissionCommand::Respond(args) => respond(context, args),
         MissionCommand::Recover { dry_run } => recover(context, dry_run),
-        MissionCommand::Proof { mission_id } => {
+        MissionCommand::Proof {
+            mission_id,
+            export: Some(file),
+        } => super::evidence_pack::export(context, &mission_id, &file),
+        MissionCommand::Proof {
+            mission_id,
+            export: None,
+        } => {
             let result = context.request("mission.proof.get", json!({"mission_id": mission_id}))?;
             context.print(&result, |result| {
                 output::receipt(result.get("receipt").unwrap_or(&Value::Null))
@@ -393,6 +412,9 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
             context.print(&result, |result| {
                 format!("continuation started\n{}", mission_view_text(result))
             })
+        }
+        MissionCommand::Handoff(HandoffCommand::Show { artifact_sha256 }) => {
+            super::evidence_pack::handoff_show(context, &artifact_sha256)
         }
         MissionCommand::Close { mission_id } => {
             let result = context.request("mission.close", json!({"mission_id": mission_id}))?;

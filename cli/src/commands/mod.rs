@@ -6,6 +6,7 @@ pub mod cockpit;
 pub mod consent;
 pub mod diff;
 pub mod events;
+pub mod evidence_pack;
 pub mod land;
 pub mod mission;
 pub mod pane;
@@ -58,6 +59,7 @@ pub fn run(cli: Cli) -> CommandResult {
         Command::Api(command) => api::run(&context, command),
         Command::Workspace(command) => workspace::run(&context, command),
         Command::Worktree(command) => worktree::run(&context, command),
+        Command::Proof(command) => evidence_pack::run(&context, command),
         Command::Pane(command) => pane::run(&context, command),
         Command::Wait(command) => wait::run(&context, command),
         Command::Project(command) => project::run(&context, command),

@@ -144,7 +144,9 @@ fn opened(verb: &str, result: &Value) -> String {
     format!(
         "{verb} {} on {} in workspace {workspace} (nagi pane attach {})\n",
         text(&result["worktree"], "path"),
-        result["worktree"]["branch"].as_str().unwrap_or("a detached HEAD"),
+        result["worktree"]["branch"]
+            .as_str()
+            .unwrap_or("a detached HEAD"),
         text(&result["root_pane"], "pane_id"),
     )
 }

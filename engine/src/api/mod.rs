@@ -6,6 +6,7 @@ pub mod cockpit;
 pub mod decode;
 pub mod diff;
 pub mod events;
+pub mod evidence_pack;
 pub mod missions;
 pub mod panes;
 pub mod proof;
@@ -77,6 +78,8 @@ pub async fn dispatch(
         P::MissionLand(params) => crate::runs::land::refuse_without_consent(engine, params)?,
         P::MissionSync(params) => crate::runs::sync::refuse_without_consent(engine, params)?,
         P::MissionProofGet(params) => proof::proof_get(engine, params)?,
+        P::MissionProofExport(params) => evidence_pack::proof_export(engine, params)?,
+        P::MissionHandoffGet(params) => evidence_pack::handoff_get(engine, params)?,
         P::MissionHandoffPreview(params) => crate::runs::handoff::preview(engine, params).await?,
         P::MissionHandoffStart(params) => {
             crate::runs::handoff::start(

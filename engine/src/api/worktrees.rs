@@ -102,7 +102,10 @@ fn open_workspace(places: &[WorkspacePlace], checkout: &Path) -> Option<String> 
         .map(|place| place.workspace_id.clone())
 }
 
-fn info(entry: &CheckoutEntry, places: &[WorkspacePlace]) -> nagi_schema::git_worktrees::WorktreeInfo {
+fn info(
+    entry: &CheckoutEntry,
+    places: &[WorkspacePlace],
+) -> nagi_schema::git_worktrees::WorktreeInfo {
     entry.info(open_workspace(places, &entry.path))
 }
 
@@ -110,8 +113,12 @@ pub async fn list(
     engine: &Arc<Engine>,
     params: WorktreeListParams,
 ) -> Result<WorktreeMethodResult, EngineError> {
-    let (place, source_workspace) =
-        repository(engine, params.workspace_id.as_deref(), params.cwd.as_deref()).await?;
+    let (place, source_workspace) = repository(
+        engine,
+        params.workspace_id.as_deref(),
+        params.cwd.as_deref(),
+    )
+    .await?;
     let listed = place.clone();
     let entries = blocking(move || checkouts::checkouts(&listed)).await?;
     let places = engine.panes.workspace_places();
@@ -185,7 +192,14 @@ fn new_workspace(
     checkout: &Path,
     label: String,
     focus: bool,
-) -> Result<(nagi_schema::pane::WorkspaceInfo, nagi_schema::pane::TabInfo, nagi_schema::pane::PaneInfo), PaneError> {
+) -> Result<
+    (
+        nagi_schema::pane::WorkspaceInfo,
+        nagi_schema::pane::TabInfo,
+        nagi_schema::pane::PaneInfo,
+    ),
+    PaneError,
+> {
     engine.panes.create_workspace(WorkspaceCreate {
         label: Some(label),
         cwd: Some(checkout.display().to_string()),
@@ -206,8 +220,12 @@ pub async fn create(
     if let Some(path) = &params.path {
         absolute("path", path)?;
     }
-    let (place, source_workspace) =
-        repository(engine, params.workspace_id.as_deref(), params.cwd.as_deref()).await?;
+    let (place, source_workspace) = repository(
+        engine,
+        params.workspace_id.as_deref(),
+        params.cwd.as_deref(),
+    )
+    .await?;
     let branch = match params.branch.clone() {
         Some(branch) => branch,
         None => {
@@ -229,8 +247,9 @@ pub async fn create(
             Ok(made) => made,
             Err(error) => {
                 let (undo_place, undo) = (place.clone(), added.clone());
-                let _ = tokio::task::spawn_blocking(move || checkouts::undo_add(&undo_place, &undo))
-                    .await;
+                let _ =
+                    tokio::task::spawn_blocking(move || checkouts::undo_add(&undo_place, &undo))
+                        .await;
                 return Err(error.into());
             }
         };
@@ -259,7 +278,8 @@ fn copy_recipe_files(
     let Ok(Some(recipe)) = crate::recipe::load_project_recipe(&place.checkout) else {
         return Ok(());
     };
-    if let Err(error) = crate::recipe::exec::copy_ignored(&place.checkout, &added.entry.path, &recipe)
+    if let Err(error) =
+        crate::recipe::exec::copy_ignored(&place.checkout, &added.entry.path, &recipe)
     {
         checkouts::undo_add(place, added);
         return Err(WorktreeError::Failed(format!(
@@ -275,16 +295,19 @@ pub async fn open(
 ) -> Result<WorktreeMethodResult, EngineError> {
     let wanted_path = match (&params.path, &params.branch) {
         (Some(_), Some(_)) | (None, None) => {
-            return Err(WorktreeError::InvalidParams(
-                "give exactly one of path and branch".into(),
-            )
-            .into());
+            return Err(
+                WorktreeError::InvalidParams("give exactly one of path and branch".into()).into(),
+            );
         }
         (Some(path), None) => Some(absolute("path", path)?),
         (None, Some(_)) => None,
     };
-    let (place, _) =
-        repository(engine, params.workspace_id.as_deref(), params.cwd.as_deref()).await?;
+    let (place, _) = repository(
+        engine,
+        params.workspace_id.as_deref(),
+        params.cwd.as_deref(),
+    )
+    .await?;
     let listed = place.clone();
     let entries = blocking(move || checkouts::checkouts(&listed)).await?;
     let entry = match (&wanted_path, &params.branch) {
@@ -385,7 +408,9 @@ pub async fn remove(
         let entry = checkouts::checkouts(&place)?
             .into_iter()
             .find(|entry| entry.path == place.checkout)
-            .ok_or_else(|| WorktreeError::NotFound(format!("{} is not a checkout", found.display())))?;
+            .ok_or_else(|| {
+                WorktreeError::NotFound(format!("{} is not a checkout", found.display()))
+            })?;
         Ok((place, entry))
     })
     .await?;

@@ -6,11 +6,11 @@ mod recipe_exec;
 use nagi_schema::codes::ErrorCode;
 use nagi_store::{StoreError, StoreErrorKind};
 
+pub use checkouts::WorktreeError;
 use nagi_mission::MissionError;
 use nagi_pane::PaneError;
 use nagi_proof::ProofError;
 use nagi_proof::handoff::HandoffError;
-pub use checkouts::WorktreeError;
 pub use recipe_exec::RecipeExecError;
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -174,6 +174,7 @@ fn mission_code(error: &MissionError) -> ErrorCode {
         MissionError::InvalidHandoffProvider(_) => ErrorCode::InvalidHandoffProvider,
         MissionError::HandoffArtifactChanged(_) => ErrorCode::HandoffArtifactChanged,
         MissionError::HandoffAttentionUnresolved(_) => ErrorCode::HandoffAttentionUnresolved,
+        MissionError::HandoffArtifactNotFound(_) => ErrorCode::HandoffArtifactNotFound,
         MissionError::HandoffSnapshotFailed(_) => ErrorCode::HandoffSnapshotFailed,
         MissionError::RunMismatch(_) => ErrorCode::RunMismatch,
         MissionError::ProjectRecipeFailed(_) => ErrorCode::ProjectRecipeFailed,

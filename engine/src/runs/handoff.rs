@@ -208,6 +208,18 @@ async fn continue_run(
                 consent_id: grant.consent_id,
             });
             let event = decide_run_continued_with(mission, &artifact, grant, now_millis())?;
+            // The artifact the continuation starts from is kept, content-addressed, with
+            // the continuation itself (`mission.handoff.get`, evidence packs).
+            let body = serde_json::to_vec(&artifact).map_err(|error| {
+                MissionError::Runtime(format!("cannot keep the artifact: {error}"))
+            })?;
+            writer.put_blob(
+                &artifact.artifact_sha256,
+                nagi_store::HANDOFF_ARTIFACT_BLOB,
+                Some(&mission_id),
+                &body,
+                now_millis(),
+            )?;
             match writer.claim_checkout(&claim)? {
                 nagi_store::ClaimOutcome::Claimed | nagi_store::ClaimOutcome::AlreadyHeld(_) => {}
                 nagi_store::ClaimOutcome::HeldByOther(holder) => {

@@ -277,12 +277,12 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
             ..pane_request
         })
     })
-        .await
-        .map_err(|error| error.to_string())
-        .and_then(|created| created.map_err(|error| error.to_string()))
-        .map_err(|error| {
-            MissionError::ProviderStartFailed(format!("cannot open the run's pane: {error}"))
-        });
+    .await
+    .map_err(|error| error.to_string())
+    .and_then(|created| created.map_err(|error| error.to_string()))
+    .map_err(|error| {
+        MissionError::ProviderStartFailed(format!("cannot open the run's pane: {error}"))
+    });
     let pane_id = match pane {
         Ok((_workspace, _tab, root_pane)) => root_pane.pane_id,
         Err(error) => {

@@ -336,8 +336,7 @@ pub fn add_checkout(
                 })
         })
         .transpose()?;
-    let (branch, branch_created) = match source.find_branch(branch_name, git2::BranchType::Local)
-    {
+    let (branch, branch_created) = match source.find_branch(branch_name, git2::BranchType::Local) {
         Ok(branch) => {
             let tip = branch.get().peel_to_commit().ok().map(|commit| commit.id());
             if let Some(base_commit) = &base_commit
@@ -430,7 +429,11 @@ fn unused_worktree_name(repository: &git2::Repository, target: &Path) -> String 
         })
         .collect();
     let stem = stem.trim_start_matches('.').to_string();
-    let stem = if stem.is_empty() { "worktree".into() } else { stem };
+    let stem = if stem.is_empty() {
+        "worktree".into()
+    } else {
+        stem
+    };
     std::iter::once(stem.clone())
         .chain((2..).map(|number| format!("{stem}-{number}")))
         .find(|name| repository.find_worktree(name).is_err())
@@ -494,13 +497,20 @@ pub fn check_removable(entry: &CheckoutEntry, force: bool) -> Result<(), Worktre
         dirty.len(),
         if dirty.len() == 1 { "" } else { "s" },
         named.join(", "),
-        if more > 0 { format!(" and {more} more") } else { String::new() }
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
     )))
 }
 
 /// Removes the linked checkout at `entry.path`: its folder, then git's record of it. The
 /// branch stays. [`check_removable`] says whether it may.
-pub fn remove_checkout(place: &RepositoryPlace, entry: &CheckoutEntry) -> Result<(), WorktreeError> {
+pub fn remove_checkout(
+    place: &RepositoryPlace,
+    entry: &CheckoutEntry,
+) -> Result<(), WorktreeError> {
     if std::fs::symlink_metadata(&entry.path).is_ok() {
         std::fs::remove_dir_all(&entry.path).map_err(|error| {
             WorktreeError::Failed(format!("cannot remove {}: {error}", entry.path.display()))

@@ -480,10 +480,9 @@ fn worktree_remove_keeps_a_mission_worktree_and_a_checkout_a_live_run_holds() {
     crate::schema::assert_pane_response_valid(&json!({"id": "1", "result": opened}));
     assert_eq!(opened["worktree"]["path"], worktree.display().to_string());
     let workspace_id = opened["workspace"]["workspace_id"].as_str().unwrap();
-    let refused = s.env.call(
-        "worktree.remove",
-        json!({"workspace_id": workspace_id}),
-    );
+    let refused = s
+        .env
+        .call("worktree.remove", json!({"workspace_id": workspace_id}));
     assert_eq!(refused["error"]["code"], "worktree_failed", "{refused}");
     assert!(
         refused["error"]["message"]
