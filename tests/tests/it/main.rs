@@ -7,6 +7,7 @@ mod consent;
 mod corpus;
 mod demo;
 mod durability;
+mod error_codes;
 mod events;
 mod faults;
 mod land;

@@ -727,7 +727,7 @@ fn a_provider_that_never_starts_its_session_fails_the_run_after_the_start_timeou
     }
 }
 
-fn processes_with_run_marker(env: &TestEnv, run_id: &str) -> Vec<i32> {
+pub(crate) fn processes_with_run_marker(env: &TestEnv, run_id: &str) -> Vec<i32> {
     let session = session_marker_entry(&env.config_dir);
     let run = format!("NAGI_RUN_ID={run_id}");
     std::fs::read_dir("/proc")
