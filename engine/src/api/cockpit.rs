@@ -76,7 +76,7 @@ pub async fn decide(
     params: CockpitDecideParams,
 ) -> Result<ResponseResult, EngineError> {
     forbid(peer)?;
-    let current = preview::build(engine, &params.action).await?;
+    let (current, handoff_artifact) = preview::build_for_decision(engine, &params.action).await?;
     if current.digest != params.shown_digest {
         return Err(MissionError::ConsentStale(format!(
             "what this consent covers changed since it was shown (shown {}, now {}); look at the new preview and decide again",
@@ -119,7 +119,14 @@ pub async fn decide(
         .recipe
         .as_ref()
         .map(|recipe| recipe.scope_digest.as_str());
-    let performed = perform(engine, &params.action, &consent_id, recipe_scope).await;
+    let performed = perform(
+        engine,
+        &params.action,
+        &consent_id,
+        recipe_scope,
+        handoff_artifact.as_deref(),
+    )
+    .await;
     let settled = match &performed {
         Ok(summary) => consent::settle(engine, &consent_id, Ok(summary)).await,
         Err(error) => {
@@ -163,11 +170,14 @@ fn consent_detail(action: &CockpitAction, lines: &[String]) -> serde_json::Value
 
 /// Carries out an approved action. `recipe_scope` is the project recipe scope digest the
 /// approved preview showed (a start that executes the recipe runs only that scope).
+/// Carries out an approved action. `handoff_artifact` is the digest of the artifact the
+/// handoff's preview showed (rebuilt then), which the continuation starts from.
 async fn perform(
     engine: &Arc<Engine>,
     action: &CockpitAction,
     consent_id: &str,
     recipe_scope: Option<&str>,
+    handoff_artifact: Option<&str>,
 ) -> Result<String, EngineError> {
     match action {
         CockpitAction::StartRun {
@@ -257,7 +267,7 @@ async fn perform(
                 mission_id: mission_id.clone(),
                 to: *to,
                 generated_at_millis: *generated_at_millis,
-                artifact_sha256: artifact_sha256.clone(),
+                artifact_sha256: handoff_artifact.unwrap_or(artifact_sha256).to_string(),
             };
             let grant = crate::runs::handoff::CockpitGrant {
                 consent_id: consent_id.to_string(),

@@ -332,53 +332,8 @@ pub async fn build(
                 recipe: None,
             })
         }
-        CockpitAction::HandoffStart {
-            mission_id,
-            to,
-            generated_at_millis,
-            artifact_sha256,
-            write_scope,
-        } => {
-            let mission = engine.missions.get_existing(mission_id)?;
-            if *to == MissionProvider::Acp && !write_scope {
-                return Err(EngineError::InvalidParams(
-                    "an ACP agent runs only with write scope".into(),
-                ));
-            }
-            let source = mission
-                .run
-                .as_ref()
-                .map(|run| run.run_id.to_string())
-                .unwrap_or_default();
-            let lines = vec![
-                format!(
-                    "Hand mission {mission_id} from run {source} to {}",
-                    to.display_name()
-                ),
-                format!(
-                    "artifact {artifact_sha256} (generated {})",
-                    nagi_mission::clock::format_utc(*generated_at_millis)
-                ),
-                if *write_scope {
-                    "write scope: the new provider MAY CHANGE FILES".into()
-                } else {
-                    "write scope: none — read-only".into()
-                },
-            ];
-            let mut digest = hasher("handoff");
-            digest
-                .string(mission_id)
-                .string(to.as_str())
-                .u64(*generated_at_millis)
-                .string(artifact_sha256)
-                .bool(*write_scope);
-            Ok(CockpitPreview {
-                digest: digest.finish(),
-                title: format!("Hand off {mission_id}"),
-                risk: AttentionRiskV1::High,
-                lines,
-                recipe: None,
-            })
+        CockpitAction::HandoffStart { .. } => {
+            handoff(engine, action).await.map(|(preview, _)| preview)
         }
         CockpitAction::Land { .. } => super::land_preview::build(engine, action).await,
         CockpitAction::Sync { mission_id, onto } => {
@@ -430,4 +385,94 @@ pub async fn build(
             })
         }
     }
+}
+
+/// What `cockpit.decide` needs of a preview: the preview, and for a handoff the digest of
+/// the artifact it shows (the one the consent starts the continuation from).
+pub async fn build_for_decision(
+    engine: &Arc<Engine>,
+    action: &CockpitAction,
+) -> Result<(CockpitPreview, Option<String>), EngineError> {
+    match action {
+        CockpitAction::HandoffStart { .. } => handoff(engine, action)
+            .await
+            .map(|(preview, artifact)| (preview, Some(artifact))),
+        _ => build(engine, action).await.map(|preview| (preview, None)),
+    }
+}
+
+/// A handoff's preview rebuilds the artifact (at the inspected `generated_at_millis`) and
+/// binds its digest: a change of the mission or its workspace after the preview was shown
+/// makes the decision `consent_stale`, and the preview shown again is of the artifact as it
+/// is then. Returns the preview and the rebuilt artifact's digest.
+async fn handoff(
+    engine: &Arc<Engine>,
+    action: &CockpitAction,
+) -> Result<(CockpitPreview, String), EngineError> {
+    let CockpitAction::HandoffStart {
+        mission_id,
+        to,
+        generated_at_millis,
+        artifact_sha256,
+        write_scope,
+    } = action
+    else {
+        unreachable!("only a handoff action is previewed here");
+    };
+    let mission = engine.missions.get_existing(mission_id)?;
+    if *to == MissionProvider::Acp && !write_scope {
+        return Err(EngineError::InvalidParams(
+            "an ACP agent runs only with write scope".into(),
+        ));
+    }
+    let artifact = crate::runs::handoff::build(&mission, *to, *generated_at_millis).await?;
+    let source = mission
+        .run
+        .as_ref()
+        .map(|run| run.run_id.to_string())
+        .unwrap_or_default();
+    let changed_paths = artifact.diff.changed_paths.len();
+    let mut lines = vec![
+        format!(
+            "Hand mission {mission_id} from run {source} to {}",
+            to.display_name()
+        ),
+        format!(
+            "artifact {} (generated {})",
+            artifact.artifact_sha256,
+            nagi_mission::clock::format_utc(*generated_at_millis)
+        ),
+        format!(
+            "workspace: {changed_paths} changed path{} since the base commit",
+            if changed_paths == 1 { "" } else { "s" }
+        ),
+    ];
+    if artifact.artifact_sha256 != *artifact_sha256 {
+        lines.push(format!(
+            "the mission or its workspace changed since artifact {} was previewed: this is the artifact as it is now",
+            &artifact_sha256[..artifact_sha256.len().min(12)]
+        ));
+    }
+    lines.push(if *write_scope {
+        "write scope: the new provider MAY CHANGE FILES".into()
+    } else {
+        "write scope: none — read-only".into()
+    });
+    let mut digest = hasher("handoff");
+    digest
+        .string(mission_id)
+        .string(to.as_str())
+        .u64(*generated_at_millis)
+        .string(&artifact.artifact_sha256)
+        .bool(*write_scope);
+    Ok((
+        CockpitPreview {
+            digest: digest.finish(),
+            title: format!("Hand off {mission_id}"),
+            risk: AttentionRiskV1::High,
+            lines,
+            recipe: None,
+        },
+        artifact.artifact_sha256,
+    ))
 }

@@ -26,7 +26,7 @@ use nagi_proof::handoff::{
 };
 
 /// Scans the current run's worktree against its base and builds the artifact.
-async fn build(
+pub async fn build(
     mission: &Mission,
     to: nagi_schema::mission::MissionProvider,
     generated_at_millis: u64,

@@ -558,6 +558,50 @@ fn a_handoff_consented_in_the_cockpit_starts() {
     );
 }
 
+/// A change of the workspace after the cockpit showed a handoff is `consent_stale` (not
+/// `handoff_artifact_changed`), and the preview shown again is of the artifact as it is now,
+/// which the approved continuation then starts from.
+#[test]
+fn a_workspace_change_after_a_cockpit_handoff_preview_is_consent_stale_and_the_new_preview_starts() {
+    let s = session(
+        json!([check("unit", "test", &["-f", "README.md"], json!([]))]),
+        true,
+    );
+    wait_for_mission(&s.env, "m1", "ready_to_close", |mission| {
+        mission["status"] == "ready_to_close"
+    });
+    let artifact = preview(&s.env, "claude_code");
+    let action = json!({"kind": "handoff_start", "mission_id": "m1", "to": "claude_code",
+                        "generated_at_millis": artifact["generated_at_millis"],
+                        "artifact_sha256": artifact["artifact_sha256"], "write_scope": false});
+    let shown = s.env.ok("cockpit.preview", json!({"action": action}))["preview"].clone();
+    assert!(shown["lines"].to_string().contains("0 changed paths"), "{shown}");
+    s.repo.write("src/late.rs", "pub fn late() {}\n");
+    let stale = s.env.call(
+        "cockpit.decide",
+        json!({"action": action, "shown_digest": shown["digest"], "decision": "approve"}),
+    );
+    assert_eq!(stale["error"]["code"], "consent_stale", "{stale}");
+    // What the cockpit does on consent_stale: preview the same action again.
+    let again = s.env.ok("cockpit.preview", json!({"action": action}))["preview"].clone();
+    let lines = again["lines"].to_string();
+    assert!(lines.contains("1 changed path since"), "{lines}");
+    assert!(lines.contains("changed since artifact"), "{lines}");
+    assert_ne!(again["digest"], shown["digest"]);
+    let decided = s.env.call(
+        "cockpit.decide",
+        json!({"action": action, "shown_digest": again["digest"], "decision": "approve"}),
+    );
+    assert_eq!(decided["result"]["outcome"]["decision"], "approve", "{decided}");
+    let mission = &decided["result"]["outcome"]["mission"];
+    assert_eq!(mission["run"]["provider"], "claude_code", "{decided}");
+    let started_from = mission["run"]["handoff_artifact_sha256"].as_str().unwrap();
+    assert_ne!(started_from, artifact["artifact_sha256"].as_str().unwrap());
+    assert!(lines.contains(started_from), "the artifact shown is the one started from: {lines}");
+    let kept = s.env.ok("mission.handoff.get", json!({"artifact_sha256": started_from}));
+    assert_eq!(kept["artifact"]["diff"]["changed_paths"], json!(["src/late.rs"]));
+}
+
 #[test]
 fn a_hostile_repository_config_runs_no_program_through_a_run_its_checks_and_a_handoff_preview() {
     // The repository names a program everywhere git would run one (filters of
