@@ -239,8 +239,17 @@ fn apply_to_existing(mission: &mut Mission, event: &MissionEvent) {
             ProofClosureDecisionV1::ReadyToClose => {
                 mission.ready_receipt = Some(receipt.clone());
                 mission.status = MissionStatus::ReadyToClose;
-                mission.status_reason =
-                    Some("the proof verified; close re-verifies and archives".into());
+                mission.status_reason = Some(if mission.worktree.is_some() {
+                    format!(
+                        "the proof verified: land the change with `nagi mission land {id}`, or archive it with `nagi mission close {id}` (both verify it again first)",
+                        id = mission.mission_id
+                    )
+                } else {
+                    format!(
+                        "the proof verified: close it with `nagi mission close {}` (close verifies it again and archives)",
+                        mission.mission_id
+                    )
+                });
             }
             ProofClosureDecisionV1::Archived => {
                 mission.archive_receipt = Some(receipt.clone());

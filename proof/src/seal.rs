@@ -149,6 +149,14 @@ pub fn readiness_outcome(
     }
 }
 
+/// The next command of a mission that a close blocked.
+fn verify_again(mission: &Mission) -> String {
+    format!(
+        "when the workspace is as it should be, verify it again with `nagi mission verify {} --execute-checks`, or start another run with `nagi mission start {} --provider PROVIDER`",
+        mission.mission_id, mission.mission_id
+    )
+}
+
 /// What the `mission.close` worker commits: the archive seal, or `blocked` with the reason
 /// when the fresh proof does not verify or proves another subject (§2.10). A stale head is
 /// still an error: evaluate again rather than block on a race.
@@ -169,7 +177,8 @@ pub fn close_outcome(
             match seal_archive(mission, receipt, current_head, now_millis) {
                 Ok(event) => Ok(event),
                 Err(ProofError::ArchiveSubjectChanged { detail }) => Ok(blocked(format!(
-                    "close re-verification refused to archive: {detail}"
+                    "close re-verification refused to archive: {detail}; {}",
+                    verify_again(mission)
                 ))),
                 Err(other) => Err(other),
             }
@@ -194,8 +203,9 @@ pub fn close_outcome(
                 });
             }
             Ok(blocked(format!(
-                "close re-verification failed: {}",
-                reasons.join("; ")
+                "close re-verification failed: {}; {}",
+                reasons.join("; "),
+                verify_again(mission)
             )))
         }
     }

@@ -377,7 +377,25 @@ async fn evaluate_and_seal(
             _ => "the proof verified: the mission is ready to close".to_string(),
         },
         Verdict::ReviewRequired { reasons, .. } => {
-            format!("the proof does not verify yet: {}", reasons.join("; "))
+            let unresolved = mission
+                .attention
+                .values()
+                .filter(|item| item.is_unresolved())
+                .count();
+            let first = if unresolved > 0 {
+                format!(
+                    "answer or dismiss the {unresolved} open attention item{} in the cockpit (`nagi cockpit`), ",
+                    if unresolved == 1 { "" } else { "s" }
+                )
+            } else {
+                format!(
+                    "fix what fails (yourself, or with another run: `nagi mission start {mission_id} --provider PROVIDER`), "
+                )
+            };
+            format!(
+                "the proof does not verify yet: {}; {first}then run the checks again with `nagi mission verify {mission_id} --execute-checks`",
+                reasons.join("; ")
+            )
         }
     };
     let (mission_id, run_id, summary_for_job) =

@@ -113,6 +113,11 @@ pub fn plan_for(mission: &Mission) -> RecoveryAction {
     }
 }
 
+/// The next command of a mission recovery blocked.
+fn start_again(mission_id: &str) -> String {
+    format!("start another run with `nagi mission start {mission_id} --provider PROVIDER`")
+}
+
 /// Whether the worktree the mission's run works in, its own, was deleted while the server
 /// was down.
 fn worktree_gone(mission: &Mission) -> bool {
@@ -219,7 +224,7 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
                         events.extend(status_change(
                             mission,
                             MissionStatus::Blocked,
-                            reason,
+                            format!("{reason}; {}", start_again(&mission.mission_id)),
                             Some("blocked by recovery".into()),
                             now,
                         ));
@@ -259,8 +264,9 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
         if let Err(error) = super::checks::rerun_after_restart(engine, &mission_id, &purpose).await
         {
             tracing::warn!(%mission_id, %error, "re-running interrupted checks failed");
-            let reason =
-                format!("the checks interrupted by the restart could not run again: {error}");
+            let reason = format!(
+                "the checks interrupted by the restart could not run again: {error}; run them with `nagi mission verify {mission_id} --execute-checks`"
+            );
             let _ = commit(engine, &mission_id, move |mission| {
                 status_change(mission, MissionStatus::Blocked, reason, None, now_millis())
             })
@@ -346,7 +352,10 @@ async fn resume(engine: &Arc<Engine>, mission_id: &MissionId, run: nagi_mission:
     }
     .await;
     if let Err(error) = outcome {
-        let reason = format!("the run could not be resumed after the restart: {error}");
+        let reason = format!(
+            "the run could not be resumed after the restart: {error}; {}",
+            start_again(mission_id)
+        );
         tracing::warn!(%mission_id, %reason);
         let _ = commit(engine, mission_id, move |mission| {
             status_change(

@@ -93,6 +93,8 @@ fn the_happy_path_ends_archived_with_a_receipt() {
         mission["status"] == "ready_to_close"
     });
     assert_eq!(ready["checks"][0]["status"], "passed");
+    let reason = ready["status_reason"].as_str().unwrap();
+    assert!(reason.contains("`nagi mission close m1`"), "{reason}");
     let receipt = s.env.ok("mission.proof.get", json!({"mission_id": "m1"}))["receipt"].clone();
     assert_eq!(receipt["decision"], "ready_to_close");
     assert_eq!(receipt["identity"]["run_id"], "r1");
@@ -264,6 +266,10 @@ fn a_workspace_change_between_ready_and_close_blocks_with_a_reason() {
     });
     let reason = mission["status_reason"].as_str().unwrap();
     assert!(reason.contains("archive"), "{reason}");
+    assert!(
+        reason.contains("nagi mission verify m1 --execute-checks"),
+        "the reason names the next command: {reason}"
+    );
 }
 
 fn preview(env: &TestEnv, to: &str) -> Value {
@@ -562,7 +568,8 @@ fn a_handoff_consented_in_the_cockpit_starts() {
 /// `handoff_artifact_changed`), and the preview shown again is of the artifact as it is now,
 /// which the approved continuation then starts from.
 #[test]
-fn a_workspace_change_after_a_cockpit_handoff_preview_is_consent_stale_and_the_new_preview_starts() {
+fn a_workspace_change_after_a_cockpit_handoff_preview_is_consent_stale_and_the_new_preview_starts()
+{
     let s = session(
         json!([check("unit", "test", &["-f", "README.md"], json!([]))]),
         true,
@@ -575,7 +582,10 @@ fn a_workspace_change_after_a_cockpit_handoff_preview_is_consent_stale_and_the_n
                         "generated_at_millis": artifact["generated_at_millis"],
                         "artifact_sha256": artifact["artifact_sha256"], "write_scope": false});
     let shown = s.env.ok("cockpit.preview", json!({"action": action}))["preview"].clone();
-    assert!(shown["lines"].to_string().contains("0 changed paths"), "{shown}");
+    assert!(
+        shown["lines"].to_string().contains("0 changed paths"),
+        "{shown}"
+    );
     s.repo.write("src/late.rs", "pub fn late() {}\n");
     let stale = s.env.call(
         "cockpit.decide",
@@ -592,14 +602,26 @@ fn a_workspace_change_after_a_cockpit_handoff_preview_is_consent_stale_and_the_n
         "cockpit.decide",
         json!({"action": action, "shown_digest": again["digest"], "decision": "approve"}),
     );
-    assert_eq!(decided["result"]["outcome"]["decision"], "approve", "{decided}");
+    assert_eq!(
+        decided["result"]["outcome"]["decision"], "approve",
+        "{decided}"
+    );
     let mission = &decided["result"]["outcome"]["mission"];
     assert_eq!(mission["run"]["provider"], "claude_code", "{decided}");
     let started_from = mission["run"]["handoff_artifact_sha256"].as_str().unwrap();
     assert_ne!(started_from, artifact["artifact_sha256"].as_str().unwrap());
-    assert!(lines.contains(started_from), "the artifact shown is the one started from: {lines}");
-    let kept = s.env.ok("mission.handoff.get", json!({"artifact_sha256": started_from}));
-    assert_eq!(kept["artifact"]["diff"]["changed_paths"], json!(["src/late.rs"]));
+    assert!(
+        lines.contains(started_from),
+        "the artifact shown is the one started from: {lines}"
+    );
+    let kept = s.env.ok(
+        "mission.handoff.get",
+        json!({"artifact_sha256": started_from}),
+    );
+    assert_eq!(
+        kept["artifact"]["diff"]["changed_paths"],
+        json!(["src/late.rs"])
+    );
 }
 
 #[test]

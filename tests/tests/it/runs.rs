@@ -681,8 +681,18 @@ fn checks_that_fail_are_shown_with_their_exit_code() {
     env.ok("mission.start", start_params("codex", "r1"));
     let mission = wait_for_mission(&env, "m1", "a failed check", |mission| {
         mission["checks"][0]["status"] == "failed"
+            && mission["status_reason"]
+                .as_str()
+                .is_some_and(|reason| reason.contains("does not verify"))
     });
     assert_eq!(mission["status"], "review_required");
+    // The reason names what to do next.
+    let reason = mission["status_reason"].as_str().unwrap();
+    assert!(
+        reason.contains("nagi mission verify m1 --execute-checks")
+            && reason.contains("nagi mission start m1 --provider PROVIDER"),
+        "{reason}"
+    );
     let evidence = &mission["evidence"][0];
     assert_eq!(evidence["exit_code"], 3);
     assert!(evidence["output_tail"].as_str().unwrap().contains("nope"));
