@@ -44,6 +44,21 @@ pub(super) const VALID_PARAMS: &[(&str, &str)] = &[
         r#"{"mission_id":"m-1","stat_only":true,"max_patch_bytes":4096}"#,
     ),
     ("mission.proof.get", r#"{"mission_id":"m-1"}"#),
+    ("mission.proof.export", r#"{"mission_id":"m-1"}"#),
+    (
+        "mission.handoff.get",
+        r#"{"artifact_sha256":"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"}"#,
+    ),
+    ("worktree.list", r#"{"cwd":"/repo"}"#),
+    (
+        "worktree.create",
+        r#"{"workspace_id":"w1","branch":"worktree/api","base":"HEAD","path":"/tmp/api","label":"api","focus":false}"#,
+    ),
+    (
+        "worktree.open",
+        r#"{"workspace_id":"w1","branch":"worktree/api","focus":true}"#,
+    ),
+    ("worktree.remove", r#"{"workspace_id":"w2","force":false}"#),
     (
         "mission.handoff.preview",
         r#"{"mission_id":"m-1","to":"claude_code"}"#,
@@ -167,12 +182,16 @@ fn with_unknown_field(params: &str) -> String {
 
 #[test]
 fn every_method_nagi_answers_has_a_valid_sample_that_decodes() {
-    let answered = ENGINE_METHODS.iter().map(|spec| spec.name).chain(
-        PANE_METHODS
-            .iter()
-            .filter(|spec| spec.implemented)
-            .map(|spec| spec.name),
-    );
+    let answered = ENGINE_METHODS
+        .iter()
+        .chain(nagi_schema::worktree_document::WORKTREE_METHODS)
+        .map(|spec| spec.name)
+        .chain(
+            PANE_METHODS
+                .iter()
+                .filter(|spec| spec.implemented)
+                .map(|spec| spec.name),
+        );
     for method in answered {
         let (_, params) = VALID_PARAMS
             .iter()
@@ -187,7 +206,10 @@ fn every_method_nagi_answers_has_a_valid_sample_that_decodes() {
 
 #[test]
 fn unknown_fields_follow_each_engine_methods_policy() {
-    for spec in ENGINE_METHODS {
+    for spec in ENGINE_METHODS
+        .iter()
+        .chain(nagi_schema::worktree_document::WORKTREE_METHODS)
+    {
         let (_, params) = VALID_PARAMS
             .iter()
             .find(|(name, _)| *name == spec.name)
