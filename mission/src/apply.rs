@@ -9,6 +9,16 @@ use super::event::MissionEvent;
 use super::model::*;
 use crate::digest::criterion_id;
 
+/// Folds one event: [`apply`], except that `MissionDeleted` ends the mission (`None`), and
+/// a later `MissionCreated` of the same id starts a new one. Replaying a mission id's whole
+/// log with `fold` rebuilds its projection, or `None` when it was deleted last.
+pub fn fold(mission: Option<Mission>, event: &MissionEvent) -> Option<Mission> {
+    match event {
+        MissionEvent::MissionDeleted { .. } => None,
+        _ => Some(apply(mission, event)),
+    }
+}
+
 /// Applies one event. `mission` is `None` only for `MissionCreated`.
 pub fn apply(mission: Option<Mission>, event: &MissionEvent) -> Mission {
     let at = event.at_millis();
@@ -291,6 +301,8 @@ fn apply_to_existing(mission: &mut Mission, event: &MissionEvent) {
         MissionEvent::WorktreeCreated { worktree, .. } => {
             mission.worktree = Some(worktree.clone());
         }
+        // `fold` ends the mission; on its own the deletion changes nothing.
+        MissionEvent::MissionDeleted { .. } => {}
         MissionEvent::WorktreeSettled { state, reason, .. } => {
             if let Some(worktree) = mission.worktree.as_mut() {
                 worktree.state = *state;

@@ -49,6 +49,9 @@ pub enum MissionError {
     HandoffArtifactChanged(String),
     #[error("{0}")]
     HandoffAttentionUnresolved(String),
+    /// Only a draft that never ran can be deleted.
+    #[error("{0}")]
+    NotDraft(String),
     /// No kept handoff artifact has the digest asked for.
     #[error("{0}")]
     HandoffArtifactNotFound(String),

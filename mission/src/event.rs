@@ -35,6 +35,11 @@ pub enum MissionEvent {
         reason: String,
         at_millis: u64,
     },
+    /// A draft that never ran was deleted: the mission no longer exists (its events stay in
+    /// the log), and its id may name a new mission.
+    MissionDeleted {
+        at_millis: u64,
+    },
     /// The mission's worktree was made (committed with the `RunStarted` of its first run).
     WorktreeCreated {
         worktree: MissionWorktree,
@@ -166,6 +171,7 @@ impl MissionEvent {
             | MissionEvent::RunStarted { at_millis, .. }
             | MissionEvent::WorktreeCreated { at_millis, .. }
             | MissionEvent::MissionAbandoned { at_millis, .. }
+            | MissionEvent::MissionDeleted { at_millis }
             | MissionEvent::WorktreeSettled { at_millis, .. }
             | MissionEvent::RunContinued { at_millis, .. }
             | MissionEvent::RunPaneAttached { at_millis, .. }
@@ -196,6 +202,7 @@ impl MissionEvent {
             MissionEvent::RunStarted { .. } => "run_started",
             MissionEvent::WorktreeCreated { .. } => "worktree_created",
             MissionEvent::MissionAbandoned { .. } => "mission_abandoned",
+            MissionEvent::MissionDeleted { .. } => "mission_deleted",
             MissionEvent::WorktreeSettled { .. } => "worktree_settled",
             MissionEvent::RunContinued { .. } => "run_continued",
             MissionEvent::RunPaneAttached { .. } => "run_pane_attached",

@@ -66,6 +66,7 @@ pub fn wire_event(seq: u64, mission_id: &str, stored: &StoredEvent) -> MissionEv
         MissionEvent::MissionAbandoned { reason, .. } => MissionEventDetail::MissionStatusChanged {
             reason: Some(format!("abandoned: {reason}")),
         },
+        MissionEvent::MissionDeleted { .. } => MissionEventDetail::MissionDeleted {},
         MissionEvent::AttentionOpened { attention, .. } => {
             MissionEventDetail::MissionAttentionChanged {
                 attention_id: attention.attention_id.clone(),

@@ -6,6 +6,7 @@ pub mod apply;
 pub mod attention;
 pub mod canonical;
 pub mod create;
+pub mod delete;
 pub mod error;
 pub mod event;
 pub mod event_view;

@@ -101,6 +101,9 @@ error_codes! {
     InvalidHandoffProvider => "invalid_handoff_provider",
     /// nagi extension: no kept handoff artifact has that digest.
     HandoffArtifactNotFound => "handoff_artifact_not_found",
+    /// nagi extension: `mission.delete` of a mission that is not a draft, or that ran; the
+    /// message says to abandon it instead.
+    MissionNotDraft => "mission_not_draft",
     /// The mission has unresolved attention items.
     HandoffAttentionUnresolved => "handoff_attention_unresolved",
     /// The Git workspace could not be scanned.

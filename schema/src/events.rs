@@ -104,6 +104,9 @@ pub enum MissionEventDetail {
     MissionLanded {
         landing: crate::land::MissionLandingV1,
     },
+    /// nagi extension: a draft that never ran was deleted (`mission.delete`); its id may
+    /// name a new mission after this.
+    MissionDeleted {},
 }
 
 /// Every mission event kind, as `MissionEventDetail::kind` names them.
@@ -124,6 +127,7 @@ pub const MISSION_EVENT_KINDS: &[&str] = &[
     "mission_consent_recorded",
     "mission_worktree_changed",
     "mission_landed",
+    "mission_deleted",
 ];
 
 impl MissionEventDetail {
@@ -148,6 +152,7 @@ impl MissionEventDetail {
             MissionEventDetail::MissionConsentRecorded { .. } => "mission_consent_recorded",
             MissionEventDetail::MissionWorktreeChanged { .. } => "mission_worktree_changed",
             MissionEventDetail::MissionLanded { .. } => "mission_landed",
+            MissionEventDetail::MissionDeleted {} => "mission_deleted",
         }
     }
 }

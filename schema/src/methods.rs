@@ -163,6 +163,12 @@ pub static ENGINE_METHODS: &[MethodSpec] = &[
         "The proof receipt of a verified mission."
     ),
     method!(
+        "mission.delete",
+        MissionTarget,
+        Ignored,
+        "Delete a draft that never ran; its id is free again (nagi extension)."
+    ),
+    method!(
         "mission.proof.export",
         crate::evidence_pack::MissionProofExportParams,
         Rejected,

@@ -84,6 +84,10 @@ pub enum ResponseResult {
     MissionAbandoned {
         mission: MissionViewV1,
     },
+    /// nagi extension: `mission.delete`: the draft is gone and its id is free.
+    MissionDeleted {
+        mission_id: String,
+    },
     /// nagi extension: `mission.diff`.
     MissionDiff {
         diff: crate::worktree::MissionDiffV1,

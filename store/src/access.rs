@@ -302,6 +302,16 @@ impl<'a> Writer<'a> {
         Ok(self.connection.last_insert_rowid() as u64)
     }
 
+    fn delete_mission_sql(&self, mission_id: &str) -> Result<(), StoreError> {
+        self.connection
+            .prepare_cached("DELETE FROM missions WHERE mission_id = ?1")?
+            .execute([mission_id])?;
+        self.connection
+            .prepare_cached("DELETE FROM attention WHERE mission_id = ?1")?
+            .execute([mission_id])?;
+        Ok(())
+    }
+
     fn put_attention_index_sql(
         &self,
         attention_id: &str,
@@ -428,6 +438,11 @@ impl<'a> Writer<'a> {
             self.noted(self.append_event_sql(event_id, mission_id, kind, payload, at_millis))?;
         self.last_event_seq.set(Some(seq));
         Ok(seq)
+    }
+
+    /// Removes a deleted mission's projection and attention index; its events stay.
+    pub fn delete_mission(&self, mission_id: &str) -> Result<(), StoreError> {
+        self.noted(self.delete_mission_sql(mission_id))
     }
 
     pub fn put_attention_index(

@@ -43,6 +43,9 @@ pub enum MissionCommand {
         #[arg(long)]
         reason: String,
     },
+    /// Delete a draft that never ran (a typo in its title or checks); its id is free again.
+    /// A mission that ran is abandoned instead.
+    Delete { mission_id: String },
     /// The proof receipt of a ready or archived mission; with --export, an evidence pack.
     Proof {
         mission_id: String,
@@ -342,6 +345,12 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
             )?;
             context.print(&result, |result| {
                 format!("mission abandoned\n{}", mission_view_text(result))
+            })
+        }
+        MissionCommand::Delete { mission_id } => {
+            let result = context.request("mission.delete", json!({"mission_id": mission_id}))?;
+            context.print(&result, |_| {
+                format!("mission {mission_id} deleted; its id is free again\n")
             })
         }
         MissionCommand::Respond(args) => respond(context, args),

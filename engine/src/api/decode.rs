@@ -67,6 +67,7 @@ pub enum MethodParams {
     MissionSync(nagi_schema::land::MissionSyncParams),
     MissionProofGet(MissionTarget),
     MissionProofExport(nagi_schema::evidence_pack::MissionProofExportParams),
+    MissionDelete(MissionTarget),
     MissionHandoffGet(nagi_schema::evidence_pack::MissionHandoffGetParams),
     MissionHandoffPreview(MissionHandoffPreviewParams),
     MissionHandoffStart(MissionHandoffStartParams),
@@ -94,7 +95,7 @@ impl MethodParams {
                 serde_json::to_value(p)
             }
             P::MissionCreate(p) => serde_json::to_value(p),
-            P::MissionGet(p) | P::MissionClose(p) | P::MissionProofGet(p) => {
+            P::MissionGet(p) | P::MissionClose(p) | P::MissionProofGet(p) | P::MissionDelete(p) => {
                 serde_json::to_value(p)
             }
             P::MissionConfigure(p) => serde_json::to_value(p),
@@ -178,6 +179,7 @@ fn engine_params(method: &str, params: &RawValue) -> Option<Result<MethodParams,
         "mission.sync" => decode_params(params).map(P::MissionSync),
         "mission.handoff.preview" => decode_params(params).map(P::MissionHandoffPreview),
         "mission.proof.export" => decode_params(params).map(P::MissionProofExport),
+        "mission.delete" => decode_params(params).map(P::MissionDelete),
         "mission.handoff.get" => decode_params(params).map(P::MissionHandoffGet),
         "mission.handoff.start" => decode_params(params).map(P::MissionHandoffStart),
         "attention.list" => decode_params(params).map(P::AttentionList),

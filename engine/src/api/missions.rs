@@ -87,6 +87,26 @@ pub fn get(engine: &Arc<Engine>, params: MissionTarget) -> Result<ResponseResult
     })
 }
 
+/// `mission.delete` (nagi extension): a draft that never ran goes, and its id is free.
+pub async fn delete(
+    engine: &Arc<Engine>,
+    params: MissionTarget,
+) -> Result<ResponseResult, EngineError> {
+    load_checked(engine, &params.mission_id)?;
+    let mission_id = params.mission_id.clone();
+    engine
+        .missions
+        .mutate(&params.mission_id, move |current| {
+            let mission = current.ok_or_else(|| MissionError::no_mission(&mission_id))?;
+            let event = nagi_mission::delete::decide_delete(mission, now_millis())?;
+            Ok((vec![event], ()))
+        })
+        .await?;
+    Ok(ResponseResult::MissionDeleted {
+        mission_id: params.mission_id,
+    })
+}
+
 pub fn summary(mission: &Mission) -> MissionSummary {
     mission_summary(mission)
 }

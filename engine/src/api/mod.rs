@@ -79,6 +79,7 @@ pub async fn dispatch(
         P::MissionSync(params) => crate::runs::sync::refuse_without_consent(engine, params)?,
         P::MissionProofGet(params) => proof::proof_get(engine, params)?,
         P::MissionProofExport(params) => evidence_pack::proof_export(engine, params)?,
+        P::MissionDelete(params) => missions::delete(engine, params).await?,
         P::MissionHandoffGet(params) => evidence_pack::handoff_get(engine, params)?,
         P::MissionHandoffPreview(params) => crate::runs::handoff::preview(engine, params).await?,
         P::MissionHandoffStart(params) => {

@@ -175,6 +175,7 @@ fn mission_code(error: &MissionError) -> ErrorCode {
         MissionError::HandoffArtifactChanged(_) => ErrorCode::HandoffArtifactChanged,
         MissionError::HandoffAttentionUnresolved(_) => ErrorCode::HandoffAttentionUnresolved,
         MissionError::HandoffArtifactNotFound(_) => ErrorCode::HandoffArtifactNotFound,
+        MissionError::NotDraft(_) => ErrorCode::MissionNotDraft,
         MissionError::HandoffSnapshotFailed(_) => ErrorCode::HandoffSnapshotFailed,
         MissionError::RunMismatch(_) => ErrorCode::RunMismatch,
         MissionError::ProjectRecipeFailed(_) => ErrorCode::ProjectRecipeFailed,

@@ -9,7 +9,7 @@ use nagi_store::{MissionRow, Reader, Store, Writer};
 use tokio::sync::{oneshot, watch};
 
 use crate::errors::EngineError;
-use nagi_mission::apply::apply;
+use nagi_mission::apply::fold;
 use nagi_mission::{Mission, MissionError, MissionEvent, StoredEvent};
 
 /// What a committed mutation produced.
@@ -86,6 +86,8 @@ struct PreparedEvents {
     mission: Option<Mission>,
     records: Vec<PreparedRecord>,
     row: Option<MissionRow>,
+    /// The mission these events deleted (its projection row goes).
+    deleted: Option<String>,
 }
 
 struct PreparedRecord {
@@ -101,6 +103,7 @@ fn prepare_events(
     events: Vec<MissionEvent>,
 ) -> Result<PreparedEvents, EngineError> {
     let mut records = Vec::with_capacity(events.len());
+    let mut deleted = None;
     for event in events {
         // Only a creation starts a mission; any other event needs one to fold onto. A
         // decision that got this wrong is refused here rather than folded.
@@ -111,21 +114,36 @@ fn prepare_events(
             ))
             .into());
         }
-        let next = apply(mission.take(), &event);
-        let event_id = format!("{}#{}", next.mission_id, next.revision);
+        let before = mission.take();
+        let (mission_id, revision, status_after) = match &before {
+            Some(previous) => (
+                previous.mission_id.to_string(),
+                previous.revision + 1,
+                previous.status,
+            ),
+            None => (String::new(), 1, nagi_schema::mission::MissionStatus::Draft),
+        };
+        let next = fold(before, &event);
+        let (mission_id, revision, status_after) = match &next {
+            Some(next) => (next.mission_id.to_string(), next.revision, next.status),
+            None => {
+                deleted = Some(mission_id.clone());
+                (mission_id, revision, status_after)
+            }
+        };
         let record = StoredEvent {
-            status_after: next.status,
+            status_after,
             event,
         };
         let payload = serde_json::to_string(&record)
             .map_err(|error| MissionError::Runtime(error.to_string()))?;
         records.push(PreparedRecord {
-            mission_id: next.mission_id.to_string(),
-            event_id,
+            event_id: format!("{mission_id}#{revision}"),
+            mission_id,
             payload,
             record,
         });
-        mission = Some(next);
+        mission = next;
     }
     let row = match &mission {
         Some(mission) if !records.is_empty() => Some(MissionRow {
@@ -142,6 +160,7 @@ fn prepare_events(
         _ => None,
     };
     Ok(PreparedEvents {
+        deleted: deleted.filter(|_| mission.is_none()),
         mission,
         records,
         row,
@@ -172,6 +191,8 @@ fn write_prepared(writer: &Writer<'_>, prepared: PreparedEvents) -> Result<Writt
     }
     if let Some(row) = &prepared.row {
         writer.put_mission(row)?;
+    } else if let Some(mission_id) = &prepared.deleted {
+        writer.delete_mission(mission_id)?;
     }
     Ok((prepared.mission, stored))
 }

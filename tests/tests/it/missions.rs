@@ -756,3 +756,75 @@ fn a_mission_blocked_by_its_checks_is_verified_again_once_fixed() {
         1
     );
 }
+
+/// A draft with a typo in its frozen plan is deleted, and its id names a new mission; a
+/// mission that ran cannot be deleted (the refusal says to abandon it) and nothing changes.
+#[test]
+fn a_draft_that_never_ran_can_be_deleted_and_its_id_reused() {
+    let s = session();
+    s.create("typo");
+    s.env.ok(
+        "mission.configure",
+        configure_params("typo", "maek", &["test"]),
+    );
+    let mut events =
+        crate::panes::subscribe(&s.env, json!([{"type": "mission", "mission_id": "typo"}]));
+    let deleted = s.env.nagi_ok(&["mission", "delete", "typo"]);
+    assert!(
+        deleted.stdout.contains("its id is free again"),
+        "{}",
+        deleted.stdout
+    );
+    let seen = crate::panes::next_event(&mut events, |event| {
+        event["data"]["kind"] == "mission_deleted" || event["event"] == "mission_deleted"
+    });
+    assert_eq!(seen["data"]["mission_id"], "typo", "{seen}");
+    assert_eq!(
+        s.env
+            .error_code("mission.get", json!({"mission_id": "typo"})),
+        "mission_not_found"
+    );
+    let listed = s.env.ok("mission.list", json!({}));
+    assert!(!listed.to_string().contains("\"typo\""), "{listed}");
+    // The id is free: a different mission may take it.
+    let mut again = create_params("typo", &s.repo.path_text());
+    again["title"] = json!("Fix the typo properly");
+    let recreated = s.env.ok("mission.create", again);
+    assert_eq!(recreated["created"], true);
+    assert_eq!(recreated["mission"]["title"], "Fix the typo properly");
+    assert_eq!(recreated["mission"]["closure_configured"], false);
+    // The same after a restart: the projection and the log agree.
+    let mut env = s.env;
+    env.kill_server();
+    env.start_server();
+    let after = env.ok("mission.get", json!({"mission_id": "typo"}));
+    assert_eq!(after["mission"]["title"], "Fix the typo properly");
+    // A mission past its draft is refused, and nothing is written.
+    let s = Session { env, repo: s.repo };
+    s.env.ok(
+        "mission.abandon",
+        json!({"mission_id": "typo", "reason": "not needed"}),
+    );
+    s.rejected(
+        "mission.delete",
+        json!({"mission_id": "typo"}),
+        "mission_not_draft",
+    );
+    let refused = s.env.nagi(&["mission", "delete", "typo"]);
+    assert_eq!(refused.status, 1);
+    assert!(
+        refused.stderr.contains("nagi mission abandon typo"),
+        "{}",
+        refused.stderr
+    );
+    s.rejected(
+        "mission.delete",
+        json!({"mission_id": "nope"}),
+        "mission_not_found",
+    );
+    s.rejected(
+        "mission.delete",
+        json!({"mission_id": "../x"}),
+        "invalid_mission",
+    );
+}

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use nagi_mission::{Mission, StoredEvent, apply::apply};
+use nagi_mission::{Mission, StoredEvent, apply::fold};
 use nagi_tests::*;
 use serde_json::{Value, json};
 
@@ -54,6 +54,8 @@ struct Acknowledged {
     created: BTreeMap<String, Value>,
     configured: Vec<String>,
     runs: Vec<(String, String)>,
+    /// Drafts whose deletion was acknowledged.
+    deleted: Vec<String>,
 }
 
 fn working(mission: &Value) -> bool {
@@ -118,12 +120,22 @@ fn rebuild_check(env: &TestEnv) {
         assert_eq!(seq, previous_seq + 1, "the log has a gap before {seq}");
         previous_seq = seq;
         let stored: StoredEvent = serde_json::from_str(&payload).unwrap();
-        let next = apply(folded.remove(&mission_id), &stored.event);
-        assert_eq!(
-            next.status, stored.status_after,
-            "event {seq}: the stored status disagrees with the fold"
-        );
-        folded.insert(mission_id, next);
+        let previous_status = folded.get(&mission_id).map(|mission| mission.status);
+        match fold(folded.remove(&mission_id), &stored.event) {
+            Some(next) => {
+                assert_eq!(
+                    next.status, stored.status_after,
+                    "event {seq}: the stored status disagrees with the fold"
+                );
+                folded.insert(mission_id, next);
+            }
+            // A deletion records the status the mission had.
+            None => assert_eq!(
+                previous_status,
+                Some(stored.status_after),
+                "event {seq}: the deletion's status disagrees with the fold"
+            ),
+        }
     }
     let mut statement = connection
         .prepare("SELECT mission_id, doc FROM missions")
@@ -201,6 +213,12 @@ fn check_invariants(env: &TestEnv, acknowledged: &Acknowledged, iteration: u64) 
         assert_eq!(
             by_id[mission_id]["closure_configured"], true,
             "iteration {iteration}: {mission_id} lost its plan"
+        );
+    }
+    for mission_id in &acknowledged.deleted {
+        assert!(
+            !by_id.contains_key(mission_id),
+            "iteration {iteration}: the deleted draft {mission_id} is back"
         );
     }
     for (mission_id, run_id) in &acknowledged.runs {
@@ -307,6 +325,14 @@ fn run_iteration(
     kind: u64,
     acknowledged: &Arc<Mutex<Acknowledged>>,
 ) {
+    // A draft made and deleted: a deletion in the log, its projection row gone.
+    let draft_id = format!("d{iteration}");
+    env.ok(
+        "mission.create",
+        create_params(&draft_id, &repo.path_text()),
+    );
+    env.ok("mission.delete", json!({"mission_id": draft_id}));
+    acknowledged.lock().unwrap().deleted.push(draft_id);
     let mission_id = format!("t{iteration}");
     let create = create_params(&mission_id, &repo.path_text());
     let created = env.ok("mission.create", create);

@@ -45,6 +45,7 @@ pub(super) const VALID_PARAMS: &[(&str, &str)] = &[
     ),
     ("mission.proof.get", r#"{"mission_id":"m-1"}"#),
     ("mission.proof.export", r#"{"mission_id":"m-1"}"#),
+    ("mission.delete", r#"{"mission_id":"m-1"}"#),
     (
         "mission.handoff.get",
         r#"{"artifact_sha256":"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"}"#,
