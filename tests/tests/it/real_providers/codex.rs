@@ -160,3 +160,78 @@ fn codex_works_read_only_in_the_missions_own_worktree_and_leaves_the_checkout_al
     );
     assert_eq!(nagi_tests::git(worktree, &["status", "--porcelain"]), "");
 }
+
+/// Two missions of one repository at the same time with the real Codex CLI, read-only, each
+/// in its own worktree on its own branch (issue 15): both runs are live at once, each reads
+/// its own worktree's README, neither can write, and the person's checkout is untouched.
+#[test]
+fn two_codex_missions_of_one_repository_run_side_by_side_each_in_its_own_worktree() {
+    let Some(cli) = installed_cli(PROVIDER.cli_name()) else {
+        return;
+    };
+    let final_text = "Codex mission: done in my own worktree.";
+    let write_call =
+        json!({"shell": {"command": format!("printf 'should not exist\\n' > {WRITTEN_FILE}")}});
+    // The last answer is held back, so that both turns are surely under way together.
+    let mut session = RealSession::new(PROVIDER, &cli, |_| {
+        let scenario = json!({
+            "title": "Mock session",
+            "steps": [
+                {"call": {"read": {"path": "README.md"}}},
+                {"text": "Now trying to write a file.", "call": write_call},
+                {"text": final_text, "delay_ms": 4000}
+            ]
+        });
+        nagi_tests::mock_model::Scenario::from_json(&scenario.to_string()).unwrap()
+    });
+    session.start_server();
+    let missions = ["codex-a", "codex-b"];
+    let mut worktrees = Vec::new();
+    for mission_id in missions {
+        session.create_configured_mission(mission_id);
+        let mut params = session.start_params(mission_id, &format!("run-{mission_id}"));
+        params["worktree"] = json!(true);
+        let started = session.env.ok("mission.start", params);
+        let worktree = started["mission"]["worktree"]["path"]
+            .as_str()
+            .unwrap_or_else(|| panic!("the start names the mission worktree: {started}"))
+            .to_string();
+        worktrees.push(std::path::PathBuf::from(worktree));
+    }
+    let before = snapshot(&session.repo.path);
+    assert_ne!(worktrees[0], worktrees[1]);
+    // Both runs live at the same moment: one run per worktree, not per checkout.
+    let deadline = Instant::now() + TURN_DEADLINE;
+    loop {
+        let live: Vec<bool> = missions
+            .iter()
+            .map(|mission_id| session.mission(mission_id)["run"]["live"] == true)
+            .collect();
+        if live.iter().all(|live| *live) {
+            break;
+        }
+        let settled = missions
+            .iter()
+            .any(|mission_id| session.mission(mission_id)["status"] == "ready_to_close");
+        assert!(
+            !settled && Instant::now() < deadline,
+            "the two runs were never live together: {live:?}\n{}",
+            session.env.server_log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for mission_id in missions {
+        assert_completed_read_only_mission(&session, mission_id, final_text, &before);
+    }
+    for (worktree, mission_id) in worktrees.iter().zip(missions) {
+        assert!(
+            !worktree.join(WRITTEN_FILE).exists(),
+            "{mission_id} could not write"
+        );
+        assert_eq!(
+            nagi_tests::git(worktree, &["rev-parse", "--abbrev-ref", "HEAD"]),
+            format!("mission/{mission_id}")
+        );
+        assert_eq!(nagi_tests::git(worktree, &["status", "--porcelain"]), "");
+    }
+}
