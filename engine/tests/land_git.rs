@@ -144,6 +144,18 @@ fn a_landing_adds_changes_and_deletes_in_the_checkout_and_leaves_it_clean() {
             prepared.mission_revision
         );
         assert_eq!(git(&repository.worktree, &["status", "--porcelain"]), "");
+        // The index the landing staged became the worktree's index (one rename): none is
+        // left beside it.
+        let git_folder = std::path::PathBuf::from(git(
+            &repository.worktree,
+            &["rev-parse", "--absolute-git-dir"],
+        ));
+        let left: Vec<String> = std::fs::read_dir(&git_folder)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("nagi-staged-index"))
+            .collect();
+        assert!(left.is_empty(), "{strategy:?}: {left:?}");
     }
 }
 

@@ -20,6 +20,7 @@ use nagi_schema::land::LandStrategy;
 
 use super::merging::{
     author, failed, merge_in_memory, open, replay_onto, target_commit, tree_of, worktree_tree,
+    worktree_tree_keeping_index,
 };
 
 /// Everything a landing needs to know. Built by the engine from the mission.
@@ -299,7 +300,7 @@ fn mission_commit(
         .head()
         .and_then(|head| head.peel_to_commit())
         .map_err(|error| failed("cannot read the mission branch", error))?;
-    let tree_id = worktree_tree(worktree)?;
+    let tree_id = worktree_tree_keeping_index(worktree)?;
     if tree_id == head.tree_id() {
         return Ok(head.id());
     }
@@ -338,6 +339,18 @@ pub fn finish_mission_branch(
     worktree
         .reference_matching(&branch, landed.id(), true, head_id, "nagi: landed")
         .map_err(|error| failed("cannot move the mission branch", error))?;
+    // The index the landing staged describes exactly the landed tree, with fresh file
+    // stats: it becomes the worktree's index in one rename. Without it (a restart in
+    // between removed nothing, but a later stage may have), the index is rebuilt from the
+    // tree.
+    let kept = worktree
+        .path()
+        .join(nagi_exec::workspace::staging::kept_index_name(
+            &landed.tree_id().to_string(),
+        ));
+    if std::fs::rename(&kept, worktree.path().join("index")).is_ok() {
+        return Ok(());
+    }
     let mut index = worktree
         .index()
         .map_err(|error| failed("cannot read the worktree's index", error))?;
@@ -363,13 +376,19 @@ fn integrate(
         .map_err(|error| failed("the mission branch and the target share no history", error))?;
     match request.strategy {
         LandStrategy::Squash | LandStrategy::Merge => {
-            let merged = merge_in_memory(
-                repository,
-                &tree_of(&base)?,
-                &tree_of(target)?,
-                &tree_of(mission_tip)?,
-                &request.target_branch,
-            )?;
+            // When the target has not moved since the mission branched, the merge is the
+            // mission's own tree: nothing to merge.
+            let merged = if base.id() == target.id() {
+                mission_tip.tree_id()
+            } else {
+                merge_in_memory(
+                    repository,
+                    &tree_of(&base)?,
+                    &tree_of(target)?,
+                    &tree_of(mission_tip)?,
+                    &request.target_branch,
+                )?
+            };
             let tree = repository
                 .find_tree(merged)
                 .map_err(|error| failed("cannot read the merged tree", error))?;

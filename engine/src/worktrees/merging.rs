@@ -33,6 +33,21 @@ pub fn worktree_tree(worktree: &git2::Repository) -> Result<git2::Oid, MissionEr
     git2::Oid::from_str(&tree).map_err(|error| failed("git gave no tree id", error))
 }
 
+/// [`worktree_tree`], keeping the staged index in the worktree's git folder for
+/// `land::finish_mission_branch`.
+pub fn worktree_tree_keeping_index(worktree: &git2::Repository) -> Result<git2::Oid, MissionError> {
+    let root = worktree.workdir().ok_or_else(|| {
+        MissionError::LandFailed("the mission worktree has no working directory".into())
+    })?;
+    let tree = nagi_exec::workspace::staging::staged_tree_keeping_index(
+        root,
+        &Default::default(),
+        worktree.path(),
+    )
+    .map_err(|error| MissionError::LandFailed(format!("cannot stage the worktree: {error}")))?;
+    git2::Oid::from_str(&tree).map_err(|error| failed("git gave no tree id", error))
+}
+
 pub fn target_commit<'r>(
     repository: &'r git2::Repository,
     branch: &str,

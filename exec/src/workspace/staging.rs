@@ -11,8 +11,6 @@ use super::git::{GitConfig, GitRunner};
 /// The id of the tree `git add -A` would stage in the checkout at `root` (ignored files
 /// left out), written as objects only.
 pub fn staged_tree(root: &Path, config: &GitConfig) -> Result<String, WorkspaceError> {
-    let git = GitRunner::new(config)?.for_repository(root)?;
-    let index_path = super::mission_diff::index_path_of(&git, root)?;
     let private = tempfile::Builder::new()
         .prefix("nagi-land-index-")
         .tempfile()
@@ -20,12 +18,66 @@ pub fn staged_tree(root: &Path, config: &GitConfig) -> Result<String, WorkspaceE
             path: "a private index in the temp folder".to_string(),
             source,
         })?;
-    if std::fs::copy(&index_path, private.path()).is_err() {
-        // A repository without an index yet: git starts the private one empty.
-        let _ = std::fs::remove_file(private.path());
+    stage_into(root, config, private.path())
+}
+
+/// The name of the index [`staged_tree_keeping_index`] keeps for `tree`.
+pub fn kept_index_name(tree: &str) -> String {
+    format!("{KEPT_INDEX_PREFIX}{tree}")
+}
+
+const KEPT_INDEX_PREFIX: &str = "nagi-staged-index-";
+
+/// [`staged_tree`], keeping the private index it staged in `folder` (the checkout's own
+/// git folder) as [`kept_index_name`] of the tree: an index that describes exactly that
+/// tree, with fresh file stats, which can become the checkout's index once a commit of
+/// that tree is its `HEAD` (one rename instead of rewriting every entry). Earlier kept
+/// indexes in `folder` are removed.
+pub fn staged_tree_keeping_index(
+    root: &Path,
+    config: &GitConfig,
+    folder: &Path,
+) -> Result<String, WorkspaceError> {
+    if let Ok(entries) = std::fs::read_dir(folder) {
+        for entry in entries.flatten() {
+            if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with(KEPT_INDEX_PREFIX)
+            {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
     }
-    git.run_with_index_file(root, &["add", "-A", "--", "."], private.path())?;
-    let output = git.run_with_index_file(root, &["write-tree"], private.path())?;
+    let staging = folder.join(format!("{KEPT_INDEX_PREFIX}staging"));
+    let tree = stage_into(root, config, &staging);
+    let tree = match tree {
+        Ok(tree) => tree,
+        Err(error) => {
+            let _ = std::fs::remove_file(&staging);
+            return Err(error);
+        }
+    };
+    std::fs::rename(&staging, folder.join(kept_index_name(&tree))).map_err(|source| {
+        WorkspaceError::Io {
+            path: staging.display().to_string(),
+            source,
+        }
+    })?;
+    Ok(tree)
+}
+
+/// Stages the checkout into the index file `private` (a copy of its own index to start
+/// from) and writes its tree.
+fn stage_into(root: &Path, config: &GitConfig, private: &Path) -> Result<String, WorkspaceError> {
+    let git = GitRunner::new(config)?.for_repository(root)?;
+    let index_path = super::mission_diff::index_path_of(&git, root)?;
+    if std::fs::copy(&index_path, private).is_err() {
+        // A repository without an index yet: git starts the private one empty.
+        let _ = std::fs::remove_file(private);
+    }
+    git.run_with_index_file(root, &["add", "-A", "--", "."], private)?;
+    let output = git.run_with_index_file(root, &["write-tree"], private)?;
     Ok(String::from_utf8_lossy(&output).trim().to_string())
 }
 
