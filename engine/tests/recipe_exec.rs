@@ -685,22 +685,45 @@ async fn archive_stops_services_then_runs_cleanup_in_order_logging_failures() {
     session.shutdown().await;
 }
 
+/// Three consecutive ports below the kernel's ephemeral range (where no outgoing
+/// connection takes one by chance), the first held by a listener of this test and the
+/// other two free when found.
+fn busy_port_then_two_free() -> (std::net::TcpListener, u16) {
+    let ephemeral_start = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    (20_000..ephemeral_start.saturating_sub(3))
+        .step_by(7)
+        .find_map(|first| {
+            let busy = std::net::TcpListener::bind(("127.0.0.1", first)).ok()?;
+            for next in [first + 1, first + 2] {
+                std::net::TcpListener::bind(("127.0.0.1", next)).ok()?;
+            }
+            Some((busy, first))
+        })
+        .expect("three consecutive free ports below the ephemeral range")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn port_leases_are_durable_unique_across_runs_and_skip_busy_ports() {
     let data = tempfile::tempdir().unwrap();
-    let busy = std::net::TcpListener::bind(("127.0.0.1", 42500)).unwrap();
+    let (busy, first_port) = busy_port_then_two_free();
     let session = TestSession::at(data.path()).await;
     let run_one = target(data.path(), "r1");
     let run_two = target(data.path(), "r2");
     let range = PortRange {
-        first: 42500,
-        last: 42502,
+        first: first_port,
+        last: first_port + 2,
     };
     let engine = &session.engine;
     let first = nagi_engine::recipe::exec::ports::lease_port(engine, &run_one, "web", range, None)
         .await
         .unwrap();
-    assert_ne!(first.port, 42500, "42500 is in use by another program");
+    assert_ne!(
+        first.port, first_port,
+        "the first port is in use by another program"
+    );
     let again = nagi_engine::recipe::exec::ports::lease_port(engine, &run_one, "web", range, None)
         .await
         .unwrap();
@@ -710,7 +733,11 @@ async fn port_leases_are_durable_unique_across_runs_and_skip_busy_ports() {
         .unwrap();
     let mut both = vec![first.port, second.port];
     both.sort();
-    assert_eq!(both, vec![42501, 42502], "each run has its own port");
+    assert_eq!(
+        both,
+        vec![first_port + 1, first_port + 2],
+        "each run has its own port"
+    );
     let exhausted =
         nagi_engine::recipe::exec::ports::lease_port(engine, &run_two, "api", range, None)
             .await
@@ -730,7 +757,11 @@ async fn port_leases_are_durable_unique_across_runs_and_skip_busy_ports() {
         .map(|lease| lease.port)
         .collect();
     ports.sort();
-    assert_eq!(ports, vec![42501, 42502], "leases survive a restart");
+    assert_eq!(
+        ports,
+        vec![first_port + 1, first_port + 2],
+        "leases survive a restart"
+    );
     reopened.shutdown().await;
 }
 

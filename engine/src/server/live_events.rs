@@ -8,7 +8,8 @@
 use std::sync::Arc;
 
 use nagi_schema::pane_events::{
-    EventsLagged, PaneEventEnvelope, PaneEventMatch, PaneSubscription, SubscriptionNotice,
+    EventsLagged, PaneEventData, PaneEventEnvelope, PaneEventMatch, PaneSubscription,
+    SubscriptionNotice,
 };
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
@@ -90,12 +91,26 @@ pub fn lagged_line(missed: u64) -> String {
 }
 
 /// Waits for the first live event that satisfies an `events.wait` match. Only events that
-/// happen after the wait began count.
+/// happen after the wait began count, but for the end of a pane that has already ended:
+/// a wait for `pane_exited` of such a pane answers at once with its exit (a wait that
+/// reached the server a moment after the exit would otherwise wait for nothing).
 pub async fn wait_for_pane_event(
     panes: &PaneHost,
     matcher: &PaneEventMatch,
 ) -> Result<PaneEventEnvelope, EngineError> {
+    // Subscribed first, so that an exit after the check below still arrives.
     let mut receiver = panes.subscribe_events();
+    if let PaneEventMatch::PaneExited { pane_id } = matcher
+        && let Ok(pane) = panes.pane_info(pane_id)
+        && let Some(exit) = pane.exit_status
+    {
+        return Ok(PaneEventEnvelope::lifecycle(PaneEventData::PaneExited {
+            pane_id: pane.pane_id,
+            workspace_id: pane.workspace_id,
+            exit_code: exit.exit_code,
+            signal: exit.signal,
+        }));
+    }
     loop {
         match receiver.recv().await {
             Ok(event) if event_match_matches(matcher, &event) => return Ok(event),

@@ -391,17 +391,35 @@ fn denying_in_the_cockpit_changes_nothing_but_the_consent_record() {
         event_kinds(&s.env)[events_before as usize..].to_vec(),
         vec!["consent_recorded".to_string()]
     );
-    assert_eq!(first_item(&s.env)["state"]["state"], "open");
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        log_entries(&s.log)
-            .iter()
-            .all(|entry| entry["event"] != "decision"),
-        "nothing reached the provider"
-    );
+    let item = first_item(&s.env);
+    assert_eq!(item["state"]["state"], "open");
     assert_eq!(
         s.env.ok("mission.get", json!({"mission_id": "m1"}))["mission"]["status"],
         "active"
+    );
+    // Denying the request itself does reach the provider, and it is the only decision it
+    // ever hears: the denied approval before it never went out.
+    let deny_request = json!({"kind": "respond", "mission_id": "m1", "run_id": "r1",
+                              "attention_id": item["attention_id"], "decision": "deny"});
+    let shown = s.env.ok("cockpit.preview", json!({"action": deny_request}))["preview"].clone();
+    s.env.ok(
+        "cockpit.decide",
+        json!({"action": deny_request, "shown_digest": shown["digest"], "decision": "approve"}),
+    );
+    wait_for_mission(
+        &s.env,
+        "m1",
+        "the turn went on after the denial",
+        |mission| mission["status"] == "review_required" || mission["status"] == "ready_to_close",
+    );
+    let decisions: Vec<Value> = log_entries(&s.log)
+        .into_iter()
+        .filter(|entry| entry["event"] == "decision")
+        .collect();
+    assert_eq!(decisions.len(), 1, "{decisions:?}");
+    assert!(
+        decisions[0].to_string().contains("decline") || decisions[0].to_string().contains("deny"),
+        "{decisions:?}"
     );
 }
 

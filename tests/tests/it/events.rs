@@ -129,10 +129,12 @@ fn events_wait_answers_once_a_matching_event_commits() {
     let env_ref = &env;
     let waited = std::thread::scope(|scope| {
         let waiter = scope.spawn(move || {
-            env_ref.call("events.wait", json!({"match_event": {"event": "mission", "mission_id": "w", "kind": "mission_configured"},
+            // after_seq 0: whether the server reads the wait before or after the commit,
+            // the event is seen.
+            env_ref.call("events.wait", json!({"match_event": {"event": "mission", "mission_id": "w", "kind": "mission_configured",
+                                                               "after_seq": 0},
                                                 "timeout_ms": 20_000}))
         });
-        std::thread::sleep(Duration::from_millis(200));
         env_ref.ok("mission.create", create_params("w", &repo.path_text()));
         env_ref.ok("mission.configure", configure_params("w", "true", &[]));
         waiter.join().unwrap()

@@ -728,7 +728,8 @@ fn exit_events_carry_the_status_and_waits_see_them() {
     let created = next_event(&mut events, |event| is_event(event, "pane_created"));
     assert_eq!(created["data"]["pane"]["pane_id"], exits["pane_id"]);
 
-    // A one-shot wait on another connection, started before the exit.
+    // A one-shot wait on another connection: whether the server reads it before or after
+    // the exit, it answers with the exit.
     let exits_id = pane_id(&exits);
     let waiter_env_socket = env.socket.clone();
     let (sent, request_sent) = std::sync::mpsc::channel();
@@ -741,10 +742,7 @@ fn exit_events_carry_the_status_and_waits_see_them() {
         let mut reader = BufReader::new(stream);
         TestEnv::read_line_from(&mut reader).expect("the wait answers")
     });
-    // The request is on the socket; the server subscribes as soon as it reads the line.
-    // events.wait has no acknowledgement, so leave it a moment before the exit.
     request_sent.recv().unwrap();
-    std::thread::sleep(Duration::from_millis(500));
     ok_valid(
         &env,
         "pane.send_text",
@@ -758,6 +756,13 @@ fn exit_events_carry_the_status_and_waits_see_them() {
     let waited = waiter.join().unwrap();
     assert_pane_response_valid(&waited);
     assert_eq!(waited["result"]["type"], "wait_matched", "{waited}");
+    // A wait for the end of a pane that has ended answers at once, with its exit.
+    let late = ok_valid(
+        &env,
+        "events.wait",
+        json!({"match_event": {"event": "pane_exited", "pane_id": exits["pane_id"]}, "timeout_ms": 60_000}),
+    );
+    assert_eq!(late["event"]["data"]["exit_code"], 7, "{late}");
     assert_eq!(waited["result"]["event"]["data"]["exit_code"], 7);
 
     ok_valid(
@@ -967,9 +972,12 @@ fn bad_input_gets_a_clear_code_and_changes_nothing() {
         "pane.send_input",
         json!({"pane_id": id, "text": "echo ready-$((1+1))", "keys": ["enter"]}),
     );
-    wait_for_read(&env, &id, "visible", None, |text| has_line(text, "ready-2"));
-    // Let the prompt settle, then take the state every refusal below must leave alone.
-    std::thread::sleep(Duration::from_millis(300));
+    // The shell is idle once its prompt follows the output; then take the state every
+    // refusal below must leave alone.
+    wait_for_read(&env, &id, "visible", None, |text| {
+        text.split_once("ready-2")
+            .is_some_and(|(_, after)| has_line(after, SHELL_PROMPT.trim()))
+    });
     let screen_before = read(&env, &id, "recent", Some(10_000));
     let snapshot_before = ok_valid(&env, "session.snapshot", json!({}));
 
