@@ -616,3 +616,74 @@ fn a_refusal_at_the_terminal_starts_nothing_and_is_recorded() {
         vec![("start_run".to_string(), "deny".to_string())]
     );
 }
+
+/// Runs python3 `code` as a child of this test (not of the server), with the session's
+/// socket as its first argument, and returns what it printed.
+fn python_peer(env: &TestEnv, code: &str, args: &[&str]) -> String {
+    let output = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(code)
+        .arg(&env.socket)
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The terminal rule by itself: a process the server did not start, whose controlling
+/// terminal is a managed pane's, may not consent; the same process on no pane's terminal
+/// may. (Taking a terminal another session holds needs root: TIOCSCTTY with force.)
+#[test]
+fn a_peer_whose_terminal_is_a_managed_pane_cannot_consent_though_the_server_did_not_start_it() {
+    let test =
+        "a_peer_whose_terminal_is_a_managed_pane_cannot_consent_though_the_server_did_not_start_it";
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        missing_prerequisite(test, "python3 is needed to take a pane's terminal");
+        return;
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        missing_prerequisite(test, "taking another session's terminal needs root");
+        return;
+    }
+    let s = session(json!([{"text": "x"}]), command_check());
+    let pane = s
+        .env
+        .ok("workspace.create", json!({"command": ["sleep", "600"]}))["root_pane"]["pane_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let tty = s.env.ok("pane.process_info", json!({"pane_id": pane}))["process_info"]["tty"]
+        .as_str()
+        .expect("the pane has a terminal")
+        .to_string();
+    let hello = "import fcntl, json, os, socket, sys, termios\n\
+                 os.setsid()\n\
+                 if len(sys.argv) > 2:\n\
+                 \x20   fd = os.open(sys.argv[2], os.O_RDWR | os.O_NOCTTY)\n\
+                 \x20   fcntl.ioctl(fd, termios.TIOCSCTTY, 1)\n\
+                 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); f = s.makefile('rwb')\n\
+                 f.write(b'{\"id\": \"h\", \"method\": \"cockpit.hello\", \"params\": {}}\\n'); f.flush()\n\
+                 print(f.readline().decode())\n";
+    // setsid fails for a process group leader; python -c is not one when spawned here.
+    let on_pane: Value = serde_json::from_str(python_peer(&s.env, hello, &[&tty]).trim()).unwrap();
+    assert_eq!(on_pane["result"]["consent_allowed"], false, "{on_pane}");
+    assert!(
+        on_pane["result"]["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("terminal is a managed pane"),
+        "{on_pane}"
+    );
+    let elsewhere: Value = serde_json::from_str(python_peer(&s.env, hello, &[]).trim()).unwrap();
+    assert_eq!(elsewhere["result"]["consent_allowed"], true, "{elsewhere}");
+}
