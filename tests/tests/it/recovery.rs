@@ -304,3 +304,88 @@ fn a_change_while_the_server_was_down_is_reported_at_recovery() {
     assert_eq!(warnings.len(), 1, "{mission}\n{warnings:?}");
     assert_eq!(warnings[0]["risk"], "critical");
 }
+
+/// The fake ACP agent in `[providers.acp]`, following `script`; `resume` is how it offers to
+/// continue a session (`resume` or `load`).
+fn configure_acp(env: &TestEnv, script: &Value, resume: &str) -> std::path::PathBuf {
+    std::fs::create_dir_all(&env.config_dir).unwrap();
+    let log = fake_log_path(env);
+    let fake_env = format!(
+        "NAGI_FAKE_SCRIPT = {}, NAGI_FAKE_LOG = {}, NAGI_FAKE_ACP_RESUME = {}",
+        toml_string(&script.to_string()),
+        toml_string(log.to_str().unwrap()),
+        toml_string(resume)
+    );
+    std::fs::write(
+        env.config_dir.join("config.toml"),
+        format!(
+            "[providers.acp]\ncommand = [{}]\nenv = {{ {fake_env} }}\n\n{}",
+            toml_string(test_binary("fake_acp").to_str().unwrap()),
+            fake_sandbox_section(env)
+        ),
+    )
+    .unwrap();
+    log
+}
+
+/// An ACP run (write scope, granted in the cockpit) killed mid-turn resumes its session —
+/// through `session/resume`, or `session/load` for an agent that only offers that — with
+/// the write scope it was granted, and finishes without the prompt sent twice.
+#[test]
+fn an_acp_run_resumes_its_session_after_the_server_is_killed_mid_turn() {
+    for resume in ["resume", "load"] {
+        let mut env = TestEnv::new();
+        let log = configure_acp(&env, &json!([{"approve_permission": "keep going"}]), resume);
+        env.start_server();
+        let repo = TestRepo::new();
+        env.ok("mission.create", create_params("m1", &repo.path_text()));
+        env.ok("mission.configure", configure_params("m1", "true", &[]));
+        let action = json!({"kind": "start_run", "mission_id": "m1", "run_id": "r1", "provider": "acp",
+                            "write_scope": true, "execute_declared_checks": true});
+        let shown = env.ok("cockpit.preview", json!({"action": action}))["preview"].clone();
+        env.ok(
+            "cockpit.decide",
+            json!({"action": action, "shown_digest": shown["digest"], "decision": "approve"}),
+        );
+        wait_for_mission(&env, "m1", "asking for a permission", |mission| {
+            mission["unresolved_attention_count"] == 1
+        });
+        let old_providers = processes_with_marker(&env.config_dir);
+        assert!(!old_providers.is_empty());
+        env.kill_server();
+        configure_acp(&env, &json!([{"text": "continuing after the restart"}]), resume);
+        env.start_server();
+        let mission = wait_for_mission(&env, "m1", "the resumed turn's end", |mission| {
+            ["review_required", "ready_to_close"].contains(&mission["status"].as_str().unwrap_or_default())
+        });
+        assert_eq!(mission["run"]["run_id"], "r1", "{resume}: {mission}");
+        assert_eq!(
+            mission["run"]["enforcement"], "workspace_write",
+            "{resume}: the run keeps the write scope it was granted: {mission}"
+        );
+        for pid in &old_providers {
+            assert!(
+                !Path::new(&format!("/proc/{pid}")).exists()
+                    || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                        .unwrap_or_default()
+                        .contains(") Z "),
+                "{resume}: pid {pid} survived"
+            );
+        }
+        let entries = log_entries(&log);
+        let continued: Vec<&Value> = entries
+            .iter()
+            .filter(|entry| entry["event"] == resume)
+            .collect();
+        assert_eq!(continued.len(), 1, "{resume}: {entries:#?}");
+        assert_eq!(continued[0]["session_id"], "fake-session-1");
+        let mission_prompts = entries
+            .iter()
+            .filter(|entry| {
+                entry["event"] == "prompt"
+                    && entry["text"].as_str().unwrap_or_default().contains("Objective")
+            })
+            .count();
+        assert_eq!(mission_prompts, 1, "{resume}: {entries:#?}");
+    }
+}

@@ -15,9 +15,10 @@ enum ServerEnd {
     /// SIGKILL: no drain, the providers lose their parent. Codex and Claude Code read stdin,
     /// so they see end of file and exit by themselves.
     Killed,
-    /// SIGTERM: the server drains and stops its providers. Used for OpenCode, whose
-    /// `opencode serve` has stdin closed and outlives a SIGKILLed server (see the report).
-    Stopped,
+    /// SIGKILL, and the provider outlives the server: OpenCode's `opencode serve` has its
+    /// stdin closed. The next server ends it as a leftover of the killed one (its session
+    /// marker) before it resumes the run with a new one.
+    KilledLeavingTheProvider,
 }
 
 /// How long the mock holds back the answer the server dies waiting for.
@@ -139,13 +140,14 @@ fn resume_after_restart(provider: RealProvider, server_end: ServerEnd) {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    match server_end {
-        ServerEnd::Killed => session.env.kill_server(),
-        ServerEnd::Stopped => {
-            session.env.signal_server(libc::SIGTERM);
+    session.env.kill_server();
+    let survivors = match server_end {
+        ServerEnd::Killed => {
+            wait_until_no_provider_process(&session.home.home, "after the first server ended");
+            BTreeSet::new()
         }
-    }
-    wait_until_no_provider_process(&session.home.home, "after the first server ended");
+        ServerEnd::KilledLeavingTheProvider => provider_processes(&session.home.home),
+    };
     let requests_before_restart = session.mock.requests().len();
     let stored_before = session.stored_run("resume-m");
     assert_eq!(stored_before["provider_session_id"], session_id.as_str());
@@ -177,6 +179,14 @@ fn resume_after_restart(provider: RealProvider, server_end: ServerEnd) {
         std::thread::sleep(Duration::from_millis(200));
     };
     assert_eq!(mission["status"], "active", "{mission}");
+    // What the killed server left running was ended by the new one.
+    for pid in &survivors {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(
+            stat.is_empty() || stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
+            "provider process {pid} of the killed server is still running"
+        );
+    }
     let stored = session.stored_run("resume-m");
     assert_eq!(
         stored["provider_session_id"],
@@ -220,6 +230,6 @@ fn a_claude_run_resumes_its_session_read_only_after_the_server_is_killed_mid_tur
 }
 
 #[test]
-fn an_opencode_run_resumes_its_session_read_only_after_the_server_stops_mid_turn() {
-    resume_after_restart(RealProvider::OpenCode, ServerEnd::Stopped);
+fn an_opencode_run_resumes_its_session_read_only_after_the_server_is_killed_mid_turn() {
+    resume_after_restart(RealProvider::OpenCode, ServerEnd::KilledLeavingTheProvider);
 }
