@@ -353,10 +353,15 @@ fn an_acp_run_resumes_its_session_after_the_server_is_killed_mid_turn() {
         let old_providers = processes_with_marker(&env.config_dir);
         assert!(!old_providers.is_empty());
         env.kill_server();
-        configure_acp(&env, &json!([{"text": "continuing after the restart"}]), resume);
+        configure_acp(
+            &env,
+            &json!([{"text": "continuing after the restart"}]),
+            resume,
+        );
         env.start_server();
         let mission = wait_for_mission(&env, "m1", "the resumed turn's end", |mission| {
-            ["review_required", "ready_to_close"].contains(&mission["status"].as_str().unwrap_or_default())
+            ["review_required", "ready_to_close"]
+                .contains(&mission["status"].as_str().unwrap_or_default())
         });
         assert_eq!(mission["run"]["run_id"], "r1", "{resume}: {mission}");
         assert_eq!(
@@ -383,7 +388,10 @@ fn an_acp_run_resumes_its_session_after_the_server_is_killed_mid_turn() {
             .iter()
             .filter(|entry| {
                 entry["event"] == "prompt"
-                    && entry["text"].as_str().unwrap_or_default().contains("Objective")
+                    && entry["text"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .contains("Objective")
             })
             .count();
         assert_eq!(mission_prompts, 1, "{resume}: {entries:#?}");

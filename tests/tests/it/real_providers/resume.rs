@@ -118,7 +118,21 @@ fn resume_after_restart(provider: RealProvider, server_end: ServerEnd) {
     session.start_server();
     session.create_configured_mission("resume-m");
     let before = snapshot(&session.repo.path);
-    session.start_mission("resume-m", "run-1");
+    // An ACP agent runs with the write scope a person grants in the cockpit (the test
+    // process may: it is not the server's descendant); the others read-only.
+    let sandbox = if provider == RealProvider::OpenCodeAcp {
+        let action = json!({"kind": "start_run", "mission_id": "resume-m", "run_id": "run-1",
+                            "provider": "acp", "write_scope": true, "execute_declared_checks": true});
+        let shown = session.env.ok("cockpit.preview", json!({"action": action}))["preview"].clone();
+        session.env.ok(
+            "cockpit.decide",
+            json!({"action": action, "shown_digest": shown["digest"], "decision": "approve"}),
+        );
+        "workspace_write"
+    } else {
+        session.start_mission("resume-m", "run-1");
+        "read_only"
+    };
     session.wait_for_status("resume-m", "active");
     let session_id = session.stored_run("resume-m")["provider_session_id"]
         .as_str()
@@ -183,7 +197,11 @@ fn resume_after_restart(provider: RealProvider, server_end: ServerEnd) {
     for pid in &survivors {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
         assert!(
-            stat.is_empty() || stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
+            stat.is_empty()
+                || stat
+                    .rsplit(')')
+                    .next()
+                    .is_some_and(|rest| rest.trim_start().starts_with('Z')),
             "provider process {pid} of the killed server is still running"
         );
     }
@@ -194,8 +212,8 @@ fn resume_after_restart(provider: RealProvider, server_end: ServerEnd) {
         "the same native session is resumed"
     );
     assert_eq!(
-        stored["sandbox"], "read_only",
-        "a recovered run is read-only: {stored}"
+        stored["sandbox"], sandbox,
+        "a recovered run keeps the scope it had: {stored}"
     );
     assert_eq!(stored["run_id"], "run-1");
     assert_nowhere_in(&mission, &session_id, "mission.get");
@@ -212,11 +230,24 @@ fn resume_after_restart(provider: RealProvider, server_end: ServerEnd) {
             objective_count(&request, OBJECTIVE)
         );
     }
-    assert_eq!(
-        snapshot(&session.repo.path),
-        before,
-        "a read-only run leaves the workspace unchanged"
-    );
+    if sandbox == "read_only" {
+        assert_eq!(
+            snapshot(&session.repo.path),
+            before,
+            "a read-only run leaves the workspace unchanged"
+        );
+    } else {
+        // With write scope the agent may keep state of its own in the checkout; the
+        // scenario only read, so the project's files are as they were.
+        let after = snapshot(&session.repo.path);
+        for file in ["README.md", "src/lib.rs"] {
+            assert_eq!(
+                after.get(Path::new(file)),
+                before.get(Path::new(file)),
+                "{file} changed"
+            );
+        }
+    }
 }
 
 #[test]
@@ -232,4 +263,12 @@ fn a_claude_run_resumes_its_session_read_only_after_the_server_is_killed_mid_tur
 #[test]
 fn an_opencode_run_resumes_its_session_read_only_after_the_server_is_killed_mid_turn() {
     resume_after_restart(RealProvider::OpenCode, ServerEnd::KilledLeavingTheProvider);
+}
+
+#[test]
+fn an_opencode_acp_run_resumes_its_session_after_the_server_is_killed_mid_turn() {
+    resume_after_restart(
+        RealProvider::OpenCodeAcp,
+        ServerEnd::KilledLeavingTheProvider,
+    );
 }
