@@ -266,7 +266,10 @@ pub fn on_turn_end(
                 return status_change(
                     mission,
                     MissionStatus::Failed,
-                    "the provider finished a turn without reporting its session",
+                    format!(
+                        "the provider finished a turn without reporting its session; start another run with `nagi mission start {} --provider PROVIDER`",
+                        mission.mission_id
+                    ),
                     Some("failed: no session".into()),
                     now,
                 );

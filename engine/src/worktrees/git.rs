@@ -146,6 +146,13 @@ pub fn make_worktree(
     }
     let path = std::fs::canonicalize(target)
         .map_err(|error| format!("cannot resolve the new worktree: {error}"))?;
+    // libgit2's checkout leaves the tree cache out of the index; git's own
+    // `worktree add` writes it, and a landing's staging needs it to stay fast. Best effort:
+    // a worktree without it is only slower.
+    if let Err(error) = nagi_exec::workspace::staging::cache_index_trees(&path, &Default::default())
+    {
+        tracing::debug!(path = %path.display(), %error, "the new worktree's index keeps no tree cache");
+    }
     Ok(MadeWorktree {
         path,
         branch: branch_name,

@@ -81,6 +81,15 @@ fn stage_into(root: &Path, config: &GitConfig, private: &Path) -> Result<String,
     Ok(String::from_utf8_lossy(&output).trim().to_string())
 }
 
+/// Writes the tree cache into the index of the checkout at `root` (`git write-tree`
+/// keeps it there): a checkout libgit2 made has none, and without it every later staging
+/// of the checkout hashes each of its folders again. The file stats in the index stay.
+pub fn cache_index_trees(root: &Path, config: &GitConfig) -> Result<(), WorkspaceError> {
+    let git = GitRunner::new(config)?.for_repository(root)?;
+    git.run(root, &["write-tree"])?;
+    Ok(())
+}
+
 /// Tracked files of the checkout at `root` with changes of their own, staged or not
 /// (untracked files are not looked at).
 pub fn changed_tracked_paths(
