@@ -21,6 +21,9 @@ enum ServerEnd {
     KilledLeavingTheProvider,
 }
 
+/// What the model says to a resumed session whose held-back answer it already got.
+const CONTINUED_TEXT: &str = "Continuing after the restart.";
+
 /// How long the mock holds back the answer the server dies waiting for.
 const HELD_BACK_MS: u64 = 8_000;
 
@@ -107,7 +110,11 @@ fn resume_after_restart(provider: RealProvider, server_end: ServerEnd) {
             "title": "Mock session",
             "steps": [
                 {"call": {"read": {"path": "README.md"}}},
-                {"text": held_back_text, "delay_ms": HELD_BACK_MS}
+                {"text": held_back_text, "delay_ms": HELD_BACK_MS},
+                // A CLI that outlived its server long enough to receive the held-back
+                // answer (Claude Code finishes the request it started) has it in its
+                // session: the resumed session's next request is answered by this step.
+                {"text": CONTINUED_TEXT}
             ]
         });
         Scenario::from_json(&scenario.to_string()).expect("a valid scenario")
@@ -230,6 +237,18 @@ fn resume_after_restart(provider: RealProvider, server_end: ServerEnd) {
             objective_count(&request, OBJECTIVE)
         );
     }
+    // The resumed session finishes its turn like a run that never stopped: the held-back
+    // answer arrives, the turn completes and the declared checks run (issue 14, item 5).
+    let finished = session.wait_for_review_with_evidence("resume-m");
+    assert_eq!(finished["run"]["run_id"], "run-1", "{finished}");
+    let shown = session.transcript_text(&finished);
+    assert!(
+        shown
+            .split("resuming its session")
+            .nth(1)
+            .is_some_and(|after| after.contains(&held_back_text) || after.contains(CONTINUED_TEXT)),
+        "the resumed session's answer is in the pane:\n{shown}"
+    );
     if sandbox == "read_only" {
         assert_eq!(
             snapshot(&session.repo.path),
