@@ -5,7 +5,10 @@
 //! `git commit`. Target ≤ 1.5.
 //!
 //! The repository has `NAGI_BENCH_FILES` files (default 100,000) and each change edits
-//! `NAGI_BENCH_CHANGED` of them (default 1,000) and adds one. `NAGI_BENCH_ROUNDS` sets the
+//! `NAGI_BENCH_CHANGED` of them (default 1,000) and adds one. With
+//! `NAGI_BENCH_TARGET_MOVED=1`, `main` gets a commit of its own after each worktree is
+//! made, so both sides merge for real (a landing after another mission landed) instead of
+//! finding `main` where the mission branched. `NAGI_BENCH_ROUNDS` sets the
 //! timed rounds of each side (default 3); the sides alternate, each on a fresh worktree
 //! made outside the timing. Prints the medians and the ratio; a ratio above the target is
 //! printed as NOT MET (the run does not fail: the figures go to the README). The proof's
@@ -88,6 +91,14 @@ fn write_change(worktree: &Path, round: usize, changed: usize, file_count: usize
     std::fs::write(worktree.join(format!("new{round}.txt")), "new\n").unwrap();
 }
 
+/// A commit of its own on `main` (another mission landed meanwhile): one new file that no
+/// change touches.
+fn move_target(root: &Path, round: usize) {
+    std::fs::write(root.join(format!("moved{round}.txt")), "moved\n").unwrap();
+    git(root, &["add", &format!("moved{round}.txt")]);
+    git(root, &["commit", "-q", "-m", "main moved"]);
+}
+
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
@@ -103,6 +114,7 @@ fn main() {
     let file_count = environment_number("NAGI_BENCH_FILES", 100_000);
     let changed = environment_number("NAGI_BENCH_CHANGED", 1_000).min(file_count / 8);
     let rounds = environment_number("NAGI_BENCH_ROUNDS", 3).max(1);
+    let target_moves = environment_number("NAGI_BENCH_TARGET_MOVED", 0) == 1;
     let directory = tempfile::tempdir().unwrap();
     let base = directory.path().canonicalize().unwrap();
     let root = base.join("repo");
@@ -124,6 +136,9 @@ fn main() {
         nagi_engine::worktrees::git::make_worktree(&root, &mission_id, &worktree, "main").unwrap();
         write_change(&worktree, 2 * round, changed, file_count);
         git(&worktree, &["status", "--porcelain"]);
+        if target_moves {
+            move_target(&root, 2 * round);
+        }
         let request = LandRequest {
             repository_root: root.clone(),
             worktree_path: worktree.clone(),
@@ -165,6 +180,9 @@ fn main() {
         );
         write_change(&worktree, 2 * round + 1, changed, file_count);
         git(&worktree, &["status", "--porcelain"]);
+        if target_moves {
+            move_target(&root, 2 * round + 1);
+        }
         theirs.push(timed(|| {
             git(&worktree, &["add", "-A"]);
             git(&worktree, &["commit", "-q", "-m", "Land by hand"]);
@@ -177,7 +195,12 @@ fn main() {
     let (ours, theirs) = (median(ours), median(theirs));
     let ratio = ours.as_secs_f64() / theirs.as_secs_f64();
     println!(
-        "landing vs git merge --squash plus commits, {changed} changed files: nagi {ours:.1?}, git {theirs:.1?}, ratio {ratio:.2} (target ≤ {LAND_TARGET}) {}",
+        "landing vs git merge --squash plus commits, {changed} changed files{}: nagi {ours:.1?}, git {theirs:.1?}, ratio {ratio:.2} (target ≤ {LAND_TARGET}) {}",
+        if target_moves {
+            ", main moved meanwhile"
+        } else {
+            ""
+        },
         if ratio <= LAND_TARGET {
             "met"
         } else {
