@@ -2,10 +2,12 @@
 //! differs, untracked ones included (ignored ones not), with its status and line counts,
 //! then the unified hunks.
 //!
-//! The worktree's own index is never touched: a private copy takes `git add -A` (so new
-//! files count), and the diffs compare that copy with the base. Every git command runs
-//! under the scan's overrides, so nothing the repository's configuration names (external
-//! diff, textconv, filters, fsmonitor) runs.
+//! Two diffs run side by side: `git diff <base>` of the tracked files, as a person's own
+//! command does it (reading the worktree's index, never writing it), and, when there are
+//! untracked files, a diff of just those, from a private copy of the index in which they
+//! are intent-to-add entries. The two outputs are merged in path order. Every git command
+//! runs under the scan's overrides, so nothing the repository's configuration names
+//! (external diff, textconv, filters, fsmonitor) runs.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -52,12 +54,14 @@ pub struct MissionDiff {
 
 const DIFF_ARGS: &[&str] = &[
     "diff",
-    "--cached",
     "--no-renames",
     "--no-ext-diff",
     "--no-textconv",
     "--no-color",
 ];
+
+/// The most bytes of paths one git command is given (the rest go to the next one).
+const PATHS_PER_COMMAND_BYTES: usize = 256 * 1024;
 
 /// Computes the diff of the checkout at `root` against `base_revision` (a full object id).
 pub fn mission_diff(
@@ -72,25 +76,34 @@ pub fn mission_diff(
     }
     let git = GitRunner::new(&config.git)?.for_repository(root)?;
     let index_path = index_path_of(&git, root)?;
-    // The untracked walk reads the checkout's own index (git takes no lock on it:
-    // `GIT_OPTIONAL_LOCKS=0`) while the private copy takes `git add -A` and the diff.
     std::thread::scope(|scope| {
-        let untracked_job = scope.spawn(|| untracked_paths(&git, root));
-        let diffed = diff_with_private_index(&git, root, &index_path, base_revision, config);
-        let untracked =
+        let untracked_job = scope.spawn(|| -> Result<_, WorkspaceError> {
+            let untracked = untracked_paths(&git, root)?;
+            let diffed =
+                diff_untracked(&git, root, &index_path, base_revision, config, &untracked)?;
+            Ok((untracked, diffed))
+        });
+        let tracked = git.run(root, &diff_arguments(base_revision, config, &[]))?;
+        let (untracked, untracked_diffs) =
             untracked_job
                 .join()
                 .map_err(|_| WorkspaceError::MalformedGitOutput {
                     command: "git ls-files --others".to_owned(),
                     detail: "the thread that ran it panicked".to_owned(),
                 })??;
-        let (listing, patch) = diffed?;
+        let (mut listing, tracked_patch) = split_listing(&tracked);
+        let mut patches = vec![tracked_patch];
+        for output in &untracked_diffs {
+            let (records, patch) = split_listing(output);
+            listing.extend_from_slice(&records);
+            patches.push(patch);
+        }
         let mut files = parse_listing(&listing, &untracked)?;
         files.sort_by(|left, right| left.path.cmp(&right.path));
         let (patch, omitted_patch_bytes) = if config.stat_only {
             (String::new(), 0)
         } else {
-            cap_patch(patch, config.max_patch_bytes)
+            cap_patch(merge_patches(&patches), config.max_patch_bytes)
         };
         Ok(MissionDiff {
             files,
@@ -98,6 +111,163 @@ pub fn mission_diff(
             omitted_patch_bytes,
         })
     })
+}
+
+fn diff_arguments<'a>(
+    base_revision: &'a str,
+    config: &MissionDiffConfig,
+    paths: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args: Vec<&str> = DIFF_ARGS.to_vec();
+    args.extend(["-z", "--raw", "--numstat"]);
+    if !config.stat_only {
+        args.push("--patch");
+    }
+    args.extend([base_revision, "--"]);
+    args.extend_from_slice(paths);
+    args
+}
+
+/// `paths` in groups small enough for one command line each.
+fn path_groups(paths: &BTreeSet<String>) -> Vec<Vec<&str>> {
+    let mut groups: Vec<Vec<&str>> = Vec::new();
+    let mut bytes = 0;
+    for path in paths {
+        if groups.is_empty() || bytes + path.len() > PATHS_PER_COMMAND_BYTES {
+            groups.push(Vec::new());
+            bytes = 0;
+        }
+        bytes += path.len() + 1;
+        groups.last_mut().expect("pushed above").push(path);
+    }
+    groups
+}
+
+/// The diff of the untracked files against the base: a private copy of the index gets
+/// them as intent-to-add entries, and `git diff <base>` of just those paths shows them as
+/// new files. One output per group of paths; nothing when there are none.
+fn diff_untracked(
+    git: &GitRunner,
+    root: &Path,
+    index_path: &Path,
+    base_revision: &str,
+    config: &MissionDiffConfig,
+    untracked: &BTreeSet<String>,
+) -> Result<Vec<Vec<u8>>, WorkspaceError> {
+    if untracked.is_empty() {
+        return Ok(Vec::new());
+    }
+    let private = tempfile::Builder::new()
+        .prefix("nagi-diff-index-")
+        .tempfile()
+        .map_err(|source| WorkspaceError::PathUnavailable {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+    match std::fs::copy(index_path, private.path()) {
+        Ok(_) => {}
+        // A repository without an index yet: git starts the private one empty.
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            let _ = std::fs::remove_file(private.path());
+        }
+        Err(source) => {
+            return Err(WorkspaceError::PathUnavailable {
+                path: index_path.to_path_buf(),
+                source,
+            });
+        }
+    }
+    let groups = path_groups(untracked);
+    for group in &groups {
+        let mut args = vec!["add", "--intent-to-add", "--"];
+        args.extend_from_slice(group);
+        git.run_with_index_file(root, &args, private.path())?;
+    }
+    groups
+        .iter()
+        .map(|group| {
+            git.run_with_index_file(
+                root,
+                &diff_arguments(base_revision, config, group),
+                private.path(),
+            )
+        })
+        .collect()
+}
+
+/// One diff output: the `-z` records end with an empty one, and the hunks follow it.
+fn split_listing(output: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let mut start = 0;
+    while let Some(length) = output[start..].iter().position(|byte| *byte == 0) {
+        if length == 0 {
+            return (output[..start].to_vec(), output[start + 1..].to_vec());
+        }
+        start += length + 1;
+    }
+    (output.to_vec(), Vec::new())
+}
+
+/// The files' sections of one patch (each starts with `diff --git `), with the `b/` path
+/// of its header to order by.
+fn patch_sections(patch: &[u8]) -> Vec<(&[u8], &[u8])> {
+    let mut starts: Vec<usize> = Vec::new();
+    let mut line_start = 0;
+    while line_start < patch.len() {
+        if patch[line_start..].starts_with(b"diff --git ") {
+            starts.push(line_start);
+        }
+        line_start = match patch[line_start..].iter().position(|byte| *byte == b'\n') {
+            Some(end) => line_start + end + 1,
+            None => patch.len(),
+        };
+    }
+    starts
+        .iter()
+        .enumerate()
+        .map(|(index, &start)| {
+            let end = starts.get(index + 1).copied().unwrap_or(patch.len());
+            let section = &patch[start..end];
+            let header_end = section
+                .iter()
+                .position(|byte| *byte == b'\n')
+                .unwrap_or(section.len());
+            (header_path(&section[..header_end]), section)
+        })
+        .collect()
+}
+
+/// The path of a `diff --git a/<path> b/<path>` header (the two are the same without
+/// renames); the whole header for a quoted one, which still orders it near its place.
+fn header_path(header: &[u8]) -> &[u8] {
+    const PREFIX: &[u8] = b"diff --git a/";
+    let Some(rest) = header.strip_prefix(PREFIX) else {
+        return header;
+    };
+    // rest = <path> " b/" <path>
+    if rest.len() < 3 || (rest.len() - 3) % 2 != 0 {
+        return header;
+    }
+    let length = (rest.len() - 3) / 2;
+    let (first, second) = (&rest[..length], &rest[length + 3..]);
+    if first == second && &rest[length..length + 3] == b" b/" {
+        first
+    } else {
+        header
+    }
+}
+
+/// The patches of the tracked and the untracked files as one, in path order (each is in
+/// path order already: git sorts its output).
+fn merge_patches(patches: &[Vec<u8>]) -> Vec<u8> {
+    let mut sections: Vec<(&[u8], &[u8])> = patches
+        .iter()
+        .flat_map(|patch| patch_sections(patch))
+        .collect();
+    sections.sort_by(|left, right| left.0.cmp(right.0));
+    sections
+        .into_iter()
+        .flat_map(|(_, section)| section.iter().copied())
+        .collect()
 }
 
 /// The checkout's index file: `<root>/.git/index`, or for a linked worktree the `index` in
@@ -137,55 +307,6 @@ fn untracked_paths(git: &GitRunner, root: &Path) -> Result<BTreeSet<String>, Wor
         .filter(|path| !path.is_empty())
         .map(|path| String::from_utf8_lossy(path).into_owned())
         .collect())
-}
-
-/// `git add -A` into a private copy of the index, then one `git diff` of that copy against
-/// the base: the `--raw` and `--numstat` records, and (unless only the stat is asked for)
-/// the hunks after them.
-fn diff_with_private_index(
-    git: &GitRunner,
-    root: &Path,
-    index_path: &Path,
-    base_revision: &str,
-    config: &MissionDiffConfig,
-) -> Result<(Vec<u8>, Vec<u8>), WorkspaceError> {
-    let private = tempfile::Builder::new()
-        .prefix("nagi-diff-index-")
-        .tempfile()
-        .map_err(|source| WorkspaceError::PathUnavailable {
-            path: std::env::temp_dir(),
-            source,
-        })?;
-    match std::fs::copy(index_path, private.path()) {
-        Ok(_) => {}
-        // A repository without an index yet: git starts the private one empty.
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            let _ = std::fs::remove_file(private.path());
-        }
-        Err(source) => {
-            return Err(WorkspaceError::PathUnavailable {
-                path: index_path.to_path_buf(),
-                source,
-            });
-        }
-    }
-    git.run_with_index_file(root, &["add", "-A", "--", "."], private.path())?;
-    let mut args: Vec<&str> = DIFF_ARGS.to_vec();
-    args.extend(["-z", "--raw", "--numstat"]);
-    if !config.stat_only {
-        args.push("--patch");
-    }
-    args.extend([base_revision, "--"]);
-    let output = git.run_with_index_file(root, &args, private.path())?;
-    // The records end with an empty one; the hunks follow it.
-    let mut start = 0;
-    while let Some(length) = output[start..].iter().position(|byte| *byte == 0) {
-        if length == 0 {
-            return Ok((output[..start].to_vec(), output[start + 1..].to_vec()));
-        }
-        start += length + 1;
-    }
-    Ok((output, Vec::new()))
 }
 
 /// `--raw` records (`:<modes> <ids> <status>\0<path>\0`) then `--numstat` records
@@ -265,6 +386,28 @@ fn cap_patch(patch: Vec<u8>, max_bytes: usize) -> (String, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_patches_of_tracked_and_untracked_files_merge_in_path_order() {
+        let tracked = b"diff --git a/b.rs b/b.rs\n-x\n+y\ndiff --git a/d b/d\n+d\n".to_vec();
+        let untracked =
+            b"diff --git a/a b/c b/a b/c\n+new\ndiff --git a/c.txt b/c.txt\n+c\n".to_vec();
+        let merged = String::from_utf8(merge_patches(&[tracked, untracked])).unwrap();
+        let headers: Vec<&str> = merged
+            .lines()
+            .filter(|line| line.starts_with("diff --git"))
+            .collect();
+        assert_eq!(
+            headers,
+            vec![
+                "diff --git a/a b/c b/a b/c",
+                "diff --git a/b.rs b/b.rs",
+                "diff --git a/c.txt b/c.txt",
+                "diff --git a/d b/d"
+            ]
+        );
+        assert!(merged.contains("+new\n") && merged.ends_with("+d\n"));
+    }
 
     #[test]
     fn raw_and_numstat_records_pair_up_by_path() {

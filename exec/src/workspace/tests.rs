@@ -619,3 +619,82 @@ fn a_hostile_repository_config_runs_nothing_during_scans_and_handoff_diffs() {
         std::fs::read_to_string(&marker).unwrap_or_default()
     );
 }
+
+/// Tracked and untracked changes come out as one diff in path order, as `git add -A` then
+/// `git diff --cached <base>` would show them: a staged new file, a change, a deletion, an
+/// untracked file in a folder, an untracked binary; ignored files are left out, and the
+/// worktree's index is not written.
+#[test]
+fn a_mission_diff_merges_tracked_and_untracked_files_in_path_order() {
+    let repository = TestRepository::new();
+    let base = repository.git(&["rev-parse", "HEAD"]);
+    repository.write("src/lib.rs", "pub fn lib() { changed() }\n");
+    std::fs::remove_file(repository.root().join("docs/guide.md")).unwrap();
+    repository.write("staged.txt", "staged\n");
+    repository.git(&["add", "staged.txt"]);
+    repository.write("a/new.txt", "new\n");
+    std::fs::write(repository.root().join("c.bin"), [0u8, 1, 2, 3]).unwrap();
+    repository.write("debug.log", "ignored\n");
+    let index_before = std::fs::read(repository.root().join(".git/index")).unwrap();
+    let diff = mission_diff::mission_diff(
+        &repository.root(),
+        &base,
+        &mission_diff::MissionDiffConfig {
+            git: Default::default(),
+            stat_only: false,
+            max_patch_bytes: 1024 * 1024,
+        },
+    )
+    .unwrap();
+    let listed: Vec<(&str, mission_diff::FileStatus, bool, Option<u64>)> = diff
+        .files
+        .iter()
+        .map(|file| {
+            (
+                file.path.as_str(),
+                file.status,
+                file.untracked,
+                file.additions,
+            )
+        })
+        .collect();
+    use mission_diff::FileStatus::*;
+    assert_eq!(
+        listed,
+        vec![
+            ("a/new.txt", Added, true, Some(1)),
+            ("c.bin", Added, true, None),
+            ("docs/guide.md", Deleted, false, Some(0)),
+            ("src/lib.rs", Modified, false, Some(1)),
+            ("staged.txt", Added, false, Some(1)),
+        ]
+    );
+    let headers: Vec<&str> = diff
+        .patch
+        .lines()
+        .filter(|line| line.starts_with("diff --git"))
+        .collect();
+    assert_eq!(
+        headers,
+        vec![
+            "diff --git a/a/new.txt b/a/new.txt",
+            "diff --git a/c.bin b/c.bin",
+            "diff --git a/docs/guide.md b/docs/guide.md",
+            "diff --git a/src/lib.rs b/src/lib.rs",
+            "diff --git a/staged.txt b/staged.txt",
+        ]
+    );
+    assert!(
+        diff.patch
+            .contains("Binary files /dev/null and b/c.bin differ"),
+        "{}",
+        diff.patch
+    );
+    assert!(diff.patch.contains("+new\n") && diff.patch.contains("+pub fn lib() { changed() }"));
+    assert!(!diff.patch.contains("debug.log"));
+    assert_eq!(
+        std::fs::read(repository.root().join(".git/index")).unwrap(),
+        index_before,
+        "the worktree's index is not written"
+    );
+}
