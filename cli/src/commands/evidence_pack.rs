@@ -28,15 +28,11 @@ pub enum ProofCommand {
     },
 }
 
+/// A pack's files by their path inside it.
+type PackFiles = BTreeMap<String, Vec<u8>>;
+
 /// Largest pack `verify` reads, and largest file in it.
 const MAX_PACK_BYTES: u64 = 512 * 1024 * 1024;
-
-fn now_millis() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|elapsed| elapsed.as_millis() as u64)
-        .unwrap_or(0)
-}
 
 fn append(
     builder: &mut tar::Builder<std::fs::File>,
@@ -64,7 +60,7 @@ pub fn export(context: &Context, mission_id: &str, file: &Path) -> CommandResult
     let result = context.request("mission.proof.export", json!({"mission_id": mission_id}))?;
     let files: Vec<EvidencePackFile> = serde_json::from_value(result["files"].clone())
         .map_err(|error| CliError::Usage(format!("the server's pack does not read: {error}")))?;
-    let exported_at_millis = now_millis();
+    let exported_at_millis = nagi_mission::clock::now_millis();
     let manifest = EvidencePackManifest {
         format: EVIDENCE_PACK_FORMAT.into(),
         mission_id: mission_id.to_string(),
@@ -131,7 +127,7 @@ pub fn export(context: &Context, mission_id: &str, file: &Path) -> CommandResult
 
 /// Reads every regular file of a tar archive. An entry that could escape a folder it is
 /// unpacked into (absolute, or with `..`) or is not a regular file is a problem, not read.
-fn read_pack(file: &str) -> Result<(BTreeMap<String, Vec<u8>>, Vec<String>), CliError> {
+fn read_pack(file: &str) -> Result<(PackFiles, Vec<String>), CliError> {
     let opened = std::fs::File::open(file)
         .map_err(|error| CliError::Usage(format!("cannot open {file}: {error}")))?;
     let mut archive = tar::Archive::new(opened.take(MAX_PACK_BYTES));

@@ -151,6 +151,26 @@ fn opened(verb: &str, result: &Value) -> String {
     )
 }
 
+/// The params `create` and `open` share: the source, the branch, an absolute path, the
+/// workspace's label and focus.
+fn checkout_params(
+    source: &Source,
+    branch: Option<String>,
+    path: Option<String>,
+    label: Option<String>,
+    focus: bool,
+) -> Result<serde_json::Map<String, Value>, CliError> {
+    let mut params = source.params()?;
+    params.insert("branch".into(), json!(branch));
+    params.insert(
+        "path".into(),
+        json!(path.as_deref().map(absolute).transpose()?),
+    );
+    params.insert("label".into(), json!(label));
+    params.insert("focus".into(), json!(focus));
+    Ok(params)
+}
+
 pub fn run(context: &Context, command: WorktreeCommand) -> CommandResult {
     match command {
         WorktreeCommand::List { source } => {
@@ -165,15 +185,8 @@ pub fn run(context: &Context, command: WorktreeCommand) -> CommandResult {
             label,
             focus,
         } => {
-            let mut params = source.params()?;
-            params.insert("branch".into(), json!(branch));
+            let mut params = checkout_params(&source, branch, path, label, focus)?;
             params.insert("base".into(), json!(base));
-            params.insert(
-                "path".into(),
-                json!(path.as_deref().map(absolute).transpose()?),
-            );
-            params.insert("label".into(), json!(label));
-            params.insert("focus".into(), json!(focus));
             let result = context.request("worktree.create", Value::Object(params))?;
             context.print(&result, |result| opened("created", result))
         }
@@ -184,14 +197,7 @@ pub fn run(context: &Context, command: WorktreeCommand) -> CommandResult {
             label,
             focus,
         } => {
-            let mut params = source.params()?;
-            params.insert("branch".into(), json!(branch));
-            params.insert(
-                "path".into(),
-                json!(path.as_deref().map(absolute).transpose()?),
-            );
-            params.insert("label".into(), json!(label));
-            params.insert("focus".into(), json!(focus));
+            let params = checkout_params(&source, branch, path, label, focus)?;
             let result = context.request("worktree.open", Value::Object(params))?;
             context.print(&result, |result| {
                 if result["already_open"] == true {

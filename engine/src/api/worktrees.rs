@@ -41,6 +41,15 @@ fn absolute(field: &str, raw: &str) -> Result<PathBuf, WorktreeError> {
     Ok(PathBuf::from(raw))
 }
 
+/// Where a workspace is: the checkout its provenance names, else its directory.
+fn place_directory(place: &WorkspacePlace) -> PathBuf {
+    place
+        .worktree
+        .as_ref()
+        .map(|worktree| PathBuf::from(&worktree.checkout_path))
+        .unwrap_or_else(|| PathBuf::from(&place.cwd))
+}
+
 /// The directory a request is about, and the workspace it came from.
 fn source_directory(
     engine: &Engine,
@@ -48,13 +57,6 @@ fn source_directory(
     cwd: Option<&str>,
 ) -> Result<(PathBuf, Option<String>), EngineError> {
     let places = engine.panes.workspace_places();
-    let place_directory = |place: &WorkspacePlace| {
-        place
-            .worktree
-            .as_ref()
-            .map(|worktree| PathBuf::from(&worktree.checkout_path))
-            .unwrap_or_else(|| PathBuf::from(&place.cwd))
-    };
     match (workspace_id, cwd) {
         (Some(_), Some(_)) => Err(WorktreeError::InvalidParams(
             "give at most one of workspace_id and cwd".into(),
@@ -396,11 +398,7 @@ pub async fn remove(
         .ok_or_else(|| PaneError::WorkspaceNotFound {
             workspace_id: params.workspace_id.clone(),
         })?;
-    let directory = place_of_workspace
-        .worktree
-        .as_ref()
-        .map(|worktree| PathBuf::from(&worktree.checkout_path))
-        .unwrap_or_else(|| PathBuf::from(&place_of_workspace.cwd));
+    let directory = place_directory(place_of_workspace);
     let workspace_id = params.workspace_id.clone();
     let found = directory.clone();
     let (place, entry) = blocking(move || {

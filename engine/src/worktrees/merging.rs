@@ -25,25 +25,26 @@ pub fn open(path: &Path) -> Result<git2::Repository, MissionError> {
 /// worktree's own index file is not touched. Staged by git itself with a private copy of
 /// the index (its preloaded, threaded index refresh is what a person's `git add -A` costs).
 pub fn worktree_tree(worktree: &git2::Repository) -> Result<git2::Oid, MissionError> {
-    let root = worktree.workdir().ok_or_else(|| {
-        MissionError::LandFailed("the mission worktree has no working directory".into())
-    })?;
-    let tree = nagi_exec::workspace::staging::staged_tree(root, &Default::default())
-        .map_err(|error| MissionError::LandFailed(format!("cannot stage the worktree: {error}")))?;
-    git2::Oid::from_str(&tree).map_err(|error| failed("git gave no tree id", error))
+    staged(worktree, false)
 }
 
 /// [`worktree_tree`], keeping the staged index in the worktree's git folder for
 /// `land::finish_mission_branch`.
 pub fn worktree_tree_keeping_index(worktree: &git2::Repository) -> Result<git2::Oid, MissionError> {
+    staged(worktree, true)
+}
+
+fn staged(worktree: &git2::Repository, keep_index: bool) -> Result<git2::Oid, MissionError> {
+    use nagi_exec::workspace::staging;
     let root = worktree.workdir().ok_or_else(|| {
         MissionError::LandFailed("the mission worktree has no working directory".into())
     })?;
-    let tree = nagi_exec::workspace::staging::staged_tree_keeping_index(
-        root,
-        &Default::default(),
-        worktree.path(),
-    )
+    let config = Default::default();
+    let tree = if keep_index {
+        staging::staged_tree_keeping_index(root, &config, worktree.path())
+    } else {
+        staging::staged_tree(root, &config)
+    }
     .map_err(|error| MissionError::LandFailed(format!("cannot stage the worktree: {error}")))?;
     git2::Oid::from_str(&tree).map_err(|error| failed("git gave no tree id", error))
 }

@@ -164,19 +164,7 @@ fn diff_untracked(
             path: std::env::temp_dir(),
             source,
         })?;
-    match std::fs::copy(index_path, private.path()) {
-        Ok(_) => {}
-        // A repository without an index yet: git starts the private one empty.
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            let _ = std::fs::remove_file(private.path());
-        }
-        Err(source) => {
-            return Err(WorkspaceError::PathUnavailable {
-                path: index_path.to_path_buf(),
-                source,
-            });
-        }
-    }
+    copy_index(index_path, private.path())?;
     let groups = path_groups(untracked);
     for group in &groups {
         let mut args = vec!["add", "--intent-to-add", "--"];
@@ -268,6 +256,23 @@ fn merge_patches(patches: &[Vec<u8>]) -> Vec<u8> {
         .into_iter()
         .flat_map(|(_, section)| section.iter().copied())
         .collect()
+}
+
+/// Copies the checkout's index to `private`, for git to work on with `GIT_INDEX_FILE` while
+/// the checkout's own stays untouched. A repository without an index yet leaves no file:
+/// git then starts the private one empty.
+pub(super) fn copy_index(index_path: &Path, private: &Path) -> Result<(), WorkspaceError> {
+    match std::fs::copy(index_path, private) {
+        Ok(_) => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            let _ = std::fs::remove_file(private);
+            Ok(())
+        }
+        Err(source) => Err(WorkspaceError::PathUnavailable {
+            path: index_path.to_path_buf(),
+            source,
+        }),
+    }
 }
 
 /// The checkout's index file: `<root>/.git/index`, or for a linked worktree the `index` in

@@ -72,10 +72,7 @@ pub fn staged_tree_keeping_index(
 fn stage_into(root: &Path, config: &GitConfig, private: &Path) -> Result<String, WorkspaceError> {
     let git = GitRunner::new(config)?.for_repository(root)?;
     let index_path = super::mission_diff::index_path_of(&git, root)?;
-    if std::fs::copy(&index_path, private).is_err() {
-        // A repository without an index yet: git starts the private one empty.
-        let _ = std::fs::remove_file(private);
-    }
+    super::mission_diff::copy_index(&index_path, private)?;
     git.run_with_index_file(root, &["add", "-A", "--", "."], private)?;
     let output = git.run_with_index_file(root, &["write-tree"], private)?;
     Ok(String::from_utf8_lossy(&output).trim().to_string())
