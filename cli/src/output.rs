@@ -135,6 +135,10 @@ pub fn mission(view: &Value) -> String {
     }
     if let Some(run) = view.get("run") {
         out.push_str(&format!("  run         {}\n", run_line(run)));
+        if let Some(turns) = turns_line(run) {
+            out.push_str(&format!("  turns       {turns}\n"));
+        }
+
     }
     for run in view
         .get("run_history")
@@ -160,6 +164,21 @@ pub fn mission(view: &Value) -> String {
         out.push_str(&format!("  updated     {}\n", format_time(updated)));
     }
     out
+}
+
+/// How many turns the run had, how the last one ended and what is queued.
+fn turns_line(run: &Value) -> Option<String> {
+    let turns = run.get("turns").and_then(Value::as_u64)?;
+    let mut line = turns.to_string();
+    if let Some(outcome) = run.get("last_turn_outcome").and_then(Value::as_str) {
+        line.push_str(&format!(", the last one ended {outcome}"));
+    }
+    match run.get("queued_follow_ups").and_then(Value::as_u64) {
+        Some(1) => line.push_str("; 1 follow-up queued"),
+        Some(queued) if queued > 1 => line.push_str(&format!("; {queued} follow-ups queued")),
+        _ => {}
+    }
+    Some(line)
 }
 
 fn run_line(run: &Value) -> String {

@@ -37,6 +37,9 @@ pub fn run_view(run_id: &str, provider: MissionProvider) -> MissionRunViewV1 {
         pane_id: Some("w1:p1".into()),
         enforcement: Some("provider_sandbox".into()),
         live: Some(true),
+        turns: Some(1),
+        last_turn_outcome: None,
+        queued_follow_ups: None,
     }
 }
 

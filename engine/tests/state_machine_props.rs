@@ -285,6 +285,9 @@ fn new_run(mission: &Mission, model: &Model, provider: usize, handoff: bool, at:
         started_at_millis: at,
         ended_at_millis: None,
         outcome: None,
+        turns: 1,
+        last_turn_outcome: None,
+        queued_follow_ups: 0,
     }
 }
 

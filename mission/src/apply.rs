@@ -102,7 +102,10 @@ fn apply_to_existing(mission: &mut Mission, event: &MissionEvent) {
             if let Some(previous) = mission.run.take() {
                 mission.run_history.push(previous);
             }
-            mission.run = Some(run.clone());
+            mission.run = Some(Run {
+                turns: run.turns.max(1),
+                ..run.clone()
+            });
             mission.status = MissionStatus::Preparing;
             mission.status_reason = Some("the provider is starting".into());
             mark_evidence_stale(mission);
@@ -111,7 +114,10 @@ fn apply_to_existing(mission: &mut Mission, event: &MissionEvent) {
             if let Some(previous) = mission.run.take() {
                 mission.run_history.push(previous);
             }
-            mission.run = Some(run.clone());
+            mission.run = Some(Run {
+                turns: run.turns.max(1),
+                ..run.clone()
+            });
             mission.status = MissionStatus::Preparing;
             mission.status_reason = Some("the handoff target provider is starting".into());
             mark_evidence_stale(mission);
@@ -301,6 +307,28 @@ fn apply_to_existing(mission: &mut Mission, event: &MissionEvent) {
         MissionEvent::WorktreeCreated { worktree, .. } => {
             mission.worktree = Some(worktree.clone());
         }
+        MissionEvent::RunSteered {
+            run_id,
+            steer,
+            actor,
+            ..
+        } => apply_steer(mission, run_id, steer, actor),
+        MissionEvent::TurnEnded {
+            run_id,
+            outcome,
+            next_turn_starts,
+            ..
+        } => {
+            if let Some(run) = mission.run.as_mut().filter(|run| &run.run_id == run_id) {
+                run.last_turn_outcome = Some(outcome.clone());
+                if *next_turn_starts {
+                    run.queued_follow_ups = run.queued_follow_ups.saturating_sub(1);
+                    run.turns += 1;
+                } else {
+                    run.queued_follow_ups = 0;
+                }
+            }
+        }
         // `fold` ends the mission; on its own the deletion changes nothing.
         MissionEvent::MissionDeleted { .. } => {}
         MissionEvent::WorktreeSettled { state, reason, .. } => {
@@ -311,6 +339,39 @@ fn apply_to_existing(mission: &mut Mission, event: &MissionEvent) {
                     _ => None,
                 };
             }
+        }
+    }
+}
+
+/// A follow-up queues behind the running turn, or reopens the run that ended: the
+/// provider starts again on its session (`preparing` until it confirms it), and the proof
+/// needs fresh evidence. An interrupt or a stop changes the mission when the turn ends.
+fn apply_steer(
+    mission: &mut Mission,
+    run_id: &str,
+    steer: &crate::event::Steer,
+    actor: &nagi_schema::steer::RunActorV1,
+) {
+    use nagi_schema::steer::FollowUpDelivery;
+    let crate::event::Steer::Send { delivery, .. } = steer else {
+        return;
+    };
+    let Some(run) = mission.run.as_mut().filter(|run| run.run_id == run_id) else {
+        return;
+    };
+    match delivery {
+        FollowUpDelivery::Queued => run.queued_follow_ups += 1,
+        FollowUpDelivery::Resumed => {
+            run.turns += 1;
+            run.queued_follow_ups = 0;
+            run.ended_at_millis = None;
+            run.outcome = None;
+            mission.status = MissionStatus::Preparing;
+            mission.status_reason = Some(format!(
+                "the provider is resuming its session for a follow-up from {}",
+                actor.describe()
+            ));
+            mark_evidence_stale(mission);
         }
     }
 }

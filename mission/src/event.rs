@@ -161,6 +161,45 @@ pub enum MissionEvent {
         landing: nagi_schema::land::MissionLandingV1,
         at_millis: u64,
     },
+    /// Someone steered the run: a follow-up, an interrupt or a stop (`steer.rs`).
+    RunSteered {
+        run_id: String,
+        steer: Steer,
+        actor: nagi_schema::steer::RunActorV1,
+        at_millis: u64,
+    },
+    /// One turn of the run ended. `next_turn_starts`: a queued follow-up is sent at once.
+    TurnEnded {
+        run_id: String,
+        /// Which turn of the run ended (1 is the first).
+        turn: u32,
+        outcome: String,
+        next_turn_starts: bool,
+        at_millis: u64,
+    },
+}
+
+/// What steering a run asked for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Steer {
+    /// A follow-up turn; `Resumed` reopens the run that had ended.
+    Send {
+        text: String,
+        delivery: nagi_schema::steer::FollowUpDelivery,
+    },
+    Interrupt,
+    Stop,
+}
+
+impl Steer {
+    pub fn action(&self) -> &'static str {
+        match self {
+            Steer::Send { .. } => "send",
+            Steer::Interrupt => "interrupt",
+            Steer::Stop => "stop",
+        }
+    }
 }
 
 impl MissionEvent {
@@ -190,7 +229,9 @@ impl MissionEvent {
             | MissionEvent::MissionLanded { at_millis, .. }
             | MissionEvent::WorktreeSynced { at_millis, .. }
             | MissionEvent::LandingPrepared { at_millis, .. }
-            | MissionEvent::LandingRolledBack { at_millis, .. } => *at_millis,
+            | MissionEvent::LandingRolledBack { at_millis, .. }
+            | MissionEvent::RunSteered { at_millis, .. }
+            | MissionEvent::TurnEnded { at_millis, .. } => *at_millis,
         }
     }
 
@@ -222,6 +263,8 @@ impl MissionEvent {
             MissionEvent::WorktreeSynced { .. } => "worktree_synced",
             MissionEvent::LandingPrepared { .. } => "landing_prepared",
             MissionEvent::LandingRolledBack { .. } => "landing_rolled_back",
+            MissionEvent::RunSteered { .. } => "run_steered",
+            MissionEvent::TurnEnded { .. } => "turn_ended",
         }
     }
 }

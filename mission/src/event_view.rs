@@ -180,6 +180,32 @@ pub fn wire_event(seq: u64, mission_id: &str, stored: &StoredEvent) -> MissionEv
         MissionEvent::MissionLanded { landing, .. } => MissionEventDetail::MissionLanded {
             landing: landing.clone(),
         },
+        // The follow-up's text stays in the log and the transcript; subscribers see who
+        // steered and how.
+        MissionEvent::RunSteered {
+            run_id,
+            steer,
+            actor,
+            ..
+        } => MissionEventDetail::MissionRunSteered {
+            run_id: run_id.clone(),
+            action: steer.action().to_string(),
+            delivery: match steer {
+                crate::event::Steer::Send { delivery, .. } => Some(*delivery),
+                _ => None,
+            },
+            actor: actor.clone(),
+        },
+        MissionEvent::TurnEnded {
+            run_id,
+            turn,
+            outcome,
+            ..
+        } => MissionEventDetail::MissionTurnEnded {
+            run_id: run_id.clone(),
+            turn: *turn,
+            outcome: outcome.clone(),
+        },
     };
     MissionEventV1 {
         seq,

@@ -14,6 +14,7 @@ pub mod land;
 pub mod model;
 pub mod run;
 pub mod status;
+pub mod steer;
 pub mod validate;
 pub mod view;
 pub mod worktree;

@@ -173,6 +173,15 @@ pub struct Run {
     /// How the provider part of the run ended, in words.
     #[serde(default)]
     pub outcome: Option<String>,
+    /// Turns the provider was given: the first, follow-ups, a continuation after a restart.
+    #[serde(default)]
+    pub turns: u32,
+    /// How the last turn that ended ended, in words.
+    #[serde(default)]
+    pub last_turn_outcome: Option<String>,
+    /// Follow-ups queued behind the running turn.
+    #[serde(default)]
+    pub queued_follow_ups: u32,
 }
 
 /// One attempt at delivering a decision to the provider.

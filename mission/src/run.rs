@@ -130,6 +130,9 @@ pub fn decide_run_started(
             started_at_millis: now,
             ended_at_millis: None,
             outcome: None,
+            turns: 1,
+            last_turn_outcome: None,
+            queued_follow_ups: 0,
         },
         at_millis: now,
     })
@@ -216,7 +219,14 @@ pub fn on_session_bound(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TurnEnd {
     Completed,
-    Interrupted,
+    /// `by`: who asked for it (`mission.interrupt`), when nagi knows.
+    Interrupted {
+        by: Option<String>,
+    },
+    /// The provider was stopped on request (`mission.stop`).
+    Stopped {
+        by: String,
+    },
     Failed(String),
     /// The transport broke or the provider exited unexpectedly.
     TransportFailed(String),
@@ -292,16 +302,34 @@ pub fn on_turn_end(
                 now,
             )
         }
-        TurnEnd::Interrupted => status_change(
+        TurnEnd::Interrupted { by } => status_change(
             mission,
             MissionStatus::Blocked,
             format!(
-                "the provider's turn was interrupted; start another run with `nagi mission start {} --provider PROVIDER`",
-                mission.mission_id
+                "{}; continue the conversation with `nagi mission send {id} TEXT`, or start another run with `nagi mission start {id} --provider PROVIDER`",
+                match by {
+                    Some(actor) => format!("interrupted by {actor}"),
+                    None => "the provider's turn was interrupted".to_string(),
+                },
+                id = mission.mission_id
             ),
             Some("interrupted".into()),
             now,
         ),
+        TurnEnd::Stopped { by } => {
+            let mut events = in_flight_become_unknown(mission, run_id, now);
+            events.extend(status_change(
+                mission,
+                MissionStatus::Blocked,
+                format!(
+                    "stopped by {by}; continue the conversation with `nagi mission send {id} TEXT`, or start another run with `nagi mission start {id} --provider PROVIDER`",
+                    id = mission.mission_id
+                ),
+                Some("stopped".into()),
+                now,
+            ));
+            events
+        }
         TurnEnd::Failed(reason) => {
             let mut events = in_flight_become_unknown(mission, run_id, now);
             events.extend(status_change(

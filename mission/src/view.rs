@@ -34,6 +34,29 @@ pub fn run_view(run: &Run, live: Option<bool>) -> MissionRunViewV1 {
         pane_id: run.pane_id.clone(),
         enforcement: run.enforcement.clone(),
         live,
+        turns: Some(run.turns),
+        last_turn_outcome: run.last_turn_outcome.clone(),
+        queued_follow_ups: (run.queued_follow_ups > 0).then_some(run.queued_follow_ups),
+    }
+}
+
+/// The native session and the vendor's command that resumes it by hand (in the run's
+/// worktree). ACP agents have no common command. Never part of the mission view (contract:
+/// the session id is not on the wire); `mission.session` shows it to a person.
+pub fn provider_session(
+    provider: nagi_schema::mission::MissionProvider,
+    id: &str,
+) -> nagi_schema::steer::ProviderSessionV1 {
+    use nagi_schema::mission::MissionProvider;
+    let resume_command = match provider {
+        MissionProvider::Codex => Some(format!("codex resume {id}")),
+        MissionProvider::ClaudeCode => Some(format!("claude --resume {id}")),
+        MissionProvider::OpenCode => Some(format!("opencode --session {id}")),
+        MissionProvider::Acp => None,
+    };
+    nagi_schema::steer::ProviderSessionV1 {
+        id: id.to_string(),
+        resume_command,
     }
 }
 

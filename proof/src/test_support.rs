@@ -118,6 +118,9 @@ pub fn run(run_id: &str, provider: MissionProvider) -> Run {
         started_at_millis: 12,
         ended_at_millis: None,
         outcome: None,
+        turns: 1,
+        last_turn_outcome: None,
+        queued_follow_ups: 0,
     }
 }
 

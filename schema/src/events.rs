@@ -107,6 +107,22 @@ pub enum MissionEventDetail {
     /// nagi extension: a draft that never ran was deleted (`mission.delete`); its id may
     /// name a new mission after this.
     MissionDeleted {},
+    /// nagi extension: a person (or a program) steered the run: `send`, `interrupt` or
+    /// `stop`.
+    MissionRunSteered {
+        run_id: String,
+        action: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        delivery: Option<crate::steer::FollowUpDelivery>,
+        actor: crate::steer::RunActorV1,
+    },
+    /// nagi extension: one turn of the run ended (the run may go on with a queued
+    /// follow-up).
+    MissionTurnEnded {
+        run_id: String,
+        turn: u32,
+        outcome: String,
+    },
 }
 
 /// Every mission event kind, as `MissionEventDetail::kind` names them.
@@ -128,6 +144,8 @@ pub const MISSION_EVENT_KINDS: &[&str] = &[
     "mission_worktree_changed",
     "mission_landed",
     "mission_deleted",
+    "mission_run_steered",
+    "mission_turn_ended",
 ];
 
 impl MissionEventDetail {
@@ -153,6 +171,8 @@ impl MissionEventDetail {
             MissionEventDetail::MissionWorktreeChanged { .. } => "mission_worktree_changed",
             MissionEventDetail::MissionLanded { .. } => "mission_landed",
             MissionEventDetail::MissionDeleted {} => "mission_deleted",
+            MissionEventDetail::MissionRunSteered { .. } => "mission_run_steered",
+            MissionEventDetail::MissionTurnEnded { .. } => "mission_turn_ended",
         }
     }
 }

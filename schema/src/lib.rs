@@ -23,6 +23,7 @@ pub mod pane_events;
 pub mod proof;
 pub mod results;
 pub mod session_protocol;
+pub mod steer;
 pub mod worktree;
 pub mod worktree_document;
 

@@ -163,6 +163,30 @@ pub static ENGINE_METHODS: &[MethodSpec] = &[
         "The proof receipt of a verified mission."
     ),
     method!(
+        "mission.send",
+        crate::steer::MissionSendParams,
+        Rejected,
+        "A follow-up turn in the run's own session (nagi extension; grants no authority)."
+    ),
+    method!(
+        "mission.interrupt",
+        crate::steer::MissionSteerParams,
+        Rejected,
+        "Interrupt the turn in progress; the mission is blocked (nagi extension)."
+    ),
+    method!(
+        "mission.stop",
+        crate::steer::MissionSteerParams,
+        Rejected,
+        "Stop the run's provider and release the run; the mission is blocked (nagi extension)."
+    ),
+    method!(
+        "mission.session",
+        MissionTarget,
+        Ignored,
+        "The current run's native session id and the vendor's resume command, for a person's own terminal (nagi extension)."
+    ),
+    method!(
         "mission.delete",
         MissionTarget,
         Ignored,

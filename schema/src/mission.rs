@@ -429,6 +429,17 @@ pub struct MissionRunViewV1 {
     /// nagi extension: whether the server holds a live provider process for this run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live: Option<bool>,
+    /// nagi extension: how many turns the provider was given (the first, follow-ups, and a
+    /// continuation after a restart).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns: Option<u32>,
+    /// nagi extension: how the last turn that ended ended (`completed`, `interrupted`,
+    /// `failed: …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_turn_outcome: Option<String>,
+    /// nagi extension: follow-ups waiting for the running turn to complete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queued_follow_ups: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

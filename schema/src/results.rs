@@ -84,6 +84,29 @@ pub enum ResponseResult {
     MissionAbandoned {
         mission: MissionViewV1,
     },
+    /// nagi extension: `mission.send`: the follow-up is queued behind the running turn, or
+    /// the provider was started again on its session with it.
+    MissionSendAccepted {
+        mission: MissionViewV1,
+        delivery: crate::steer::FollowUpDelivery,
+    },
+    /// nagi extension: `mission.interrupt`: the provider was asked to end its turn.
+    MissionInterruptAccepted {
+        mission: MissionViewV1,
+    },
+    /// nagi extension: `mission.session`: the current run's native session, shown only to
+    /// a person's own terminal.
+    MissionSession {
+        mission_id: String,
+        run_id: String,
+        provider: crate::mission::MissionProvider,
+        worktree_path: String,
+        session: crate::steer::ProviderSessionV1,
+    },
+    /// nagi extension: `mission.stop`: the provider was stopped and the run released.
+    MissionStopped {
+        mission: MissionViewV1,
+    },
     /// nagi extension: `mission.delete`: the draft is gone and its id is free.
     MissionDeleted {
         mission_id: String,

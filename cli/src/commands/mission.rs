@@ -43,6 +43,22 @@ pub enum MissionCommand {
         #[arg(long)]
         reason: String,
     },
+    /// Tell the run's agent something: the next turn in the same session. Queued while a
+    /// turn runs; after the run ended, the provider starts again on its session (read-only
+    /// unless the run was granted more). TEXT, or stdin when TEXT is `-` or absent.
+    Send {
+        mission_id: String,
+        text: Option<String>,
+    },
+    /// Interrupt the agent's turn in progress (the provider's own interrupt); the mission
+    /// is blocked until a follow-up or a new run.
+    Interrupt { mission_id: String },
+    /// Stop the run's provider and release the run; the mission is blocked until a
+    /// follow-up or a new run.
+    Stop { mission_id: String },
+    /// The run's native session id and the vendor's command that resumes it by hand (only
+    /// in your own terminal, never to a process nagi started).
+    Session { mission_id: String },
     /// Delete a draft that never ran (a typo in its title or checks); its id is free again.
     /// A mission that ran is abandoned instead.
     Delete { mission_id: String },
@@ -347,6 +363,52 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
                 format!("mission abandoned\n{}", mission_view_text(result))
             })
         }
+        MissionCommand::Send { mission_id, text } => {
+            let text = follow_up_text(text)?;
+            let result = context.request(
+                "mission.send",
+                json!({"mission_id": mission_id, "text": text}),
+            )?;
+            context.print(&result, |result| {
+                let how = match result.get("delivery").and_then(Value::as_str) {
+                    Some("queued") => "follow-up queued: it is sent when the running turn completes",
+                    _ => "follow-up sent: the provider resumed its session",
+                };
+                format!("{how}\n{}", mission_view_text(result))
+            })
+        }
+        MissionCommand::Interrupt { mission_id } => {
+            let result =
+                context.request("mission.interrupt", json!({"mission_id": mission_id}))?;
+            context.print(&result, |result| {
+                format!("interrupt sent\n{}", mission_view_text(result))
+            })
+        }
+        MissionCommand::Stop { mission_id } => {
+            let result = context.request("mission.stop", json!({"mission_id": mission_id}))?;
+            context.print(&result, |result| {
+                format!("run stopped\n{}", mission_view_text(result))
+            })
+        }
+        MissionCommand::Session { mission_id } => {
+            let result = context.request("mission.session", json!({"mission_id": mission_id}))?;
+            context.print(&result, |result| {
+                let session = &result["session"];
+                let mut text = format!(
+                    "run {} ({}) session {}\n",
+                    result["run_id"].as_str().unwrap_or_default(),
+                    result["provider"].as_str().unwrap_or_default(),
+                    session["id"].as_str().unwrap_or_default()
+                );
+                if let Some(command) = session["resume_command"].as_str() {
+                    text.push_str(&format!(
+                        "resume it by hand: cd {} && {command}\n",
+                        result["worktree_path"].as_str().unwrap_or_default()
+                    ));
+                }
+                text
+            })
+        }
         MissionCommand::Delete { mission_id } => {
             let result = context.request("mission.delete", json!({"mission_id": mission_id}))?;
             context.print(&result, |_| {
@@ -621,4 +683,18 @@ fn recover(context: &Context, dry_run: bool) -> CommandResult {
         }
     }
     Ok(crate::exit::EXIT_OK)
+}
+
+/// The follow-up's text: the argument, or stdin when it is `-` or absent.
+fn follow_up_text(text: Option<String>) -> Result<String, CliError> {
+    match text.as_deref() {
+        Some(text) if text != "-" => Ok(text.to_string()),
+        _ => {
+            let mut read = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut read).map_err(|error| {
+                CliError::Usage(format!("cannot read the follow-up from stdin: {error}"))
+            })?;
+            Ok(read.trim_end_matches('\n').to_string())
+        }
+    }
 }

@@ -68,6 +68,10 @@ pub enum MethodParams {
     MissionProofGet(MissionTarget),
     MissionProofExport(nagi_schema::evidence_pack::MissionProofExportParams),
     MissionDelete(MissionTarget),
+    MissionSend(nagi_schema::steer::MissionSendParams),
+    MissionInterrupt(nagi_schema::steer::MissionSteerParams),
+    MissionStop(nagi_schema::steer::MissionSteerParams),
+    MissionSession(MissionTarget),
     MissionHandoffGet(nagi_schema::evidence_pack::MissionHandoffGetParams),
     MissionHandoffPreview(MissionHandoffPreviewParams),
     MissionHandoffStart(MissionHandoffStartParams),
@@ -95,7 +99,11 @@ impl MethodParams {
                 serde_json::to_value(p)
             }
             P::MissionCreate(p) => serde_json::to_value(p),
-            P::MissionGet(p) | P::MissionClose(p) | P::MissionProofGet(p) | P::MissionDelete(p) => {
+            P::MissionGet(p)
+            | P::MissionClose(p)
+            | P::MissionProofGet(p)
+            | P::MissionDelete(p)
+            | P::MissionSession(p) => {
                 serde_json::to_value(p)
             }
             P::MissionConfigure(p) => serde_json::to_value(p),
@@ -108,6 +116,8 @@ impl MethodParams {
             P::MissionSync(p) => serde_json::to_value(p),
             P::MissionHandoffPreview(p) => serde_json::to_value(p),
             P::MissionProofExport(p) => serde_json::to_value(p),
+            P::MissionSend(p) => serde_json::to_value(p),
+            P::MissionInterrupt(p) | P::MissionStop(p) => serde_json::to_value(p),
             P::MissionHandoffGet(p) => serde_json::to_value(p),
             P::MissionHandoffStart(p) => serde_json::to_value(p),
             P::AttentionList(p) => serde_json::to_value(p),
@@ -180,6 +190,10 @@ fn engine_params(method: &str, params: &RawValue) -> Option<Result<MethodParams,
         "mission.handoff.preview" => decode_params(params).map(P::MissionHandoffPreview),
         "mission.proof.export" => decode_params(params).map(P::MissionProofExport),
         "mission.delete" => decode_params(params).map(P::MissionDelete),
+        "mission.send" => decode_params(params).map(P::MissionSend),
+        "mission.interrupt" => decode_params(params).map(P::MissionInterrupt),
+        "mission.stop" => decode_params(params).map(P::MissionStop),
+        "mission.session" => decode_params(params).map(P::MissionSession),
         "mission.handoff.get" => decode_params(params).map(P::MissionHandoffGet),
         "mission.handoff.start" => decode_params(params).map(P::MissionHandoffStart),
         "attention.list" => decode_params(params).map(P::AttentionList),

@@ -107,6 +107,39 @@ pub async fn delete(
     })
 }
 
+/// `mission.session` (nagi extension): the current run's native session and the vendor's
+/// command that resumes it by hand. The mission view never carries the id; this answers
+/// only a person's own terminal (the consent rule), never a process the server started.
+pub fn session(
+    engine: &Arc<Engine>,
+    params: MissionTarget,
+    peer: super::Peer,
+) -> Result<ResponseResult, EngineError> {
+    let mission = load_checked(engine, &params.mission_id)?;
+    if let crate::consent::peer::ConsentVerdict::Refused(reason) = peer.consent {
+        return Err(MissionError::ConsentForbidden(format!(
+            "the native session id is shown only to a person's own terminal: {reason}"
+        ))
+        .into());
+    }
+    let run = mission.run.as_ref().ok_or_else(|| {
+        MissionError::RunNotActive(format!("mission {} has no run yet", mission.mission_id))
+    })?;
+    let id = run.provider_session_id.as_deref().ok_or_else(|| {
+        MissionError::RunNotActive(format!(
+            "run {} has no provider session (the provider never reported one)",
+            run.run_id
+        ))
+    })?;
+    Ok(ResponseResult::MissionSession {
+        mission_id: mission.mission_id.to_string(),
+        run_id: run.run_id.to_string(),
+        provider: run.provider,
+        worktree_path: run.worktree_path.clone(),
+        session: nagi_mission::view::provider_session(run.provider, id),
+    })
+}
+
 pub fn summary(mission: &Mission) -> MissionSummary {
     mission_summary(mission)
 }

@@ -80,6 +80,16 @@ pub async fn dispatch(
         P::MissionProofGet(params) => proof::proof_get(engine, params)?,
         P::MissionProofExport(params) => evidence_pack::proof_export(engine, params)?,
         P::MissionDelete(params) => missions::delete(engine, params).await?,
+        P::MissionSend(params) => {
+            crate::runs::steer::send(engine, params, actor_of(engine, peer)).await?
+        }
+        P::MissionInterrupt(params) => {
+            crate::runs::steer::interrupt(engine, params, actor_of(engine, peer)).await?
+        }
+        P::MissionStop(params) => {
+            crate::runs::steer::stop(engine, params, actor_of(engine, peer)).await?
+        }
+        P::MissionSession(params) => missions::session(engine, params, peer)?,
         P::MissionHandoffGet(params) => evidence_pack::handoff_get(engine, params)?,
         P::MissionHandoffPreview(params) => crate::runs::handoff::preview(engine, params).await?,
         P::MissionHandoffStart(params) => {
@@ -108,6 +118,22 @@ pub async fn dispatch(
         }
     };
     Ok(Reply::Result(result))
+}
+
+/// The connection's peer as a run's history records who steered it.
+fn actor_of(engine: &Engine, peer: Peer) -> nagi_schema::steer::RunActorV1 {
+    use crate::consent::peer::{ConsentVerdict, RefusalReason, runs_in_managed_pane};
+    nagi_schema::steer::RunActorV1 {
+        uid: peer.uid,
+        pid: peer.pid,
+        managed_pane: peer
+            .pid
+            .is_some_and(|pid| runs_in_managed_pane(engine, pid)),
+        started_by_server: matches!(
+            peer.consent,
+            ConsentVerdict::Refused(RefusalReason::Descendant)
+        ),
+    }
 }
 
 fn worktree_value(

@@ -84,6 +84,11 @@ fn managed_terminals(engine: &Engine) -> Vec<(u32, u32)> {
         .collect()
 }
 
+/// Whether `pid`'s controlling terminal is one of this server's managed panes.
+pub fn runs_in_managed_pane(engine: &Engine, pid: i32) -> bool {
+    controlling_terminal(pid).is_some_and(|terminal| managed_terminals(engine).contains(&terminal))
+}
+
 /// Judges the process that opened a connection, at accept. The pidfd taken first keeps
 /// naming that process, so the `/proc` reads below cannot be about a recycled pid unless
 /// the process has exited, which the final check refuses.

@@ -18,6 +18,10 @@ pub struct LiveRun {
     pub recovered: bool,
     /// The checkout claim key the run holds.
     pub claim_key: String,
+    /// Follow-ups, interrupts and stops asked of this run.
+    pub steering: std::sync::Arc<super::steering::RunSteering>,
+    /// The run's transcript, which its pane shows.
+    pub transcript: std::sync::Arc<crate::transcript::Transcript>,
 }
 
 #[derive(Default)]

@@ -183,6 +183,7 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         enforcement: planned_enforcement,
     } = spawned;
     let commands = handle.commands.clone();
+    let steering = Arc::new(crate::live::steering::RunSteering::default());
     engine.runs.insert(
         &run.run_id,
         LiveRun {
@@ -190,6 +191,8 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
             commands: handle.commands.clone(),
             recovered,
             claim_key: claim_key.clone(),
+            steering: steering.clone(),
+            transcript: transcript.clone(),
         },
     );
     let digest_at_start: StartDigest = Default::default();
@@ -205,6 +208,7 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         transcript: transcript.clone(),
         digest_at_start: digest_at_start.clone(),
         session_settled: session_settled.clone(),
+        steering,
         start_timeout: std::time::Duration::from_secs(
             engine
                 .config
@@ -247,6 +251,18 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         ))
         .into());
     }
+    // A follow-up to a run that ended goes on in the pane that shows its transcript, while
+    // that pane is open.
+    let open_pane = run
+        .pane_id
+        .as_ref()
+        .filter(|pane_id| {
+            engine
+                .panes
+                .pane_info(pane_id)
+                .is_ok_and(|info| info.exit_status.is_none())
+        })
+        .cloned();
     let panes = engine.panes.clone();
     let pane_request = WorkspaceCreate {
         label: Some(format!("{mission_id} {}", run.run_id)),
@@ -267,24 +283,12 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
         focus: false,
         worktree: None,
     };
-    let pane = tokio::task::spawn_blocking(move || {
-        // The run's workspace names the checkout it works in (its provenance).
-        let place = crate::worktrees::checkouts::repository_of(std::path::Path::new(
-            pane_request.cwd.as_deref().unwrap_or_default(),
-        ));
-        panes.create_workspace(WorkspaceCreate {
-            worktree: place.ok().map(|place| place.provenance(&place.checkout)),
-            ..pane_request
-        })
-    })
-    .await
-    .map_err(|error| error.to_string())
-    .and_then(|created| created.map_err(|error| error.to_string()))
-    .map_err(|error| {
-        MissionError::ProviderStartFailed(format!("cannot open the run's pane: {error}"))
-    });
+    let pane = match open_pane {
+        Some(pane_id) => Ok(pane_id),
+        None => open_run_pane(panes, pane_request).await,
+    };
     let pane_id = match pane {
-        Ok((_workspace, _tab, root_pane)) => root_pane.pane_id,
+        Ok(pane_id) => pane_id,
         Err(error) => {
             let _ = commands.send(ProviderCommand::Shutdown).await;
             return Err(error.into());
@@ -462,4 +466,29 @@ fn fingerprint_in_background(
         tracing::warn!(%error, "cannot start the fingerprint thread");
     }
     receiver
+}
+
+/// Opens the run's pane on a blocking thread (opening a PTY forks this process); returns
+/// its pane id.
+async fn open_run_pane(
+    panes: Arc<nagi_pane::PaneHost>,
+    pane_request: WorkspaceCreate,
+) -> Result<String, MissionError> {
+    tokio::task::spawn_blocking(move || {
+        // The run's workspace names the checkout it works in (its provenance).
+        let place = crate::worktrees::checkouts::repository_of(std::path::Path::new(
+            pane_request.cwd.as_deref().unwrap_or_default(),
+        ));
+        panes.create_workspace(WorkspaceCreate {
+            worktree: place.ok().map(|place| place.provenance(&place.checkout)),
+            ..pane_request
+        })
+    })
+    .await
+    .map_err(|error| error.to_string())
+    .and_then(|created| created.map_err(|error| error.to_string()))
+    .map(|(_workspace, _tab, root_pane)| root_pane.pane_id)
+    .map_err(|error| {
+        MissionError::ProviderStartFailed(format!("cannot open the run's pane: {error}"))
+    })
 }

@@ -10,6 +10,7 @@ pub mod recipe;
 pub mod recovery;
 pub mod respond;
 pub mod start;
+pub mod steer;
 pub mod steps;
 pub mod supervisor;
 pub mod sync;

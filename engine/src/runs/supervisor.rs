@@ -44,6 +44,8 @@ pub struct RunContext {
     /// Notified once the session's binding is committed, or when supervision ends without
     /// one (the launch opens the run's pane after it, off the path to a bound session).
     pub session_settled: Arc<tokio::sync::Notify>,
+    /// Follow-ups, interrupts and stops asked of this run (`runs/steer.rs`).
+    pub steering: Arc<crate::live::steering::RunSteering>,
     /// A provider that has bound no session this long after its start is stopped, and the
     /// run fails with that reason.
     pub start_timeout: std::time::Duration,
@@ -132,12 +134,33 @@ pub fn provider_request(
     }
 }
 
-fn turn_end(outcome: &TurnOutcome) -> TurnEnd {
+/// How a turn ended, as the mission records it: an interrupt names who asked for it, and a
+/// turn ended by `mission.stop` is a stop, whatever the provider reported.
+async fn turn_end(outcome: &TurnOutcome, context: &RunContext) -> TurnEnd {
+    if let Some(by) = context.steering.stopped_by().await {
+        return TurnEnd::Stopped { by };
+    }
     match outcome {
         TurnOutcome::Completed => TurnEnd::Completed,
-        TurnOutcome::Interrupted => TurnEnd::Interrupted,
+        TurnOutcome::Interrupted => TurnEnd::Interrupted {
+            by: context.steering.interrupted_by().await,
+        },
         TurnOutcome::Failed(reason) => TurnEnd::Failed(reason.clone()),
     }
+}
+
+/// Records that a turn ended, and whether a queued follow-up starts now.
+async fn record_turn_end(
+    engine: &Arc<Engine>,
+    context: &RunContext,
+    end: &TurnEnd,
+    next_turn_starts: bool,
+) -> Result<(), EngineError> {
+    let (run_id, end) = (context.run_id.clone(), end.clone());
+    commit(engine, &context.mission_id, move |mission| {
+        nagi_mission::steer::on_turn_ended(mission, &run_id, &end, next_turn_starts, now_millis())
+    })
+    .await
 }
 
 pub fn spawn_supervisor(engine: Arc<Engine>, context: RunContext, handle: ProviderHandle) {
@@ -159,6 +182,8 @@ async fn supervise(
     let mission_id = context.mission_id.clone();
     let run_id = context.run_id.clone();
     let mut end: Option<TurnEnd> = None;
+    // Whether the end of the last turn was recorded (`TurnEnded`).
+    let mut turn_recorded = false;
     let mut exit_code = None;
     let mut start_deadline = Some(tokio::time::Instant::now() + context.start_timeout);
     loop {
@@ -230,10 +255,36 @@ async fn supervise(
                 context
                     .transcript
                     .nagi(&format!("the turn ended: {outcome:?}"));
+                let ended = turn_end(&outcome, context).await;
+                // A completed turn with a follow-up waiting goes on in the same session;
+                // otherwise the provider's part is over and it is shut down (no idle
+                // provider processes: a later follow-up starts it again on its session).
+                let next = if ended == TurnEnd::Completed && end.is_none() {
+                    context.steering.next_follow_up().await
+                } else {
+                    let dropped = context.steering.close().await;
+                    if dropped > 0 {
+                        context.transcript.nagi(&format!(
+                            "{dropped} queued follow-up(s) were not sent: the turn did not complete"
+                        ));
+                    }
+                    None
+                };
                 if end.is_none() {
-                    end = Some(turn_end(&outcome));
+                    record_turn_end(engine, context, &ended, next.is_some()).await?;
+                    // A follow-up that starts now is a turn whose end is still to come.
+                    turn_recorded = next.is_none();
                 }
-                // One turn per run: the provider's part is over.
+                if let Some(text) = next {
+                    context.transcript.line(&nagi_providers::TranscriptLine::Info(
+                        format!("follow-up: {text}"),
+                    ));
+                    let _ = handle.commands.send(ProviderCommand::SendTurn(text)).await;
+                    continue;
+                }
+                if end.is_none() {
+                    end = Some(ended);
+                }
                 let _ = handle.commands.send(ProviderCommand::Shutdown).await;
             }
             ProviderEvent::TransportFailed { kind, reason } => {
@@ -258,12 +309,21 @@ async fn supervise(
             .nagi("the server is stopping; the run will be resumed when it starts again");
         return Ok(());
     }
-    let end = end.unwrap_or_else(|| {
-        TurnEnd::TransportFailed(match exit_code {
-            Some(code) => format!("the provider exited with code {code} before finishing its turn"),
-            None => "the provider exited before finishing its turn".to_string(),
-        })
-    });
+    context.steering.close().await;
+    let end = match context.steering.stopped_by().await {
+        Some(by) => TurnEnd::Stopped { by },
+        None => end.unwrap_or_else(|| {
+            TurnEnd::TransportFailed(match exit_code {
+                Some(code) => {
+                    format!("the provider exited with code {code} before finishing its turn")
+                }
+                None => "the provider exited before finishing its turn".to_string(),
+            })
+        }),
+    };
+    if !turn_recorded {
+        record_turn_end(engine, context, &end, false).await?;
+    }
     finish_run(engine, context, end).await
 }
 

@@ -184,6 +184,9 @@ impl Ledger {
             started_at_millis: ledger.clock,
             ended_at_millis: None,
             outcome: None,
+            turns: 1,
+            last_turn_outcome: None,
+            queued_follow_ups: 0,
         };
         let at_millis = ledger.tick();
         ledger.commit(MissionEvent::RunStarted { run, at_millis });

@@ -182,6 +182,9 @@ pub fn decide_run_continued(
         started_at_millis: now_millis,
         ended_at_millis: None,
         outcome: None,
+        turns: 1,
+        last_turn_outcome: None,
+        queued_follow_ups: 0,
     };
     Ok(MissionEvent::RunContinued {
         source_run_id: source.run_id.to_string(),

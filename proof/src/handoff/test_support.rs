@@ -78,6 +78,9 @@ pub fn vector_run() -> Run {
         started_at_millis: 20,
         ended_at_millis: None,
         outcome: None,
+        turns: 1,
+        last_turn_outcome: None,
+        queued_follow_ups: 0,
     }
 }
 

@@ -73,6 +73,7 @@ async fn main() -> agent_client_protocol::Result<()> {
         )
         .on_receive_request(
             async move |request: ResumeSessionRequest, responder, _cx| {
+                fake_support::note_resumed();
                 log(json!({"event": "resume", "session_id": request.session_id.to_string(), "cwd": request.cwd}));
                 responder.respond(ResumeSessionResponse::new())
             },
@@ -80,6 +81,7 @@ async fn main() -> agent_client_protocol::Result<()> {
         )
         .on_receive_request(
             async move |request: LoadSessionRequest, responder, _cx| {
+                fake_support::note_resumed();
                 log(json!({"event": "load", "session_id": request.session_id.to_string(), "cwd": request.cwd}));
                 responder.respond(LoadSessionResponse::new())
             },
@@ -265,6 +267,7 @@ async fn run_turn(
                 state.cancelled.notified().await;
                 return Ok(StopReason::Cancelled);
             }
+            Step::WaitFile(path) => fake_support::wait_for_file(&path),
             Step::Hang => fake_support::hang(),
             Step::Crash => fake_support::crash(),
             Step::Garbage => fake_support::print_garbage(),

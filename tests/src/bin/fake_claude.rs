@@ -132,6 +132,7 @@ fn main() {
         .clone()
         .unwrap_or_else(fake_support::fresh_session_id);
     if let Some(resumed) = &flags.resume {
+        fake_support::note_resumed();
         log(json!({"event": "resume", "session_id": resumed}));
     }
     let mut fake = FakeClaude {
@@ -293,6 +294,7 @@ impl FakeClaude {
                     self.wait_for_interrupt();
                     return TurnEnd::Interrupted;
                 }
+                Step::WaitFile(path) => fake_support::wait_for_file(&path),
                 Step::Hang => fake_support::hang(),
                 Step::Crash => fake_support::crash(),
                 Step::Garbage => fake_support::print_garbage(),

@@ -117,6 +117,7 @@ impl FakeCodex {
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_string();
+                fake_support::note_resumed();
                 log(json!({"event": "resume", "session_id": thread_id}));
                 self.thread_id = Some(thread_id.clone());
                 send(json!({"id": id, "result": {"thread": {"id": thread_id}}}));
@@ -184,6 +185,7 @@ impl FakeCodex {
                     self.wait_for_interrupt();
                     return TurnEnd::Interrupted;
                 }
+                Step::WaitFile(path) => fake_support::wait_for_file(&path),
                 Step::Hang => fake_support::hang(),
                 Step::Crash => fake_support::crash(),
                 Step::Garbage => fake_support::print_garbage(),

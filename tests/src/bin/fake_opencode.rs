@@ -144,6 +144,7 @@ fn handle(mut request: tiny_http::Request, shared: &Arc<Shared>, expected_auth: 
             json_response(request, 200, statuses);
         }
         ("GET", ["session", id]) => {
+            fake_support::note_resumed();
             log(json!({"event": "resume", "session_id": id}));
             json_response(request, 200, json!({"id": id, "directory": directory}));
         }
@@ -406,6 +407,7 @@ fn run_turn(
                 aborted = true;
                 break;
             }
+            Step::WaitFile(path) => fake_support::wait_for_file(&path),
             Step::Hang => fake_support::hang(),
             Step::Crash => fake_support::crash(),
             Step::Garbage => shared.broadcast_raw("data: this is not json {{{\n\n".to_string()),

@@ -11,6 +11,8 @@
 //!   behave normally), `hang` (never answer), `write:<path>` (write `<path>`, relative to
 //!   the working directory, then behave normally: a provider that changes the workspace
 //!   while it starts).
+//! * `NAGI_FAKE_RESUMED_SCRIPT` — the steps of the first turn after a resume (default: the
+//!   first turn's script); later turns answer as above.
 //! * `NAGI_FAKE_VERSION` — what `--version` prints (default: the real CLI's line for the
 //!   newest supported version).
 //! * `NAGI_FAKE_SESSION_ID` — the session id of a fresh session (default `fake-session-1`).
@@ -34,6 +36,7 @@
 //! | `{"ask": {"question": Q, "header": H, "options": [..], "multiple": B}}` | ask; wait; emit `answer: a, b` |
 //! | `{"write_file": {"path": P, "content": C}}` | write P (relative to the session cwd) |
 //! | `"wait_interrupt"` | wait until the client interrupts; the turn ends interrupted |
+//! | `{"wait_file": PATH}` | log `waiting`, then wait until PATH exists and go on |
 //! | `"hang"` | start a `sleep` grandchild (logged), then never answer again |
 //! | `"crash"` | print to stderr and exit 3 mid-turn |
 //! | `"garbage"` | print a line that is not JSON |
@@ -71,6 +74,8 @@ pub enum Step {
     Ask(QuestionStep),
     WriteFile { path: String, content: String },
     WaitInterrupt,
+    /// Wait until the file exists (a test's explicit go-ahead), then go on.
+    WaitFile(String),
     Hang,
     Crash,
     Garbage,
@@ -167,29 +172,51 @@ pub fn parse_step(value: &Value) -> Result<Step, String> {
             .to_string();
         return Ok(Step::WriteFile { path, content });
     }
+    if let Some(path) = text("wait_file") {
+        return Ok(Step::WaitFile(path));
+    }
     if let Some(reason) = text("fail") {
         return Ok(Step::Fail(reason));
     }
     Err(format!("unknown step {value}"))
 }
 
-/// The first turn's steps, from `NAGI_FAKE_SCRIPT`.
-pub fn first_turn_script() -> Vec<Step> {
-    let raw =
-        std::env::var("NAGI_FAKE_SCRIPT").unwrap_or_else(|_| r#"[{"text":"done"}]"#.to_string());
-    let list: Value = serde_json::from_str(&raw)
-        .unwrap_or_else(|error| fatal(&format!("NAGI_FAKE_SCRIPT is not JSON: {error}")));
+/// Set once this process resumed a stored session (see [`note_resumed`]).
+static RESUMED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The fake resumed a session: its first turn follows `NAGI_FAKE_RESUMED_SCRIPT` when set.
+pub fn note_resumed() {
+    RESUMED.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+fn script_from(variable: &str, raw: &str) -> Vec<Step> {
+    let list: Value = serde_json::from_str(raw)
+        .unwrap_or_else(|error| fatal(&format!("{variable} is not JSON: {error}")));
     let list = list
         .as_array()
-        .unwrap_or_else(|| fatal("NAGI_FAKE_SCRIPT must be a JSON list"));
+        .unwrap_or_else(|| fatal(&format!("{variable} must be a JSON list")));
     list.iter()
         .map(|step| parse_step(step).unwrap_or_else(|error| fatal(&error)))
         .collect()
 }
 
-/// The steps of turn `number` (1-based).
+/// The first turn's steps, from `NAGI_FAKE_SCRIPT`.
+pub fn first_turn_script() -> Vec<Step> {
+    let raw =
+        std::env::var("NAGI_FAKE_SCRIPT").unwrap_or_else(|_| r#"[{"text":"done"}]"#.to_string());
+    script_from("NAGI_FAKE_SCRIPT", &raw)
+}
+
+/// The steps of turn `number` (1-based). The first turn of a resumed session follows
+/// `NAGI_FAKE_RESUMED_SCRIPT` when it is set (a follow-up's own script), else the first
+/// script.
 pub fn script_for_turn(number: usize, prompt: &str) -> Vec<Step> {
-    if number == 1 {
+    if number == 1 && RESUMED.load(std::sync::atomic::Ordering::SeqCst) {
+        if let Ok(raw) = std::env::var("NAGI_FAKE_RESUMED_SCRIPT") {
+            return script_from("NAGI_FAKE_RESUMED_SCRIPT", &raw);
+        }
+        first_turn_script()
+    } else if number == 1 {
         first_turn_script()
     } else {
         vec![Step::Text(format!("turn {number}: {prompt}"))]
@@ -289,6 +316,14 @@ pub fn print_huge_frame() {
 
 /// Starts a `sleep` grandchild in our process group (logged with its pid), then blocks
 /// forever. Tests use the pid to check that shutdown ends the whole group.
+/// Blocks until `path` exists (polled every 10 ms; a test creates it when it is ready).
+pub fn wait_for_file(path: &str) {
+    log(json!({"event": "waiting", "path": path}));
+    while !std::path::Path::new(path).exists() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 pub fn hang() -> ! {
     if let Ok(child) = std::process::Command::new("sleep").arg("600").spawn() {
         log(json!({"event": "child", "pid": child.id()}));

@@ -353,7 +353,7 @@ fn a_changed_recipe_makes_the_consent_stale() {
 }
 
 /// A pane that runs `script` with python3, which talks to the socket from inside the pane.
-fn forge_from_pane(env: &TestEnv, script: &str) -> String {
+pub(crate) fn forge_from_pane(env: &TestEnv, script: &str) -> String {
     let out = env.root().join(format!("forge-{}.out", script.len()));
     let code = format!(
         "import json, os, socket, sys\n\

@@ -24,6 +24,7 @@ mod recovery;
 mod runs;
 mod schema;
 mod server;
+mod steer;
 mod torture;
 mod transport;
 mod worktree_methods;

@@ -6,10 +6,10 @@ use nagi_tests::*;
 use serde_json::{Value, json};
 
 /// A session whose config points every provider at its fake program.
-struct Runs {
-    env: TestEnv,
-    repo: TestRepo,
-    log: std::path::PathBuf,
+pub(crate) struct Runs {
+    pub(crate) env: TestEnv,
+    pub(crate) repo: TestRepo,
+    pub(crate) log: std::path::PathBuf,
 }
 
 fn write_config(env: &TestEnv, script: &Value, extra_env: &[(&str, &str)]) -> std::path::PathBuf {
@@ -44,7 +44,7 @@ fn write_config(env: &TestEnv, script: &Value, extra_env: &[(&str, &str)]) -> st
     log
 }
 
-fn runs_with(script: Value, extra_env: &[(&str, &str)]) -> Runs {
+pub(crate) fn runs_with(script: Value, extra_env: &[(&str, &str)]) -> Runs {
     let mut env = TestEnv::new();
     let log = write_config(&env, &script, extra_env);
     env.start_server();
@@ -57,11 +57,11 @@ fn runs_with(script: Value, extra_env: &[(&str, &str)]) -> Runs {
     Runs { env, repo, log }
 }
 
-fn start_params(provider: &str, run_id: &str) -> Value {
+pub(crate) fn start_params(provider: &str, run_id: &str) -> Value {
     json!({"mission_id": "m1", "run_id": run_id, "provider": provider, "mode": "managed", "execute_declared_checks": true})
 }
 
-fn status_is(status: &'static str) -> impl Fn(&Value) -> bool {
+pub(crate) fn status_is(status: &'static str) -> impl Fn(&Value) -> bool {
     move |mission| mission["status"] == status
 }
 
@@ -117,7 +117,7 @@ fn each_provider_runs_a_turn_to_review_required_with_evidence() {
     }
 }
 
-fn poll_pane_text(env: &TestEnv, pane: &str, needle: &str) -> String {
+pub(crate) fn poll_pane_text(env: &TestEnv, pane: &str, needle: &str) -> String {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
         let read = env.ok(

@@ -1,0 +1,332 @@
+//! `mission.send`, `mission.interrupt` and `mission.stop` (nagi extensions): talking to a
+//! run's agent, interrupting its turn and stopping it. The decisions are the state
+//! machine's (`nagi_mission::steer`); this module delivers them to the live provider, or
+//! starts the provider again on its stored session for a follow-up to a run that ended.
+//!
+//! None of them grants authority: a follow-up runs under the run's own sandbox and
+//! consent. Each is recorded with its actor, the connection's peer.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nagi_mission::clock::now_millis;
+use nagi_mission::model::Mission;
+use nagi_mission::run::status_change;
+use nagi_mission::steer::{decide_interrupt, decide_send, decide_stop};
+use nagi_mission::{MissionError, MissionEvent};
+use nagi_providers::{ProviderCommand, TranscriptLine};
+use nagi_schema::mission::MissionStatus;
+use nagi_schema::results::ResponseResult;
+use nagi_schema::steer::{FollowUpDelivery, MissionSendParams, MissionSteerParams, RunActorV1};
+
+use super::launch_run::{LaunchRun, launch_run};
+use super::steps::ClaimLock;
+use super::supervisor::commit;
+use super::{HeldClaim, release_claim};
+use crate::engine::Engine;
+use crate::errors::EngineError;
+use crate::live::registry::LiveRun;
+
+/// How long an interrupt or a stop waits for the turn or the run to end before it answers
+/// with the mission as it is.
+const END_WAIT: Duration = Duration::from_secs(10);
+
+/// The mission's current run, when its provider is live in this server.
+fn live_run(engine: &Engine, mission: &Mission) -> Option<(String, LiveRun)> {
+    let run = mission.run.as_ref()?;
+    engine
+        .runs
+        .get(&run.run_id)
+        .map(|live| (run.run_id.to_string(), live))
+}
+
+/// Waits until `done` holds for the stored mission, or `END_WAIT` passed.
+async fn wait_for(engine: &Engine, mission_id: &str, done: impl Fn(&Engine, &Mission) -> bool) {
+    let deadline = Instant::now() + END_WAIT;
+    let mut head = engine.missions.head();
+    loop {
+        if let Ok(mission) = engine.missions.get_existing(mission_id)
+            && done(engine, &mission)
+        {
+            return;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        // A commit moves the head; a run leaving the registry commits its end first. The
+        // short bound covers the registry change that follows its last commit.
+        let _ = tokio::time::timeout(left.min(Duration::from_millis(50)), head.changed()).await;
+    }
+}
+
+fn run_is_live(engine: &Engine, mission: &Mission) -> bool {
+    live_run(engine, mission).is_some()
+}
+
+/// `mission.send`: queued behind the running turn, or the provider started again on its
+/// session with the text as its turn.
+pub async fn send(
+    engine: &Arc<Engine>,
+    params: MissionSendParams,
+    actor: RunActorV1,
+) -> Result<ResponseResult, EngineError> {
+    let mission = engine.missions.get_checked(&params.mission_id)?;
+    // Every refusal comes before anything is written or started.
+    let live = live_run(engine, &mission);
+    decide_send(&mission, &params.text, &actor, live.is_some(), now_millis())?;
+    if let Some((run_id, live)) = live {
+        if let Some(answer) = queue_follow_up(engine, &params, &actor, &run_id, &live).await? {
+            return Ok(answer);
+        }
+        // The provider is stopping after its last turn: the follow-up starts it again.
+        wait_for(engine, &params.mission_id, |engine, mission| {
+            !run_is_live(engine, mission)
+        })
+        .await;
+    }
+    resume_with_follow_up(engine, &params, &actor).await
+}
+
+/// Queues the follow-up behind the running turn; `None` when the run takes no more.
+async fn queue_follow_up(
+    engine: &Arc<Engine>,
+    params: &MissionSendParams,
+    actor: &RunActorV1,
+    run_id: &str,
+    live: &LiveRun,
+) -> Result<Option<ResponseResult>, EngineError> {
+    // Under the steering lock the supervisor cannot decide the run's end meanwhile: the
+    // follow-up is either queued here and sent by it, or refused here and resumed below.
+    let mut steering = live.steering.lock().await;
+    if !steering.accepts_follow_ups() {
+        return Ok(None);
+    }
+    let (text, actor_for_commit, run) = (params.text.clone(), actor.clone(), run_id.to_string());
+    let committed = engine
+        .missions
+        .mutate(&params.mission_id, move |current| {
+            let current = current.ok_or_else(|| MissionError::Runtime("the mission vanished".into()))?;
+            if current.run.as_ref().is_none_or(|current| current.run_id != run) {
+                return Err(MissionError::Busy("the mission's run changed; send again".into()).into());
+            }
+            let (events, _) = decide_send(current, &text, &actor_for_commit, true, now_millis())?;
+            Ok((events, ()))
+        })
+        .await?;
+    steering.queue(params.text.clone());
+    drop(steering);
+    live.transcript.line(&TranscriptLine::Info(format!(
+        "follow-up queued from {} (sent when this turn completes): {}",
+        actor.describe(),
+        params.text
+    )));
+    let mission = committed
+        .mission
+        .ok_or_else(|| MissionError::no_mission(&params.mission_id))?;
+    Ok(Some(ResponseResult::MissionSendAccepted {
+        mission: engine.view(&mission),
+        delivery: FollowUpDelivery::Queued,
+    }))
+}
+
+/// Starts the run's provider again on its stored session, with the follow-up as its turn:
+/// the claim is taken again and recorded with the follow-up, then the launch that start
+/// and recovery use. A launch that fails blocks the mission with the reason.
+async fn resume_with_follow_up(
+    engine: &Arc<Engine>,
+    params: &MissionSendParams,
+    actor: &RunActorV1,
+) -> Result<ResponseResult, EngineError> {
+    let mission = engine.missions.get_checked(&params.mission_id)?;
+    decide_send(&mission, &params.text, actor, run_is_live(engine, &mission), now_millis())?;
+    let run = mission
+        .run
+        .clone()
+        .ok_or_else(|| MissionError::Runtime("the run vanished".into()))?;
+    if let Some(worktree) = &mission.worktree
+        && worktree.path == run.worktree_path
+        && !crate::worktrees::git::worktree_is_present(std::path::Path::new(&worktree.path))
+    {
+        return Err(MissionError::WorktreeMissing(crate::worktrees::missing_reason(worktree)).into());
+    }
+    let checkout = engine
+        .checkouts
+        .canonical_checkout(&run.worktree_path)
+        .map_err(MissionError::InvalidRepository)?;
+    let resolved = crate::launch::version::resolve_supported_provider(
+        &engine.config.current(),
+        &engine.provider_versions,
+        run.provider,
+    )
+    .await
+    .map_err(MissionError::ProviderUnavailable)?;
+    let claim = ClaimLock::acquire(engine, &checkout)?;
+    let claim_row = nagi_store::ClaimRow {
+        checkout_key: claim.key().to_string(),
+        checkout_root: run.worktree_path.clone(),
+        mission_id: params.mission_id.clone(),
+        run_id: run.run_id.to_string(),
+        request_id: run.run_id.to_string(),
+        nonce: super::start::random_nonce(),
+        claimed_at_millis: now_millis(),
+    };
+    let (text, actor_for_commit) = (params.text.clone(), actor.clone());
+    let committed = engine
+        .missions
+        .mutate_writing(&params.mission_id, move |writer, current| {
+            let current = current.ok_or_else(|| MissionError::Runtime("the mission vanished".into()))?;
+            let (events, _) = decide_send(current, &text, &actor_for_commit, false, now_millis())?;
+            if let nagi_store::ClaimOutcome::HeldByOther(holder) = writer.claim_checkout(&claim_row)? {
+                return Err(MissionError::CheckoutClaimed(format!(
+                    "the checkout {} is claimed by mission {} run {}",
+                    holder.checkout_root, holder.mission_id, holder.run_id
+                ))
+                .into());
+            }
+            Ok((events, ()))
+        })
+        .await?;
+    let claim_key = claim.recorded();
+    let mission = committed
+        .mission
+        .ok_or_else(|| MissionError::no_mission(&params.mission_id))?;
+    let run = mission
+        .run
+        .clone()
+        .ok_or_else(|| MissionError::Runtime("the run vanished".into()))?;
+    let launched = async {
+        let service_env = if run.execute_project_recipe {
+            super::recipe::adopt_for_run(engine, &mission, &run).await?
+        } else {
+            Vec::new()
+        };
+        launch_run(
+            engine,
+            LaunchRun {
+                mission_id: mission.mission_id.clone(),
+                run: run.clone(),
+                claim_key: claim_key.clone(),
+                resolved: Some(resolved),
+                resume_session_id: run.provider_session_id.clone(),
+                initial_input: Some(params.text.clone()),
+                recovered: false,
+                service_env,
+                early_provider: None,
+            },
+        )
+        .await
+    }
+    .await;
+    if let Err(error) = launched {
+        let reason = format!(
+            "the follow-up could not be delivered: {error}; send it again with `nagi mission send {} TEXT`",
+            mission.mission_id
+        );
+        let reason_for_commit = reason.clone();
+        let _ = commit(engine, &mission.mission_id, move |mission| {
+            status_change(
+                mission,
+                MissionStatus::Blocked,
+                reason_for_commit,
+                Some("follow-up failed to start".into()),
+                now_millis(),
+            )
+        })
+        .await;
+        let _ = release_claim(
+            engine,
+            HeldClaim {
+                mission_id: &mission.mission_id,
+                run_id: &run.run_id,
+                checkout_key: &claim_key,
+            },
+        )
+        .await;
+        return Err(MissionError::ProviderStartFailed(reason).into());
+    }
+    let current = engine.missions.get_existing(&mission.mission_id)?;
+    Ok(ResponseResult::MissionSendAccepted {
+        mission: engine.view(&current),
+        delivery: FollowUpDelivery::Resumed,
+    })
+}
+
+/// Commits a steering decision made on the stored mission, with the run live.
+async fn commit_steer(
+    engine: &Arc<Engine>,
+    mission_id: &str,
+    decide: impl FnOnce(&Mission, bool) -> Result<Vec<MissionEvent>, MissionError> + Send + 'static,
+) -> Result<(), EngineError> {
+    engine
+        .missions
+        .mutate(mission_id, move |current| {
+            let current = current.ok_or_else(|| MissionError::Runtime("the mission vanished".into()))?;
+            Ok((decide(current, true)?, ()))
+        })
+        .await
+        .map(|_| ())
+}
+
+/// `mission.interrupt`: the provider's own interrupt of the turn in progress. The turn
+/// ends `interrupted` and the mission becomes `blocked` with who asked for it.
+pub async fn interrupt(
+    engine: &Arc<Engine>,
+    params: MissionSteerParams,
+    actor: RunActorV1,
+) -> Result<ResponseResult, EngineError> {
+    let mission = engine.missions.get_checked(&params.mission_id)?;
+    let live = live_run(engine, &mission);
+    decide_interrupt(&mission, &actor, live.is_some(), now_millis())?;
+    let (run_id, live) = live.expect("decide_interrupt refuses a run that is not live");
+    live.steering.lock().await.interrupt_by(actor.describe());
+    let actor_for_commit = actor.clone();
+    commit_steer(engine, &params.mission_id, move |mission, live| {
+        decide_interrupt(mission, &actor_for_commit, live, now_millis())
+    })
+    .await?;
+    live.transcript
+        .nagi(&format!("interrupt requested by {}", actor.describe()));
+    let _ = live.commands.send(ProviderCommand::Interrupt).await;
+    wait_for(engine, &params.mission_id, |engine, mission| {
+        mission.run.as_ref().is_none_or(|run| run.run_id != run_id)
+            || !matches!(mission.status, MissionStatus::Preparing | MissionStatus::Active)
+            || !run_is_live(engine, mission)
+    })
+    .await;
+    let current = engine.missions.get_existing(&params.mission_id)?;
+    Ok(ResponseResult::MissionInterruptAccepted {
+        mission: engine.view(&current),
+    })
+}
+
+/// `mission.stop`: the provider's process tree is stopped, the run and its claim are
+/// released, and the mission is `blocked` with who stopped it.
+pub async fn stop(
+    engine: &Arc<Engine>,
+    params: MissionSteerParams,
+    actor: RunActorV1,
+) -> Result<ResponseResult, EngineError> {
+    let mission = engine.missions.get_checked(&params.mission_id)?;
+    let live = live_run(engine, &mission);
+    decide_stop(&mission, &actor, live.is_some(), now_millis())?;
+    let (_, live) = live.expect("decide_stop refuses a run that is not live");
+    live.steering.lock().await.stop_by(actor.describe());
+    let actor_for_commit = actor.clone();
+    commit_steer(engine, &params.mission_id, move |mission, live| {
+        decide_stop(mission, &actor_for_commit, live, now_millis())
+    })
+    .await?;
+    live.transcript
+        .nagi(&format!("stopped by {}", actor.describe()));
+    let _ = live.commands.send(ProviderCommand::Shutdown).await;
+    wait_for(engine, &params.mission_id, |engine, mission| {
+        !run_is_live(engine, mission)
+            && !matches!(mission.status, MissionStatus::Preparing | MissionStatus::Active)
+    })
+    .await;
+    let current = engine.missions.get_existing(&params.mission_id)?;
+    Ok(ResponseResult::MissionStopped {
+        mission: engine.view(&current),
+    })
+}

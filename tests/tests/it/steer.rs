@@ -1,0 +1,307 @@
+//! Steering a run (`mission.send`, `mission.interrupt`, `mission.stop`, and the CLI's
+//! `nagi mission send|interrupt|stop`) with the fake provider programs: follow-ups queued
+//! behind a turn or resuming the stored session, interrupts and stops through each
+//! provider's own protocol, and what each records.
+
+use nagi_tests::*;
+use serde_json::{Value, json};
+
+use crate::runs::{Runs, poll_pane_text, runs_with, start_params, status_is};
+
+/// Providers a follow-up is tested with (ACP runs need the cockpit's consent to start).
+const PROVIDERS: [&str; 3] = ["codex", "claude_code", "open_code"];
+
+fn prompts(runs: &Runs) -> Vec<String> {
+    log_entries(&runs.log)
+        .iter()
+        .filter(|entry| entry["event"] == "prompt")
+        .map(|entry| entry["text"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn count_events(runs: &Runs, event: &str) -> usize {
+    log_entries(&runs.log)
+        .iter()
+        .filter(|entry| entry["event"] == event)
+        .count()
+}
+
+/// Waits until the fake logged `event` at least `count` times.
+fn wait_for_fake(runs: &Runs, event: &str, count: usize) {
+    crate::panes::eventually(&format!("{count} fake `{event}` event(s)"), || {
+        count_events(runs, event) >= count
+    });
+}
+
+/// The first `count` `mission_run_steered` events from the log (a subscription that
+/// replays it from the start).
+fn steered_events(runs: &Runs, count: usize) -> Vec<Value> {
+    use std::io::Write;
+    let mut stream = std::os::unix::net::UnixStream::connect(&runs.env.socket).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    let line = json!({"id": "sub", "method": "events.subscribe", "params": {
+        "subscriptions": [{"type": "mission", "mission_id": "m1", "kinds": ["mission_run_steered"]}],
+        "after_seq": 0,
+    }});
+    stream.write_all(format!("{line}\n").as_bytes()).unwrap();
+    let mut reader = std::io::BufReader::new(stream);
+    TestEnv::read_line_from(&mut reader).expect("the subscription's acknowledgement");
+    (0..count)
+        .map(|_| {
+            TestEnv::read_line_from(&mut reader).expect("a mission_run_steered event")["data"]
+                .clone()
+        })
+        .collect()
+}
+
+#[test]
+fn a_follow_up_after_a_completed_turn_resumes_the_session_in_the_same_pane_and_proves_again() {
+    for provider in PROVIDERS {
+        let runs = runs_with(
+            json!([{"text": "first answer"}]),
+            &[("NAGI_FAKE_RESUMED_SCRIPT", r#"[{"text": "follow-up answer"}]"#)],
+        );
+        runs.env.ok("mission.start", start_params(provider, "r1"));
+        let first = wait_for_mission(&runs.env, "m1", "ready_to_close", status_is("ready_to_close"));
+        let pane = first["run"]["pane_id"].as_str().unwrap().to_string();
+        // The native session is not in the mission view; a person's own terminal asks.
+        assert!(!first.to_string().contains("fake-session-1"), "{first}");
+        let session = runs.env.ok("mission.session", json!({"mission_id": "m1"}));
+        assert_eq!(session["session"]["id"], "fake-session-1", "{provider}: {session}");
+        let shown = runs.env.nagi_ok(&["mission", "session", "m1"]);
+        assert!(shown.stdout.contains("session fake-session-1"), "{}", shown.describe());
+        assert_eq!(first["run"]["turns"], 1);
+        assert_eq!(first["run"]["last_turn_outcome"], "completed");
+
+        let sent = runs.env.nagi_ok(&["mission", "send", "m1", "also check the licence"]);
+        assert!(
+            sent.stdout.contains("follow-up sent: the provider resumed its session"),
+            "{provider}: {}",
+            sent.describe()
+        );
+        let done = wait_for_mission(&runs.env, "m1", "ready_to_close again", |mission| {
+            mission["status"] == "ready_to_close" && mission["run"]["turns"] == 2
+        });
+        assert_eq!(done["run"]["run_id"], "r1", "{provider}: the same run goes on");
+        assert_eq!(done["run"]["pane_id"], pane.as_str(), "{provider}: in its own pane");
+        assert_eq!(
+            runs.env.ok("mission.session", json!({"mission_id": "m1"}))["session"],
+            session["session"]
+        );
+        assert_eq!(done["checks"][0]["status"], "passed", "{provider}: checked again");
+        assert_ne!(
+            first["evidence"][0]["recorded_at_millis"], done["evidence"][0]["recorded_at_millis"],
+            "{provider}: new evidence: {first}\n{done}"
+        );
+        // The provider was started again on its stored session and given the text.
+        assert_eq!(count_events(&runs, "resume"), 1, "{provider}");
+        let said = prompts(&runs);
+        assert_eq!(said.last().map(String::as_str), Some("also check the licence"), "{provider}: {said:?}");
+        assert_eq!(said.len(), 2, "{provider}: the mission prompt is not sent again: {said:?}");
+        let transcript = poll_pane_text(&runs.env, &pane, "follow-up answer");
+        assert!(transcript.contains("first answer"), "{provider}: {transcript}");
+        assert!(transcript.contains("follow-up answer"), "{provider}: {transcript}");
+        let steered = steered_events(&runs, 1);
+        let data = &steered[0];
+        assert_eq!(data["action"], "send");
+        assert_eq!(data["delivery"], "resumed");
+        assert_eq!(data["actor"]["uid"], unsafe { libc::getuid() });
+        assert_eq!(data["actor"]["managed_pane"], false);
+        assert_eq!(
+            done["run"]["enforcement"], first["run"]["enforcement"],
+            "{provider}: a follow-up grants nothing"
+        );
+    }
+}
+
+#[test]
+fn a_follow_up_during_a_turn_is_queued_and_becomes_the_next_turn_of_the_same_process() {
+    for provider in PROVIDERS {
+        let go = tempfile::NamedTempFile::new().unwrap().into_temp_path();
+        let go_path = go.to_str().unwrap().to_string();
+        std::fs::remove_file(&go_path).unwrap();
+        let runs = runs_with(
+            json!([{"text": "working on it"}, {"wait_file": go_path}, {"text": "first turn done"}]),
+            &[],
+        );
+        runs.env.ok("mission.start", start_params(provider, "r1"));
+        wait_for_fake(&runs, "waiting", 1);
+        let queued = runs.env.ok(
+            "mission.send",
+            json!({"mission_id": "m1", "text": "then update the changelog"}),
+        );
+        assert_eq!(queued["type"], "mission_send_accepted");
+        assert_eq!(queued["delivery"], "queued", "{provider}: {queued}");
+        assert_eq!(queued["mission"]["run"]["queued_follow_ups"], 1);
+        assert_eq!(queued["mission"]["status"], "active");
+        std::fs::write(&go_path, "go").unwrap();
+        let done = wait_for_mission(&runs.env, "m1", "ready_to_close", status_is("ready_to_close"));
+        assert_eq!(done["run"]["turns"], 2, "{provider}: {done}");
+        assert!(done["run"].get("queued_follow_ups").is_none(), "{done}");
+        assert_eq!(
+            prompts(&runs).last().map(String::as_str),
+            Some("then update the changelog"),
+            "{provider}"
+        );
+        assert_eq!(count_events(&runs, "started"), 1, "{provider}: one provider process");
+        assert_eq!(count_events(&runs, "resume"), 0, "{provider}");
+        let pane = done["run"]["pane_id"].as_str().unwrap();
+        let transcript = poll_pane_text(&runs.env, pane, "turn 2: then update the changelog");
+        assert!(transcript.contains("follow-up queued from uid"), "{provider}: {transcript}");
+        assert!(transcript.contains("turn 2: then update the changelog"), "{transcript}");
+    }
+}
+
+#[test]
+fn an_interrupt_ends_the_turn_through_the_provider_and_a_follow_up_resumes_it() {
+    for provider in PROVIDERS {
+        let runs = runs_with(
+            json!(["wait_interrupt"]),
+            &[("NAGI_FAKE_RESUMED_SCRIPT", r#"[{"text": "picked up again"}]"#)],
+        );
+        runs.env.ok("mission.start", start_params(provider, "r1"));
+        wait_for_mission(&runs.env, "m1", "active", status_is("active"));
+        wait_for_fake(&runs, "prompt", 1);
+        let interrupted = runs.env.nagi_ok(&["mission", "interrupt", "m1"]);
+        assert!(interrupted.stdout.contains("interrupt sent"), "{}", interrupted.describe());
+        let mission = wait_for_mission(&runs.env, "m1", "blocked", status_is("blocked"));
+        let reason = mission["status_reason"].as_str().unwrap();
+        assert!(reason.starts_with("interrupted by uid"), "{provider}: {reason}");
+        assert!(reason.contains("nagi mission send m1 TEXT"), "{reason}");
+        assert_eq!(mission["run"]["last_turn_outcome"], "interrupted");
+        assert_eq!(count_events(&runs, "interrupted"), 1, "{provider}: the provider's own interrupt");
+        assert_eq!(steered_events(&runs, 1)[0]["action"], "interrupt");
+        crate::panes::eventually("the claim's release", || {
+            runs.env.store_fingerprint().1.contains("claims=0")
+        });
+        runs.env.ok("mission.send", json!({"mission_id": "m1", "text": "go on"}));
+        let resumed = wait_for_mission(&runs.env, "m1", "review_required", |mission| {
+            mission["status"] == "ready_to_close" && mission["run"]["turns"] == 2
+        });
+        assert_eq!(resumed["run"]["last_turn_outcome"], "completed", "{provider}");
+    }
+}
+
+#[test]
+fn a_stop_ends_the_provider_process_tree_and_releases_the_run() {
+    for provider in PROVIDERS {
+        let runs = runs_with(json!(["hang"]), &[]);
+        runs.env.ok("mission.start", start_params(provider, "r1"));
+        wait_for_fake(&runs, "child", 1);
+        let child = log_entries(&runs.log)
+            .iter()
+            .find(|entry| entry["event"] == "child")
+            .and_then(|entry| entry["pid"].as_i64())
+            .unwrap() as i32;
+        let stopped = runs.env.nagi_ok(&["mission", "stop", "m1"]);
+        assert!(stopped.stdout.contains("run stopped"), "{}", stopped.describe());
+        let mission = wait_for_mission(&runs.env, "m1", "blocked", status_is("blocked"));
+        assert!(
+            mission["status_reason"].as_str().unwrap().starts_with("stopped by uid"),
+            "{provider}: {mission}"
+        );
+        assert_eq!(mission["run"]["live"], false);
+        crate::panes::eventually("the provider's grandchild to end", || process_is_gone(child));
+        crate::panes::eventually("the claim's release", || {
+            runs.env.store_fingerprint().1.contains("claims=0")
+        });
+        let steered = steered_events(&runs, 1);
+        assert_eq!(steered[0]["action"], "stop", "{provider}: {steered:?}");
+        assert!(steered[0].get("delivery").is_none());
+        // Stopping again has nothing to stop.
+        assert_eq!(runs.env.error_code("mission.stop", json!({"mission_id": "m1"})), "run_not_active");
+    }
+}
+
+#[test]
+fn a_follow_up_after_a_server_restart_resumes_the_stored_session() {
+    let mut runs = runs_with(
+        json!([{"text": "before the restart"}]),
+        &[("NAGI_FAKE_RESUMED_SCRIPT", r#"[{"text": "after the restart"}]"#)],
+    );
+    runs.env.ok("mission.start", start_params("codex", "r1"));
+    wait_for_mission(&runs.env, "m1", "ready_to_close", status_is("ready_to_close"));
+    runs.env.kill_server();
+    runs.env.start_server();
+    let sent = runs.env.ok("mission.send", json!({"mission_id": "m1", "text": "one more thing"}));
+    assert_eq!(sent["delivery"], "resumed");
+    let done = wait_for_mission(&runs.env, "m1", "ready_to_close", |mission| {
+        mission["status"] == "ready_to_close" && mission["run"]["turns"] == 2
+    });
+    let resumed: Vec<Value> = log_entries(&runs.log)
+        .into_iter()
+        .filter(|entry| entry["event"] == "resume")
+        .collect();
+    assert_eq!(resumed.len(), 1, "{resumed:?}");
+    assert_eq!(resumed[0]["session_id"], "fake-session-1");
+    // The old server's pane went with it: the follow-up has a pane of its own.
+    let pane = done["run"]["pane_id"].as_str().unwrap();
+    let transcript = poll_pane_text(&runs.env, pane, "after the restart");
+    assert!(transcript.contains("after the restart"), "{transcript}");
+}
+
+#[test]
+fn steering_is_refused_before_anything_is_written() {
+    let runs = runs_with(json!([{"text": "done"}]), &[]);
+    let before = runs.env.store_fingerprint();
+    for (method, params, code) in [
+        ("mission.send", json!({"mission_id": "m1", "text": "hi"}), "run_not_active"),
+        ("mission.interrupt", json!({"mission_id": "m1"}), "run_not_active"),
+        ("mission.stop", json!({"mission_id": "m1"}), "run_not_active"),
+        ("mission.send", json!({"mission_id": "nope", "text": "hi"}), "mission_not_found"),
+        ("mission.send", json!({"mission_id": "m1", "text": "hi", "model": "x"}), "invalid_request"),
+        ("mission.send", json!({"mission_id": "m1"}), "invalid_request"),
+    ] {
+        assert_eq!(runs.env.error_code(method, params.clone()), code, "{method} {params}");
+    }
+    runs.env.ok("mission.start", start_params("codex", "r1"));
+    wait_for_mission(&runs.env, "m1", "ready_to_close", status_is("ready_to_close"));
+    let after_run = runs.env.store_fingerprint();
+    for (params, code) in [
+        (json!({"mission_id": "m1", "text": "   "}), "invalid_mission"),
+        (json!({"mission_id": "m1", "text": "x".repeat(8193)}), "invalid_mission"),
+    ] {
+        assert_eq!(runs.env.error_code("mission.send", params.clone()), code, "{params}");
+    }
+    assert_eq!(runs.env.error_code("mission.interrupt", json!({"mission_id": "m1"})), "run_not_active");
+    assert_eq!(runs.env.store_fingerprint(), after_run, "nothing was written");
+    assert_ne!(before, after_run);
+    // The CLI reads the text from stdin and says what went wrong.
+    let refused = runs.env.nagi(&["mission", "interrupt", "m1"]);
+    assert_ne!(refused.status, 0);
+    assert!(refused.stderr.contains("has no turn in progress"), "{}", refused.describe());
+}
+
+#[test]
+fn a_process_in_a_managed_pane_is_recorded_as_such_and_cannot_read_the_session_id() {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        missing_prerequisite(
+            "a_process_in_a_managed_pane_is_recorded_as_such_and_cannot_read_the_session_id",
+            "python3 is needed to call the socket from a pane",
+        );
+        return;
+    }
+    let runs = runs_with(json!([{"text": "done"}]), &[]);
+    runs.env.ok("mission.start", start_params("codex", "r1"));
+    wait_for_mission(&runs.env, "m1", "ready_to_close", status_is("ready_to_close"));
+    let answers = crate::consent::forge_from_pane(
+        &runs.env,
+        "out = open(sys.argv[1], 'w'); out.write(call('mission.session', {'mission_id': 'm1'})); \
+         out.write(call('mission.send', {'mission_id': 'm1', 'text': 'from a pane'})); out.write('DONE'); out.close()",
+    );
+    assert!(answers.contains("consent_forbidden"), "{answers}");
+    assert!(!answers.contains("fake-session-1"), "{answers}");
+    assert!(answers.contains("mission_send_accepted"), "{answers}");
+    let steered = steered_events(&runs, 1);
+    assert_eq!(steered[0]["actor"]["managed_pane"], true, "{steered:?}");
+    assert_eq!(steered[0]["actor"]["started_by_server"], true, "{steered:?}");
+    wait_for_mission(&runs.env, "m1", "ready_to_close after the follow-up", |mission| {
+        mission["status"] == "ready_to_close" && mission["run"]["turns"] == 2
+    });
+}
