@@ -39,6 +39,60 @@ pub fn write_text_file(path: &Path, bytes: usize) -> usize {
     written
 }
 
+/// Writes a build log of about `bytes` bytes, shaped like `cargo build` output on a
+/// colour terminal: SGR colours on most lines (green `Compiling`, yellow warnings, blue
+/// arrows, red errors), and multi-byte UTF-8 (`→`, `✓`, accents, CJK). Unlike
+/// [`write_text_file`], nothing here can take the plain-ASCII fast path that skips vt100:
+/// every byte is parsed.
+pub fn write_build_log_file(path: &Path, bytes: usize) -> usize {
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path).expect("create bench file"));
+    let crates = [
+        "serde",
+        "tokio",
+        "regex",
+        "größe-utils",
+        "café-core",
+        "naïve-bayes",
+        "日本語-text",
+        "中文-segment",
+        "vt100",
+        "portable-pty",
+    ];
+    let mut written = 0;
+    let mut index = 0usize;
+    while written < bytes {
+        let name = crates[index % crates.len()];
+        let line = match index % 8 {
+            0..=3 => format!(
+                "\x1b[1m\x1b[32m   Compiling\x1b[0m {name} v{}.{}.{} (/home/dev/src/{name})\n",
+                index % 3,
+                index % 17,
+                index % 41
+            ),
+            4 => format!(
+                "\x1b[1m\x1b[33mwarning\x1b[0m\x1b[1m: unused variable: `größe_{index}`\x1b[0m\n"
+            ),
+            5 => format!(
+                "   \x1b[1m\x1b[34m-->\x1b[0m src/{name}/lib.rs:{}:{} → naïve façade 検査\n",
+                index % 900,
+                index % 80
+            ),
+            6 => format!(
+                "\x1b[32m✓\x1b[0m test {name}::tests::résumé_{index} ... \x1b[32mok\x1b[0m (テスト {} ms)\n",
+                index % 250
+            ),
+            _ => format!(
+                "\x1b[1m\x1b[31merror[E0308]\x1b[0m\x1b[1m: mismatched types in 模块 {name}\x1b[0m ✗\n"
+            ),
+        };
+        file.write_all(line.as_bytes()).expect("write bench file");
+        written += line.len();
+        index += 1;
+    }
+    file.flush().expect("flush bench file");
+    written
+}
+
 /// A private tmux server (`tmux -L <name>`) with `history-limit` set, removed on drop.
 pub struct Tmux {
     pub socket: String,
