@@ -1,6 +1,10 @@
 //! The attach registry of one pane: its session members (one controller, any number of
 //! observers), the frame sequence, the replay ring and the fan-out of frames.
 //!
+//! While the pane's view is in its history (see `scroll`), the live screen's output and
+//! keyframes are still recorded for replay but not sent: the members are shown the view
+//! instead, until a keyframe of the live screen brings them back.
+//!
 //! A slow member never slows the pane: each member has a bounded queue, and frames are
 //! offered with `try_send`. Each queue has one slot more than its configured capacity;
 //! when only that slot is left, the member receives an `error` frame saying it lagged
@@ -38,6 +42,7 @@ struct Member {
 }
 
 /// What a keyframe needs from the terminal: the redraw bytes and the size.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyframeSource {
     pub data: Vec<u8>,
     pub cols: u16,
@@ -53,6 +58,11 @@ pub struct SessionState {
     keyframe_interval_bytes: usize,
     output_since_keyframe: usize,
     closed: Option<Option<i32>>,
+    /// Rows the pane's view is above the live screen's bottom (0: the live screen).
+    view_offset: usize,
+    /// The drawing of the view the members were last sent, while the view is in the
+    /// history: sent to a member that joins, and not sent again when unchanged.
+    view_drawing: Option<KeyframeSource>,
 }
 
 /// The result of a join: the reply for the client and its frame stream.
@@ -77,7 +87,14 @@ impl SessionState {
             keyframe_interval_bytes,
             output_since_keyframe: 0,
             closed: None,
+            view_offset: 0,
+            view_drawing: None,
         }
+    }
+
+    /// Rows the pane's view is above the live screen's bottom (0: the live screen).
+    pub fn view_offset(&self) -> usize {
+        self.view_offset
     }
 
     /// The sequence number of the latest frame (0 before the first).
@@ -99,14 +116,20 @@ impl SessionState {
         Arc::new(frame.to_wire(&self.session_id))
     }
 
-    /// Appends a replayable frame to the ring and offers it to every member.
+    /// Appends a replayable frame to the ring and offers it to every member, unless it
+    /// draws the live screen while the members are shown the history.
     fn record(&mut self, payload: RingPayload) {
         let frame = RingFrame {
             seq: self.take_seq(),
             ts: unix_millis(),
             payload,
         };
-        if !self.members.is_empty() {
+        let draws_live_screen = matches!(
+            frame.payload,
+            RingPayload::Output(_) | RingPayload::Keyframe { .. }
+        );
+        let shown = !(draws_live_screen && self.view_offset > 0);
+        if shown && !self.members.is_empty() {
             let wire = self.wire(&frame);
             self.fan_out(&wire);
         }
@@ -152,6 +175,28 @@ impl SessionState {
             cols: source.cols,
             rows: source.rows,
         });
+    }
+
+    /// Shows every member the view `offset` rows up in the history: a keyframe of
+    /// `drawing` for the members only (it is not replayed). A drawing the members were
+    /// already sent is not sent again.
+    pub fn show_history(&mut self, offset: usize, drawing: KeyframeSource) {
+        debug_assert!(offset > 0, "offset 0 is the live screen: show_live");
+        self.view_offset = offset;
+        if self.view_drawing.as_ref() == Some(&drawing) {
+            return;
+        }
+        let frame = self.direct_frame(keyframe_payload(&drawing));
+        self.view_drawing = Some(drawing);
+        self.fan_out(&frame);
+    }
+
+    /// Brings the members back to the live screen with `keyframe`, which is recorded (a
+    /// later `replay_from` starts over from it) and sent.
+    pub fn show_live(&mut self, keyframe: KeyframeSource) {
+        self.view_offset = 0;
+        self.view_drawing = None;
+        self.record_keyframe(keyframe);
     }
 
     pub fn record_resize(&mut self, cols: u16, rows: u16) {
@@ -264,8 +309,8 @@ impl SessionState {
         } else {
             requested_role
         };
-        // Room for the replay plus role_assigned and membership_changed.
-        let replay_budget = self.queue_capacity.saturating_sub(2);
+        // Room for the replay plus the history view, role_assigned and membership_changed.
+        let replay_budget = self.queue_capacity.saturating_sub(3);
         let mut replay = replay_from
             .and_then(|from| self.ring.replay_from_seq(from))
             .or_else(|| self.ring.replay_from_latest_keyframe())
@@ -291,6 +336,10 @@ impl SessionState {
         let (sender, frames) = mpsc::channel(self.queue_capacity + 1);
         for frame in &replay {
             let _ = sender.try_send(self.wire(frame));
+        }
+        // The replay draws the live screen; a view in the history is drawn over it.
+        if let Some(drawing) = self.view_drawing.clone().filter(|_| self.view_offset > 0) {
+            let _ = sender.try_send(self.direct_frame(keyframe_payload(&drawing)));
         }
         let role_frame = self.direct_frame(SessionFramePayload::RoleAssigned { role });
         let _ = sender.try_send(role_frame);
@@ -323,6 +372,16 @@ impl SessionState {
     pub fn drop_members(&mut self) {
         self.members.clear();
     }
+}
+
+/// A keyframe frame's payload of `source`.
+fn keyframe_payload(source: &KeyframeSource) -> SessionFramePayload {
+    RingPayload::Keyframe {
+        data: source.data.clone(),
+        cols: source.cols,
+        rows: source.rows,
+    }
+    .to_wire()
 }
 
 #[cfg(test)]
@@ -419,6 +478,81 @@ mod tests {
                 role: SessionRole::Observer
             }
         ));
+    }
+
+    fn history(text: &str) -> KeyframeSource {
+        KeyframeSource {
+            data: text.as_bytes().to_vec(),
+            cols: 80,
+            rows: 24,
+        }
+    }
+
+    fn keyframe_texts(payloads: &[SessionFramePayload]) -> Vec<String> {
+        use base64::Engine as _;
+        payloads
+            .iter()
+            .filter_map(|payload| match payload {
+                SessionFramePayload::Keyframe { data, .. } => Some(
+                    String::from_utf8(
+                        base64::engine::general_purpose::STANDARD
+                            .decode(data)
+                            .unwrap(),
+                    )
+                    .unwrap(),
+                ),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn members_see_the_history_view_instead_of_live_output_until_it_returns() {
+        let mut session = SessionState::new("term_1".into(), 1 << 20, 64, 0);
+        let mut member = session.join("a", SessionRole::Controller, None, keyframe);
+        drain(&mut member.frames);
+        session.show_history(23, history("VIEW 23"));
+        session.record_output(b"live output");
+        session.show_history(23, history("VIEW 23"));
+        session.record_resize(100, 30);
+        let payloads = drain(&mut member.frames);
+        assert_eq!(keyframe_texts(&payloads), ["VIEW 23"], "sent once");
+        assert!(
+            !payloads
+                .iter()
+                .any(|payload| matches!(payload, SessionFramePayload::Output { .. })),
+            "no live output while the view is up: {payloads:?}"
+        );
+        assert!(
+            payloads.contains(&SessionFramePayload::Resize {
+                cols: 100,
+                rows: 30
+            }),
+            "a resize still reaches the members"
+        );
+
+        // A late joiner gets the replay of the live screen, then the view over it.
+        let mut late = session.join("b", SessionRole::Observer, None, keyframe);
+        let payloads = drain(&mut late.frames);
+        assert!(
+            payloads.iter().any(
+                |payload| matches!(payload, SessionFramePayload::Output { data, .. } if !data.is_empty())
+            ),
+            "the live output is replayed: {payloads:?}"
+        );
+        assert_eq!(keyframe_texts(&payloads).last().unwrap(), "VIEW 23");
+
+        session.show_live(history("LIVE"));
+        session.record_output(b"more");
+        let payloads = drain(&mut member.frames);
+        assert_eq!(keyframe_texts(&payloads), ["LIVE"]);
+        assert!(
+            payloads
+                .iter()
+                .any(|payload| matches!(payload, SessionFramePayload::Output { .. })),
+            "live output flows again: {payloads:?}"
+        );
+        assert_eq!(session.view_offset(), 0);
     }
 
     #[test]

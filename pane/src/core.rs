@@ -13,8 +13,10 @@ use nagi_schema::pane::{
     MAX_READ_LINES, PaneExitStatus, PaneInfo, PaneProcessInfo, PaneProcessInfoProcess,
     PaneReadResult, PaneScrollInfo, ReadFormat, ReadSource,
 };
-use nagi_schema::pane_events::PaneEventData;
-use nagi_schema::session_protocol::{MIN_SESSION_COLS, MIN_SESSION_ROWS, SessionRole};
+use nagi_schema::pane_events::{PaneEventData, PaneScrollChangedEvent, PaneSubscriptionEnvelope};
+use nagi_schema::session_protocol::{
+    MIN_SESSION_COLS, MIN_SESSION_ROWS, SessionRole, SessionScrollStep,
+};
 use portable_pty::{MasterPty, PtySize};
 use tokio::sync::watch;
 
@@ -25,6 +27,7 @@ use super::keys::{KeyCombo, encode_key_combos};
 use super::metadata::{MetadataView, PaneMetadata};
 use super::process;
 use super::screen::{ReadLines, Terminal};
+use super::scroll::{anchored_offset, draw_view, stepped_offset};
 
 pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
@@ -98,6 +101,15 @@ pub fn strip_activity_glyph(title: &str) -> String {
     }
 }
 
+/// The view's scroll metrics (`pane.get`, `pane.scroll_changed`) at `offset`.
+fn scroll_info(terminal: &Terminal, offset: usize) -> PaneScrollInfo {
+    PaneScrollInfo {
+        offset_from_bottom: offset as u64,
+        max_offset_from_bottom: terminal.scroll_limit() as u64,
+        viewport_rows: u64::from(terminal.size().0),
+    }
+}
+
 /// Checks `lines` of a read: 1..=10000 when given.
 pub fn validate_lines(lines: Option<u32>) -> Result<(), PaneError> {
     match lines {
@@ -143,12 +155,12 @@ impl PaneCore {
                 meta.exit,
             )
         };
-        let (title, scrollback_rows, rows) = {
+        let (title, scroll) = {
             let terminal = lock(&self.terminal);
+            let offset = lock(&self.session).view_offset();
             (
                 terminal.title().map(str::to_string),
-                terminal.scrollback_len(),
-                terminal.size().0,
+                scroll_info(&terminal, offset),
             )
         };
         let foreground_cwd = self
@@ -172,11 +184,7 @@ impl PaneCore {
             state_labels: view.state_labels,
             tokens: view.tokens,
             agent_session: view.agent_session,
-            scroll: Some(PaneScrollInfo {
-                offset_from_bottom: 0,
-                max_offset_from_bottom: scrollback_rows as u64,
-                viewport_rows: u64::from(rows),
-            }),
+            scroll: Some(scroll),
             terminal_title_stripped: title.as_deref().map(strip_activity_glyph),
             terminal_title: title,
             command: self.identity.command.clone(),
@@ -299,10 +307,106 @@ impl PaneCore {
             cols,
             rows,
         });
+        // A view in the history is drawn again at the new size.
+        let scrolled = match session.view_offset() {
+            0 => None,
+            offset => self.show_view(&terminal, &mut session, offset),
+        };
         drop(session);
         drop(terminal);
         self.bump_revision();
+        if let Some(scroll) = scrolled {
+            self.announce_scroll(scroll);
+        }
         Ok(())
+    }
+
+    /// Shows the members the view at `offset` (clamped to the history; 0 is the live
+    /// screen). Returns the new scroll metrics when the offset changed.
+    fn show_view(
+        &self,
+        terminal: &Terminal,
+        session: &mut SessionState,
+        offset: usize,
+    ) -> Option<PaneScrollInfo> {
+        let before = session.view_offset();
+        let offset = offset.min(terminal.scroll_limit());
+        let (rows, cols) = terminal.size();
+        if offset == 0 {
+            if before != 0 {
+                session.show_live(KeyframeSource {
+                    data: terminal.keyframe(),
+                    cols,
+                    rows,
+                });
+            }
+        } else {
+            session.show_history(
+                offset,
+                KeyframeSource {
+                    data: draw_view(terminal, offset),
+                    cols,
+                    rows,
+                },
+            );
+        }
+        (offset != before).then(|| scroll_info(terminal, offset))
+    }
+
+    /// Moves the pane's view to the offset `target` picks from (current offset, how far
+    /// the history goes, screen rows), and announces the change.
+    fn move_view(&self, target: impl FnOnce(usize, usize, u16) -> usize) {
+        let scrolled = {
+            let terminal = lock(&self.terminal);
+            let mut session = lock(&self.session);
+            let current = session.view_offset();
+            let offset = target(current, terminal.scroll_limit(), terminal.size().0);
+            if offset == current {
+                None
+            } else {
+                self.show_view(&terminal, &mut session, offset)
+            }
+        };
+        if let Some(scroll) = scrolled {
+            self.bump_revision();
+            self.announce_scroll(scroll);
+        }
+    }
+
+    /// After the parser fed a batch that pushed `pushed` rows into the history: keeps a
+    /// view in the history on the rows it showed, and draws it again when what is in
+    /// sight changed. A view on the live screen is left alone (the batch's output frames
+    /// show it). Returns the new scroll metrics when the offset changed; the caller
+    /// announces them once the locks are released.
+    pub fn follow_output(
+        &self,
+        terminal: &Terminal,
+        session: &mut SessionState,
+        pushed: u64,
+    ) -> Option<PaneScrollInfo> {
+        let current = session.view_offset();
+        if current == 0 {
+            return None;
+        }
+        let offset = anchored_offset(current, pushed, terminal.scroll_limit());
+        let live_rows_in_sight = offset < usize::from(terminal.size().0);
+        if pushed == 0 && !live_rows_in_sight {
+            // Nothing scrolled and only history rows are in sight: the view is unchanged.
+            return None;
+        }
+        self.show_view(terminal, session, offset)
+    }
+
+    /// `pane.scroll_changed` to the subscribers of this pane.
+    pub fn announce_scroll(&self, scroll: PaneScrollInfo) {
+        self.events
+            .emit_subscription_event(PaneSubscriptionEnvelope::ScrollChanged(
+                PaneScrollChangedEvent {
+                    pane_id: self.identity.pane_id.clone(),
+                    workspace_id: self.identity.workspace_id.clone(),
+                    scroll,
+                },
+            ));
     }
 
     pub fn join_session(
@@ -338,9 +442,25 @@ impl PaneCore {
         }
     }
 
+    /// Typing from the controller; like a terminal, it brings the view back to the live
+    /// screen first.
     pub fn session_input(&self, client_id: &str, data: &[u8]) -> Result<(), PaneError> {
         self.require_controller(client_id)?;
+        if !data.is_empty() {
+            self.move_view(|_, _, _| 0);
+        }
         self.write_input(data)
+    }
+
+    /// `session_scroll` (controller only): moves the pane's view of its history.
+    pub fn session_scroll(
+        &self,
+        client_id: &str,
+        step: SessionScrollStep,
+    ) -> Result<(), PaneError> {
+        self.require_controller(client_id)?;
+        self.move_view(|current, limit, rows| stepped_offset(step, current, limit, rows));
+        Ok(())
     }
 
     pub fn session_resize(&self, client_id: &str, cols: u16, rows: u16) -> Result<(), PaneError> {

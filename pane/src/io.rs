@@ -12,7 +12,7 @@ use nagi_schema::pane::{
 use nagi_schema::pane_events::{
     PaneAgentStatusChangedEvent, PaneEventData, PaneSubscriptionEnvelope,
 };
-use nagi_schema::session_protocol::{SessionLeft, SessionRole};
+use nagi_schema::session_protocol::{SessionLeft, SessionRole, SessionScrollStep};
 
 use super::attach::SessionMembership;
 use super::core::{PaneCore, lock, wants_ansi};
@@ -274,6 +274,17 @@ impl PaneHost {
     ) -> Result<(), PaneError> {
         self.pane_by_terminal(session_id)?
             .session_resize(client_id, cols, rows)
+    }
+
+    /// `session_scroll` (controller only): moves the pane's view of its history.
+    pub fn session_scroll(
+        &self,
+        session_id: &str,
+        client_id: &str,
+        step: SessionScrollStep,
+    ) -> Result<(), PaneError> {
+        self.pane_by_terminal(session_id)?
+            .session_scroll(client_id, step)
     }
 
     /// Removes a client from every session, e.g. when its connection closed.

@@ -12,7 +12,8 @@
 //! - `core`: the per-pane shared state; `pty`: spawning and the reader, parser and waiter
 //!   threads; `process`: subreaper, reaping, process-tree termination, /proc details.
 //! - `screen`: the vt100 terminal and reads; `scrollback`: the compact row store;
-//!   `fast_forward`: skipping rows nobody can see during floods.
+//!   `fast_forward`: skipping rows nobody can see during floods; `scroll`: the view of a
+//!   pane's history that the attach controller scrolls.
 //! - `attach` and `ring`: the session protocol's members, frames and replay.
 //! - `keys`: key-combo strings; `metadata`: agent state, metadata and tokens;
 //!   `watch`: output matching; `events`: the live event bus; `expiry`: TTLs.
@@ -35,6 +36,7 @@ mod pty;
 mod request;
 pub mod ring;
 pub mod screen;
+mod scroll;
 pub mod scrollback;
 mod watch;
 

@@ -192,7 +192,7 @@ async fn answer_typed(
 /// The reply to one session-protocol message.
 pub struct SessionReply {
     /// The line to send back (`session_joined`, `session_left` or `error`); `None` for
-    /// accepted input and resize, which have no reply.
+    /// accepted input, resizes and scrolls, which have no reply.
     pub message: Option<SessionServerMessage>,
     /// After `join_session`: the member's frames, to be written to the connection until
     /// the stream ends.
@@ -247,6 +247,12 @@ pub async fn handle_session_message(
             rows,
         } => host
             .session_resize(&session_id, client_id, cols, rows)
+            .map(|()| SessionReply {
+                message: None,
+                frames: None,
+            }),
+        SessionClientMessage::SessionScroll { session_id, scroll } => host
+            .session_scroll(&session_id, client_id, scroll)
             .map(|()| SessionReply {
                 message: None,
                 frames: None,

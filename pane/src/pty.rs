@@ -5,7 +5,8 @@
 //!   way a slow terminal does.
 //! - The parser thread takes everything pending at once (two buffers swap, so nothing is
 //!   copied or allocated per read), feeds it to the screen, appends it to the session ring
-//!   and fans it out to attached members, all under one lock acquisition per batch. When
+//!   and fans it out to attached members (or, while the pane's view is in its history,
+//!   keeps that view on its rows), all under one lock acquisition per batch. When
 //!   it falls behind, batches grow, and the screen can fast-forward over rows that scroll
 //!   out of the scrollback unseen (see `fast_forward`), so it catches up.
 //! - The waiter thread waits for the pane's child (`waitpid` on that pid only), records
@@ -230,8 +231,9 @@ fn reader_loop(core: &PaneCore, mut reader: Box<dyn Read + Send>) {
 }
 
 fn process_batch(core: &PaneCore, batch: &[u8]) {
-    let title_changed = {
+    let (title_changed, scrolled) = {
         let mut terminal = lock(&core.terminal);
+        let pushed_before = terminal.pushed_rows();
         terminal.process(batch);
         let title_changed = terminal.take_title_change();
         let mut session = lock(&core.session);
@@ -244,11 +246,16 @@ fn process_batch(core: &PaneCore, batch: &[u8]) {
                 rows,
             });
         }
-        title_changed
+        let pushed = terminal.pushed_rows() - pushed_before;
+        let scrolled = core.follow_output(&terminal, &mut session, pushed);
+        (title_changed, scrolled)
     };
     core.bump_revision();
     if title_changed {
         core.emit_updated();
+    }
+    if let Some(scroll) = scrolled {
+        core.announce_scroll(scroll);
     }
 }
 

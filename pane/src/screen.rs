@@ -252,6 +252,31 @@ impl Terminal {
         self.parser.callbacks().scrollback.len()
     }
 
+    /// Rows pushed into the scrollback since the start (evicted ones included): the
+    /// difference over a batch is how far the output moved the screen's contents up.
+    pub fn pushed_rows(&self) -> u64 {
+        self.parser.callbacks().scrollback.pushed_total()
+    }
+
+    /// How far a view of the history can go above the live screen: every scrollback row,
+    /// or none while the alternate screen is active (a full-screen program's screen has
+    /// no history, and the main screen's rows would not belong above it).
+    pub fn scroll_limit(&self) -> usize {
+        if self.parser.screen().alternate_screen() {
+            0
+        } else {
+            self.scrollback_len()
+        }
+    }
+
+    /// The scrollback rows from index `start` (0 = the oldest retained), as stored.
+    pub fn stored_scrollback_rows(
+        &self,
+        start: usize,
+    ) -> impl Iterator<Item = ScrollbackRow<'_>> + '_ {
+        self.parser.callbacks().scrollback.rows_from(start)
+    }
+
     pub fn scrollback_heap_bytes(&self) -> usize {
         self.parser.callbacks().scrollback.heap_bytes()
     }

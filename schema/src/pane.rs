@@ -74,9 +74,19 @@ pub struct AgentSessionInfo {
     pub value: String,
 }
 
-/// Scroll metrics of a pane. nagi panes have no client-side viewport scrolling, so
-/// `offset_from_bottom` is always 0 and `max_offset_from_bottom` is the number of
-/// scrollback rows retained.
+/// Scroll metrics of a pane: where the pane's view of its history is. The server keeps
+/// one view per pane; the attach controller moves it (`session_scroll`, which
+/// `nagi pane attach` sends for Shift+PageUp and Shift+PageDown), every attached screen
+/// shows it, and `pane.scroll_changed` is emitted when `offset_from_bottom` changes.
+/// Reads (`pane.read`) always see the live screen.
+///
+/// - `offset_from_bottom`: how many rows the view is above the live screen's bottom; 0
+///   when it shows the live screen. While it is above 0, new output keeps the view on the
+///   same rows (the offset grows by the rows that scroll into the history); typing into
+///   the pane from the attach controller returns it to 0.
+/// - `max_offset_from_bottom`: how far the view can go: the scrollback rows retained, or
+///   0 while the alternate screen is active (a full-screen program has no history there).
+/// - `viewport_rows`: the rows of the pane's screen, which is also the view's height.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct PaneScrollInfo {
     pub offset_from_bottom: u64,

@@ -409,13 +409,13 @@ pub enum PaneSubscription {
 
 impl PaneSubscription {
     /// The event name of a subscription that nagi accepts in the protocol but never emits
-    /// (no layouts to move panes, no agent detection, no scrolled viewport), so that it can
-    /// be refused rather than leave its subscriber waiting.
+    /// (no layouts to move panes, no agent detection), so that it can be refused rather
+    /// than leave its subscriber waiting. `pane.scroll_changed` is emitted: an attach
+    /// controller scrolls a pane's view of its history.
     pub fn never_emitted(&self) -> Option<&'static str> {
         match self {
             PaneSubscription::PaneMoved => Some("pane.moved"),
             PaneSubscription::PaneAgentDetected => Some("pane.agent_detected"),
-            PaneSubscription::PaneScrollChanged { .. } => Some("pane.scroll_changed"),
             _ => None,
         }
     }

@@ -7,6 +7,10 @@
 //! a `seq` that increases strictly; frames addressed to other members (such as their
 //! `role_assigned`) leave gaps. A member whose queue overflows gets one `error` frame and
 //! is removed; it may join again with `replay_from` set to the last `seq` it saw plus one.
+//!
+//! nagi extension: the controller may scroll the pane's view of its history with
+//! `session_scroll`; every member is then shown that view (keyframes that draw it) instead
+//! of the live output, until the view returns to the bottom.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -49,6 +53,28 @@ pub enum SessionClientMessage {
         cols: u16,
         rows: u16,
     },
+    /// nagi extension: move the pane's view of its history (controller only). The server
+    /// keeps one view per pane and shows it to every member (see `keyframe`); `pane.get`
+    /// reports it as `scroll` and `pane.scroll_changed` announces it. A step that cannot
+    /// move the view (at the top of the history, already live, or in the alternate
+    /// screen) changes nothing.
+    SessionScroll {
+        session_id: String,
+        scroll: SessionScrollStep,
+    },
+}
+
+/// How a `session_scroll` moves the view of a pane's history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionScrollStep {
+    /// One page back into the history: the screen's rows less one, so that one row of
+    /// the previous view stays in sight.
+    PageUp,
+    /// One page toward the live screen.
+    PageDown,
+    /// Straight back to the live screen.
+    Bottom,
 }
 
 impl SessionClientMessage {
@@ -57,7 +83,8 @@ impl SessionClientMessage {
             SessionClientMessage::JoinSession { session_id, .. }
             | SessionClientMessage::LeaveSession { session_id }
             | SessionClientMessage::SessionInput { session_id, .. }
-            | SessionClientMessage::SessionResize { session_id, .. } => session_id,
+            | SessionClientMessage::SessionResize { session_id, .. }
+            | SessionClientMessage::SessionScroll { session_id, .. } => session_id,
         }
     }
 }
@@ -95,6 +122,11 @@ pub enum SessionFramePayload {
     },
     /// A full-screen snapshot (escape sequences that redraw the screen, base64-encoded).
     /// `cols` and `rows` (nagi extension) give the screen size it was taken at.
+    ///
+    /// While the controller has scrolled the pane's view into its history
+    /// (`session_scroll`), every member is sent keyframes that draw that view instead of
+    /// `output` frames; they are not replayed to later joiners. The keyframe of the live
+    /// screen that follows when the view returns to the bottom brings the members back.
     Keyframe {
         data: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -221,6 +253,23 @@ mod tests {
         assert!(
             serde_json::from_str::<SessionClientMessage>(
                 r#"{"type":"session_resize","session_id":"x","cols":-1,"rows":3}"#
+            )
+            .is_err()
+        );
+        let scroll: SessionClientMessage = serde_json::from_str(
+            r#"{"type":"session_scroll","session_id":"term_1","scroll":"page_up"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            scroll,
+            SessionClientMessage::SessionScroll {
+                session_id: "term_1".into(),
+                scroll: SessionScrollStep::PageUp
+            }
+        );
+        assert!(
+            serde_json::from_str::<SessionClientMessage>(
+                r#"{"type":"session_scroll","session_id":"x","scroll":"sideways"}"#
             )
             .is_err()
         );

@@ -3,9 +3,11 @@
 //!
 //! The terminal goes into raw mode and the alternate screen; the pane's keyframe and
 //! output frames are written to it as they come. Resizes of the terminal (SIGWINCH) are
-//! passed on while this client controls the pane. A client evicted for falling behind
-//! joins again with `replay_from`, so the mirror resumes where it stopped. The terminal is
-//! restored on every way out (see `terminal.rs`).
+//! passed on while this client controls the pane, and so are Shift+PageUp/PageDown, as
+//! `session_scroll`: the server then draws the pane's history in the keyframes it sends.
+//! A client evicted for falling behind joins again with `replay_from`, so the mirror
+//! resumes where it stopped. The terminal is restored on every way out (see
+//! `terminal.rs`).
 
 mod input;
 mod terminal;
@@ -29,14 +31,18 @@ use crate::CommandResult;
 use crate::connect::session_paths;
 use crate::context::Context;
 use crate::exit::{CliError, EXIT_OK};
-use input::InputDecoder;
+use input::{InputDecoder, KeyboardAction};
 use terminal::RawTerminal;
 
 pub const ATTACH_LONG_HELP: &str = "Mirror a pane live in this terminal and type into it.
 
 The terminal is switched to raw mode: every key goes to the pane (Ctrl-C and Ctrl-Z too), and \
 resizing the terminal resizes the pane. Only one client controls a pane at a time; when another \
-client already does, or with --observe, this one watches without typing or resizing.";
+client already does, or with --observe, this one watches without typing or resizing.
+
+Shift+PageUp and Shift+PageDown scroll through the pane's history (the top right corner shows \
+how far up, of how far it goes); typing returns to the live screen. Every client attached to \
+the pane sees the same view.";
 
 pub const DETACH_HELP: &str = "Detach: press Ctrl-\\ (Ctrl and backslash). The pane keeps running; attach again at any time.
 The terminal is restored when you detach, when the pane's process ends, when the server goes away, and on SIGTERM, SIGHUP or SIGINT.";
@@ -197,9 +203,16 @@ async fn attach_loop(
                     return Ok(Outcome::Detached);
                 }
                 let chunk = decoder.feed(&bytes);
-                if attach.role == SessionRole::Controller && !chunk.input.is_empty() {
-                    let message = SessionClientMessage::SessionInput { session_id: attach.session_id.clone(), data: chunk.input };
-                    attach.send(&message).await?;
+                // Only the controller types and scrolls; the server would refuse an observer.
+                if attach.role == SessionRole::Controller {
+                    for action in chunk.actions {
+                        let session_id = attach.session_id.clone();
+                        let message = match action {
+                            KeyboardAction::Input(data) => SessionClientMessage::SessionInput { session_id, data },
+                            KeyboardAction::Scroll(scroll) => SessionClientMessage::SessionScroll { session_id, scroll },
+                        };
+                        attach.send(&message).await?;
+                    }
                 }
                 if chunk.detach {
                     let _ = attach.send(&SessionClientMessage::LeaveSession { session_id: attach.session_id.clone() }).await;

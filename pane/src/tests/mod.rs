@@ -6,6 +6,7 @@ mod input_tests;
 mod lifecycle_tests;
 mod process_tests;
 mod screen_tests;
+mod scroll_tests;
 
 use std::sync::Arc;
 use std::time::Duration;
