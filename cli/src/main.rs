@@ -97,6 +97,11 @@ pub enum Command {
     /// Check the project recipe `.nagi/project.toml`.
     #[command(subcommand)]
     Project(commands::project::ProjectCommand),
+    /// A run's console: follow it and talk to its agent.
+    #[command(subcommand)]
+    Run(commands::console::RunCommand),
+    /// Tokens and cost the providers reported, per mission and in all.
+    Usage(commands::usage::UsageArgs),
 }
 
 fn main() {

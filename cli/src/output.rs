@@ -138,6 +138,9 @@ pub fn mission(view: &Value) -> String {
         if let Some(turns) = turns_line(run) {
             out.push_str(&format!("  turns       {turns}\n"));
         }
+        if let Some(usage) = run.get("usage") {
+            out.push_str(&format!("  run usage   {}\n", usage_text(usage)));
+        }
 
     }
     for run in view
@@ -160,10 +163,33 @@ pub fn mission(view: &Value) -> String {
             ""
         }
     ));
+    if let Some(usage) = view.get("usage") {
+        out.push_str(&format!(
+            "  usage       {} (all runs; nagi usage sums missions)\n",
+            usage_text(usage)
+        ));
+    }
     if let Some(updated) = view.get("updated_at_millis").and_then(Value::as_u64) {
         out.push_str(&format!("  updated     {}\n", format_time(updated)));
     }
     out
+}
+
+/// Tokens and cost as a person reads them: `30 in (10 cached), 15 out (4 reasoning), $0.0123`.
+pub fn usage_text(usage: &Value) -> String {
+    let count = |field: &str| usage.get(field).and_then(Value::as_u64).unwrap_or(0);
+    let mut text = format!("{} in", count("input_tokens"));
+    if count("cached_input_tokens") > 0 {
+        text.push_str(&format!(" ({} cached)", count("cached_input_tokens")));
+    }
+    text.push_str(&format!(", {} out", count("output_tokens")));
+    if count("reasoning_output_tokens") > 0 {
+        text.push_str(&format!(" ({} reasoning)", count("reasoning_output_tokens")));
+    }
+    if let Some(cost) = usage.get("cost_usd").and_then(Value::as_f64) {
+        text.push_str(&format!(", ${cost:.4}"));
+    }
+    text
 }
 
 /// How many turns the run had, how the last one ended and what is queued.
@@ -194,6 +220,12 @@ fn run_line(run: &Value) -> String {
     }
     if let Some(enforcement) = run.get("enforcement").and_then(Value::as_str) {
         line.push_str(&format!(", enforcement {enforcement}"));
+    }
+    if let Some(model) = run.get("model").and_then(Value::as_str) {
+        line.push_str(&format!(", model {model}"));
+    }
+    if let Some(effort) = run.get("reasoning_effort").and_then(Value::as_str) {
+        line.push_str(&format!(" ({effort} effort)"));
     }
     if run.get("live").and_then(Value::as_bool) == Some(true) {
         line.push_str(", live");

@@ -40,6 +40,9 @@ pub fn run_view(run_id: &str, provider: MissionProvider) -> MissionRunViewV1 {
         turns: Some(1),
         last_turn_outcome: None,
         queued_follow_ups: None,
+        usage: None,
+        model: None,
+        reasoning_effort: None,
     }
 }
 
@@ -98,6 +101,7 @@ pub fn mission(id: &str, status: MissionStatus) -> MissionViewV1 {
         checks_running: None,
         worktree: None,
         landing: None,
+        usage: None,
         abandoned_reason: None,
         unresolved_attention_count: 1,
         updated_at_millis: 1,

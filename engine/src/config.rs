@@ -346,6 +346,10 @@ pub struct EngineConfig {
     /// Where mission worktrees go when the recipe names no place (`[worktree] location`,
     /// else `crate::worktrees::default_worktrees_dir`, else beside the config folder).
     pub worktrees_dir: PathBuf,
+    /// The `nagi` executable whose `run console` a run's pane runs (the server's own binary);
+    /// `None` (an engine inside another program): the pane follows the transcript with
+    /// `tail -F` and takes no input.
+    pub console_program: Option<PathBuf>,
 }
 
 impl EngineConfig {
@@ -364,6 +368,7 @@ impl EngineConfig {
             max_connections: 4096,
             idle_timeout: std::time::Duration::from_secs(300),
             store_max_page_count: None,
+            console_program: None,
         }
     }
 }

@@ -288,6 +288,9 @@ fn new_run(mission: &Mission, model: &Model, provider: usize, handoff: bool, at:
         turns: 1,
         last_turn_outcome: None,
         queued_follow_ups: 0,
+        usage: None,
+        model: None,
+        reasoning_effort: None,
     }
 }
 

@@ -317,10 +317,14 @@ fn apply_to_existing(mission: &mut Mission, event: &MissionEvent) {
             run_id,
             outcome,
             next_turn_starts,
+            usage,
             ..
         } => {
             if let Some(run) = mission.run.as_mut().filter(|run| &run.run_id == run_id) {
                 run.last_turn_outcome = Some(outcome.clone());
+                if let Some(usage) = usage {
+                    run.usage = Some(run.usage.unwrap_or_default().plus(*usage));
+                }
                 if *next_turn_starts {
                     run.queued_follow_ups = run.queued_follow_ups.saturating_sub(1);
                     run.turns += 1;
@@ -353,7 +357,13 @@ fn apply_steer(
     actor: &nagi_schema::steer::RunActorV1,
 ) {
     use nagi_schema::steer::FollowUpDelivery;
-    let crate::event::Steer::Send { delivery, .. } = steer else {
+    let crate::event::Steer::Send {
+        delivery,
+        model,
+        reasoning_effort,
+        ..
+    } = steer
+    else {
         return;
     };
     let Some(run) = mission.run.as_mut().filter(|run| run.run_id == run_id) else {
@@ -362,6 +372,12 @@ fn apply_steer(
     match delivery {
         FollowUpDelivery::Queued => run.queued_follow_ups += 1,
         FollowUpDelivery::Resumed => {
+            if model.is_some() {
+                run.model = model.clone();
+            }
+            if reasoning_effort.is_some() {
+                run.reasoning_effort = reasoning_effort.clone();
+            }
             run.turns += 1;
             run.queued_follow_ups = 0;
             run.ended_at_millis = None;

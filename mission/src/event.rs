@@ -175,6 +175,9 @@ pub enum MissionEvent {
         turn: u32,
         outcome: String,
         next_turn_starts: bool,
+        /// What the provider reported for the turn, when it did.
+        #[serde(default)]
+        usage: Option<crate::usage::TokenUsage>,
         at_millis: u64,
     },
 }
@@ -187,6 +190,11 @@ pub enum Steer {
     Send {
         text: String,
         delivery: nagi_schema::steer::FollowUpDelivery,
+        /// A model or effort from this turn on (only when the provider starts again).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reasoning_effort: Option<String>,
     },
     Interrupt,
     Stop,

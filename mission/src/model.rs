@@ -182,6 +182,14 @@ pub struct Run {
     /// Follow-ups queued behind the running turn.
     #[serde(default)]
     pub queued_follow_ups: u32,
+    /// What the provider reported for the run's turns, summed.
+    #[serde(default)]
+    pub usage: Option<crate::usage::TokenUsage>,
+    /// The model and reasoning effort asked for (`None`: the provider's default).
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub reasoning_effort: Option<String>,
 }
 
 /// One attempt at delivering a decision to the provider.

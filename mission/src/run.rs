@@ -37,6 +37,37 @@ pub struct StartRequest {
     pub execute_project_recipe: bool,
     pub sandbox: SandboxGrant,
     pub consent_id: Option<String>,
+    pub model: Option<String>,
+    pub reasoning_effort: Option<String>,
+}
+
+/// A model name as the providers spell them (`gpt-5.4`, `claude-sonnet-4-5`,
+/// `openai/gpt-5`, `claude-opus-4-8[1m]`): 1–128 bytes of letters, digits and `. _ : / @ - [ ]`.
+pub fn check_model(model: &str) -> Result<(), MissionError> {
+    let allowed = |byte: u8| byte.is_ascii_alphanumeric() || b"._:/@-[]".contains(&byte);
+    if model.is_empty() || model.len() > 128 || !model.bytes().all(allowed) {
+        return Err(MissionError::InvalidMission(format!(
+            "model {model:?} must be 1 to 128 letters, digits or . _ : / @ - [ ]"
+        )));
+    }
+    Ok(())
+}
+
+/// A reasoning effort (`low`, `medium`, `high`, `xhigh`, …): 1–16 lower-case letters.
+pub fn check_effort(effort: &str) -> Result<(), MissionError> {
+    if effort.is_empty() || effort.len() > 16 || !effort.bytes().all(|byte| byte.is_ascii_lowercase()) {
+        return Err(MissionError::InvalidMission(format!(
+            "reasoning effort {effort:?} must be 1 to 16 lower-case letters (low, medium, high, …)"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks an optional model and effort.
+pub fn check_model_choice(model: Option<&str>, effort: Option<&str>) -> Result<(), MissionError> {
+    model.map(check_model).transpose()?;
+    effort.map(check_effort).transpose()?;
+    Ok(())
 }
 
 /// The run-id rule of step 8 (a blank or too long id cannot form a claim identity), then
@@ -99,6 +130,7 @@ pub fn decide_run_started(
     now: u64,
 ) -> Result<MissionEvent, MissionError> {
     check_can_start(mission, &request.run_id)?;
+    check_model_choice(request.model.as_deref(), request.reasoning_effort.as_deref())?;
     let Ok(run_id) = RunId::parse(&request.run_id) else {
         return Err(MissionError::InvalidMission(format!(
             "run_id {:?} breaks the ID rule",
@@ -133,6 +165,9 @@ pub fn decide_run_started(
             turns: 1,
             last_turn_outcome: None,
             queued_follow_ups: 0,
+            usage: None,
+            model: request.model.clone(),
+            reasoning_effort: request.reasoning_effort.clone(),
         },
         at_millis: now,
     })

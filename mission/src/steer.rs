@@ -49,14 +49,28 @@ fn steerable_run(mission: &Mission) -> Result<&Run, MissionError> {
 }
 
 /// `mission.send`: the events of a follow-up, and how it is delivered.
+/// A follow-up's words, and the model and effort it asks for from its turn on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FollowUp {
+    pub text: String,
+    pub model: Option<String>,
+    pub reasoning_effort: Option<String>,
+}
+
 pub fn decide_send(
     mission: &Mission,
-    text: &str,
+    follow_up: &FollowUp,
     actor: &RunActorV1,
     run_is_live: bool,
     now: u64,
 ) -> Result<(Vec<MissionEvent>, FollowUpDelivery), MissionError> {
+    let text = follow_up.text.as_str();
     check_text("text", text, MAX_FOLLOW_UP_BYTES).map_err(MissionError::InvalidMission)?;
+    super::run::check_model_choice(
+        follow_up.model.as_deref(),
+        follow_up.reasoning_effort.as_deref(),
+    )?;
+    let changes_model = follow_up.model.is_some() || follow_up.reasoning_effort.is_some();
     if text.contains('\0') {
         return Err(MissionError::InvalidMission(
             "text must not contain NUL".into(),
@@ -72,6 +86,12 @@ pub fn decide_send(
                 "mission {} is {} while its provider is still stopping; send again in a moment",
                 mission.mission_id,
                 mission.status.as_str()
+            )));
+        }
+        if changes_model {
+            return Err(MissionError::InvalidMission(format!(
+                "a model or effort takes effect when the provider starts, and mission {}'s provider is working on a turn: send it without --model/--effort, or after the turn ended (`nagi mission interrupt {}` ends it now)",
+                mission.mission_id, mission.mission_id
             )));
         }
         FollowUpDelivery::Queued
@@ -103,6 +123,8 @@ pub fn decide_send(
             steer: Steer::Send {
                 text: text.to_string(),
                 delivery,
+                model: follow_up.model.clone(),
+                reasoning_effort: follow_up.reasoning_effort.clone(),
             },
             actor: actor.clone(),
             at_millis: now,
@@ -182,6 +204,7 @@ pub fn on_turn_ended(
     run_id: &str,
     end: &super::run::TurnEnd,
     next_turn_starts: bool,
+    usage: Option<super::usage::TokenUsage>,
     now: u64,
 ) -> Vec<MissionEvent> {
     let Some(run) = mission.run.as_ref().filter(|run| run.run_id == run_id) else {
@@ -192,6 +215,7 @@ pub fn on_turn_ended(
         turn: run.turns,
         outcome: turn_outcome_words(end),
         next_turn_starts: next_turn_starts && *end == super::run::TurnEnd::Completed,
+        usage,
         at_millis: now,
     }]
 }

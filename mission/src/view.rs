@@ -37,6 +37,9 @@ pub fn run_view(run: &Run, live: Option<bool>) -> MissionRunViewV1 {
         turns: Some(run.turns),
         last_turn_outcome: run.last_turn_outcome.clone(),
         queued_follow_ups: (run.queued_follow_ups > 0).then_some(run.queued_follow_ups),
+        usage: run.usage.map(|usage| usage.to_wire()),
+        model: run.model.clone(),
+        reasoning_effort: run.reasoning_effort.clone(),
     }
 }
 
@@ -219,6 +222,14 @@ pub fn mission_view(mission: &Mission, live_runs: &dyn LiveRuns) -> MissionViewV
         abandoned_reason: mission.abandoned_reason.clone(),
         worktree: mission.worktree.as_ref().map(worktree_view),
         landing: mission.landing.clone().map(Box::new),
+        usage: crate::usage::total(
+            mission
+                .run_history
+                .iter()
+                .chain(mission.run.iter())
+                .filter_map(|run| run.usage.as_ref()),
+        )
+        .map(|usage| usage.to_wire()),
         unresolved_attention_count: mission.unresolved_attention_count(),
         updated_at_millis: mission.updated_at_millis,
     }

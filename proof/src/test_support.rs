@@ -121,6 +121,9 @@ pub fn run(run_id: &str, provider: MissionProvider) -> Run {
         turns: 1,
         last_turn_outcome: None,
         queued_follow_ups: 0,
+        usage: None,
+        model: None,
+        reasoning_effort: None,
     }
 }
 

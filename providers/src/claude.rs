@@ -70,6 +70,14 @@ pub fn claude_arguments(spec: &LaunchSpec) -> Vec<String> {
         );
         args.push(READ_ONLY_TOOLS.join(","));
     }
+    if let Some(model) = &spec.model {
+        args.push("--model".to_string());
+        args.push(model.clone());
+    }
+    if let Some(effort) = &spec.reasoning_effort {
+        args.push("--effort".to_string());
+        args.push(effort.clone());
+    }
     if let Some(session_id) = &spec.resume_session_id {
         args.push("--resume".to_string());
         args.push(session_id.clone());
@@ -130,6 +138,9 @@ struct ClaudeSession {
     session_id: Option<String>,
     turn_running: bool,
     interrupt_requested: bool,
+    /// `total_cost_usd` of the last result, to price a turn where Claude Code does not
+    /// price it on its own (older versions).
+    session_cost_usd: Option<f64>,
     queued_turns: VecDeque<String>,
     pending: HashMap<String, PendingPermission>,
     /// Control requests we answered: Claude echoes our responses back on stdout.
@@ -149,6 +160,7 @@ impl ClaudeSession {
             session_id: None,
             turn_running: false,
             interrupt_requested: false,
+            session_cost_usd: None,
             queued_turns,
             pending: HashMap::new(),
             answered: HashSet::new(),
@@ -408,7 +420,17 @@ impl ClaudeSession {
                 subtype,
                 is_error,
                 text,
-            } => self.handle_result(io, &subtype, is_error, text).await,
+                usage,
+                session_cost_usd,
+            } => {
+                if self.turn_running
+                    && let Some(usage) = usage
+                {
+                    let usage = self.priced(usage, session_cost_usd);
+                    send(io, ProviderEvent::Usage(usage)).await?;
+                }
+                self.handle_result(io, &subtype, is_error, text).await
+            }
             ClaudeFrame::ToolPermission {
                 request_id,
                 request,
@@ -516,6 +538,32 @@ impl ClaudeSession {
                 )
                 .await
             }
+        }
+    }
+
+    /// The turn's cost: Claude Code's own (newer versions), else the growth of the
+    /// session's total since the last result in this process. The first result of a
+    /// resumed session has no earlier total here, so its cost is unknown.
+    fn priced(
+        &mut self,
+        usage: crate::spec::TurnUsage,
+        session_cost_usd: Option<f64>,
+    ) -> crate::spec::TurnUsage {
+        let previous = self.session_cost_usd;
+        self.session_cost_usd = session_cost_usd.or(previous);
+        if usage.cost_micro_usd.is_some() {
+            return usage;
+        }
+        let since = match (previous, self.spec.resume_session_id.is_some()) {
+            (Some(previous), _) => Some(previous),
+            (None, false) => Some(0.0),
+            (None, true) => None,
+        };
+        crate::spec::TurnUsage {
+            cost_micro_usd: session_cost_usd
+                .zip(since)
+                .and_then(|(total, since)| crate::spec::micro_usd(total - since)),
+            ..usage
         }
     }
 

@@ -60,6 +60,11 @@ pub enum ClaudeFrame {
         subtype: String,
         is_error: bool,
         text: Option<String>,
+        /// The turn's tokens (`usage`, the sum of the turn's API requests) and, from Claude
+        /// Code versions that send `model_usage_since_last_result`, the turn's cost.
+        usage: Option<crate::spec::TurnUsage>,
+        /// `total_cost_usd`: the session's cost so far (it survives a resume).
+        session_cost_usd: Option<f64>,
     },
     ToolPermission {
         request_id: String,
@@ -80,6 +85,33 @@ pub enum ClaudeFrame {
     Other {
         frame_type: String,
     },
+}
+
+/// A result frame's turn usage. Anthropic counts cache reads and writes apart from
+/// `input_tokens`; nagi's input includes them.
+fn result_usage(frame: &Value) -> Option<crate::spec::TurnUsage> {
+    let usage = frame.get("usage")?;
+    let count = |field: &str| usage.get(field).and_then(Value::as_u64).unwrap_or(0);
+    let cached = count("cache_read_input_tokens");
+    let turn_cost = frame
+        .get("model_usage_since_last_result")
+        .and_then(Value::as_object)
+        .map(|models| {
+            models
+                .values()
+                .filter_map(|model| model.get("costUSD").and_then(Value::as_f64))
+                .sum::<f64>()
+        });
+    Some(crate::spec::TurnUsage {
+        input_tokens: count("input_tokens") + cached + count("cache_creation_input_tokens"),
+        cached_input_tokens: cached,
+        output_tokens: count("output_tokens"),
+        reasoning_output_tokens: usage
+            .pointer("/output_tokens_details/thinking_tokens")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
+        cost_micro_usd: turn_cost.and_then(crate::spec::micro_usd),
+    })
 }
 
 fn string_field(value: &Value, field: &str) -> Option<String> {
@@ -150,6 +182,8 @@ pub fn parse_claude_frame(bytes: &[u8]) -> Result<ClaudeFrame, ClaudeCodecError>
                 .and_then(Value::as_bool)
                 .ok_or_else(|| violation("result without is_error"))?,
             text: string_field(&frame, "result"),
+            usage: result_usage(&frame),
+            session_cost_usd: frame.get("total_cost_usd").and_then(Value::as_f64),
         }),
         "control_request" => {
             let request_id = string_field(&frame, "request_id")

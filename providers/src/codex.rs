@@ -102,6 +102,8 @@ struct TurnState {
     id: Option<String>,
     interrupt_requested: bool,
     interrupt_sent: bool,
+    /// The sum of the turn's model requests (`thread/tokenUsage/updated` `last`).
+    usage: crate::spec::TurnUsage,
 }
 
 struct CodexSession {
@@ -431,8 +433,16 @@ impl CodexSession {
             id: None,
             interrupt_requested: false,
             interrupt_sent: false,
+            usage: Default::default(),
         });
-        let params = json!({"threadId": thread_id, "input": [{"type": "text", "text": text}]});
+        let mut params = json!({"threadId": thread_id, "input": [{"type": "text", "text": text}]});
+        // Codex applies them to this turn and the ones after.
+        if let Some(model) = &self.spec.model {
+            params["model"] = json!(model);
+        }
+        if let Some(effort) = &self.spec.reasoning_effort {
+            params["effort"] = json!(effort);
+        }
         self.send_request(Purpose::StartTurn, "turn/start", params)
             .await?;
         send(io, ProviderEvent::Working).await
@@ -721,6 +731,18 @@ impl CodexSession {
             }
             CodexNotification::Error { message } => {
                 transcript(io, TranscriptLine::Info(format!("codex error: {message}"))).await
+            }
+            CodexNotification::TokenUsage { turn_id, last } => {
+                // Only the running turn counts: after a resume codex re-sends the thread's
+                // stored usage under the previous turn's id, before the new turn has one.
+                let Some(turn) = self.turn.as_mut() else {
+                    return Ok(());
+                };
+                if turn.id.is_none() || turn.id != turn_id {
+                    return Ok(());
+                }
+                turn.usage = turn.usage.plus(last);
+                send(io, ProviderEvent::Usage(turn.usage)).await
             }
             CodexNotification::Other => Ok(()),
         }

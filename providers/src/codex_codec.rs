@@ -368,7 +368,13 @@ pub enum CodexNotification {
     Error {
         message: String,
     },
-    /// Deltas, token usage, plans and everything else: activity, nothing to report.
+    /// `thread/tokenUsage/updated`: `last` is one model request's tokens (`total` is the
+    /// whole thread's, across turns and resumes, so it is not used).
+    TokenUsage {
+        turn_id: Option<String>,
+        last: crate::spec::TurnUsage,
+    },
+    /// Deltas, plans and everything else: activity, nothing to report.
     Other,
 }
 
@@ -431,6 +437,25 @@ pub fn parse_notification(
                 .unwrap_or("the provider reported an error")
                 .to_string(),
         }),
+        "thread/tokenUsage/updated" => {
+            let last = params
+                .pointer("/tokenUsage/last")
+                .ok_or_else(|| violation("thread/tokenUsage/updated without tokenUsage.last"))?;
+            let count = |field: &str| last.get(field).and_then(Value::as_u64).unwrap_or(0);
+            Ok(CodexNotification::TokenUsage {
+                turn_id: params
+                    .get("turnId")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                last: crate::spec::TurnUsage {
+                    input_tokens: count("inputTokens"),
+                    cached_input_tokens: count("cachedInputTokens"),
+                    output_tokens: count("outputTokens"),
+                    reasoning_output_tokens: count("reasoningOutputTokens"),
+                    cost_micro_usd: None,
+                },
+            })
+        }
         _ => Ok(CodexNotification::Other),
     }
 }

@@ -69,6 +69,20 @@ fn check_spec(spec: &LaunchSpec) -> Result<(), LaunchError> {
                 .to_string(),
         ));
     }
+    if spec.kind == ProviderKind::Acp && (spec.model.is_some() || spec.reasoning_effort.is_some()) {
+        return Err(LaunchError::Config(
+            "choosing a model or a reasoning effort is not supported for ACP agents yet; configure it in the agent's own settings"
+                .to_string(),
+        ));
+    }
+    if spec.kind == ProviderKind::OpenCode
+        && spec.model.as_deref().is_some_and(|model| !model.contains('/'))
+    {
+        return Err(LaunchError::Config(
+            "OpenCode names a model as provider/model (for example anthropic/claude-sonnet-4-5)"
+                .to_string(),
+        ));
+    }
     if spec.leading_args.len() + spec.extra_args.len() > 256
         || spec
             .leading_args

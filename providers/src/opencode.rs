@@ -121,6 +121,8 @@ impl Driver for OpenCodeDriver {
             text_parts: HashMap::new(),
             tools_seen: HashSet::new(),
             user_messages: HashSet::new(),
+            turn_user_message: None,
+            turn_usage: Default::default(),
             last_activity: Instant::now(),
         };
         session.run(io).await
@@ -185,6 +187,10 @@ struct OpenCodeSession {
     tools_seen: HashSet<String>,
     /// Ids of user messages: their text parts are our own prompt, not agent output.
     user_messages: HashSet<String>,
+    /// The user message of the running turn (our prompt), once OpenCode reported it.
+    turn_user_message: Option<String>,
+    /// The running turn's finished assistant messages and their usage.
+    turn_usage: std::collections::HashMap<String, crate::spec::TurnUsage>,
     last_activity: Instant,
 }
 
@@ -460,9 +466,18 @@ impl OpenCodeSession {
             ));
         }
         let path = format!("/session/{}/prompt_async", self.session_id);
-        let body = json!({"parts": [{"type": "text", "text": text}]});
+        let mut body = json!({"parts": [{"type": "text", "text": text}]});
+        // `provider/model` (checked at launch); the effort is OpenCode's model `variant`.
+        if let Some((provider, model)) = self.spec.model.as_deref().and_then(|model| model.split_once('/')) {
+            body["model"] = json!({"providerID": provider, "modelID": model});
+        }
+        if let Some(effort) = &self.spec.reasoning_effort {
+            body["variant"] = json!(effort);
+        }
         // Armed before the request: the turn's first events may beat the response.
         self.turn_armed = true;
+        self.turn_user_message = None;
+        self.turn_usage.clear();
         self.busy_seen = false;
         self.abort_requested = false;
         self.last_activity = Instant::now();
@@ -707,11 +722,33 @@ impl OpenCodeSession {
                 session_id,
                 message_id,
                 role,
+                parent_id,
+                finished_usage,
             } if ours(&session_id) => {
                 if role == "user" {
+                    if self.turn_armed && !self.user_messages.contains(&message_id) {
+                        self.turn_user_message = Some(message_id.clone());
+                    }
                     self.user_messages.insert(message_id);
+                    return Ok(());
                 }
-                Ok(())
+                // The turn's usage is the sum of the assistant messages that answer its
+                // prompt (each is reported more than once; the last report counts).
+                match (finished_usage, &self.turn_user_message) {
+                    (Some(usage), Some(prompt))
+                        if self.turn_armed && parent_id.as_ref() == Some(prompt) =>
+                    {
+                        self.turn_usage.insert(message_id, usage);
+                        let sum = self
+                            .turn_usage
+                            .values()
+                            .fold(crate::spec::TurnUsage::default(), |sum, usage| {
+                                sum.plus(*usage)
+                            });
+                        send(io, ProviderEvent::Usage(sum)).await
+                    }
+                    _ => Ok(()),
+                }
             }
             OpenCodeEvent::PartUpdated {
                 part: OpenCodePart::Text { message_id, .. },

@@ -197,8 +197,34 @@ pub enum OpenCodeEvent {
         session_id: String,
         message_id: String,
         role: String,
+        /// The user message an assistant message answers.
+        parent_id: Option<String>,
+        /// An assistant message's tokens and cost, once it is finished (`info.finish`):
+        /// each assistant message is one model request.
+        finished_usage: Option<crate::spec::TurnUsage>,
     },
     Other,
+}
+
+/// A finished assistant message's usage. OpenCode counts cache reads and writes apart from
+/// `tokens.input`; nagi's input includes them. A cost of 0 is what OpenCode reports for a
+/// model without a price, so it is not shown as a cost.
+fn message_usage(info: &Value) -> Option<crate::spec::TurnUsage> {
+    info.get("finish").and_then(Value::as_str)?;
+    let tokens = info.get("tokens")?;
+    let count = |pointer: &str| tokens.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+    let cached = count("/cache/read");
+    Some(crate::spec::TurnUsage {
+        input_tokens: count("/input") + cached + count("/cache/write"),
+        cached_input_tokens: cached,
+        output_tokens: count("/output"),
+        reasoning_output_tokens: count("/reasoning"),
+        cost_micro_usd: info
+            .get("cost")
+            .and_then(Value::as_f64)
+            .filter(|cost| *cost > 0.0)
+            .and_then(crate::spec::micro_usd),
+    })
 }
 
 fn text(value: &Value, pointer: &str) -> Option<String> {
@@ -275,6 +301,8 @@ pub fn parse_opencode_event(data: &[u8]) -> Result<OpenCodeEvent, OpenCodeCodecE
             session_id: required(properties, "/info/sessionID", "message.updated")?,
             message_id: required(properties, "/info/id", "message.updated")?,
             role: text(properties, "/info/role").unwrap_or_default(),
+            parent_id: text(properties, "/info/parentID"),
+            finished_usage: message_usage(properties.get("info").unwrap_or(&empty)),
         },
         "message.part.updated" => {
             let part = properties.get("part").unwrap_or(&empty);

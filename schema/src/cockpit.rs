@@ -44,6 +44,11 @@ pub enum CockpitAction {
         execute_project_recipe: bool,
         #[serde(default)]
         execute_declared_checks: bool,
+        /// The model and reasoning effort for the run (absent: the provider's default).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reasoning_effort: Option<String>,
     },
     /// Answer a provider's attention item (contract §2.6, local path).
     Respond {

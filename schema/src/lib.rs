@@ -24,6 +24,7 @@ pub mod proof;
 pub mod results;
 pub mod session_protocol;
 pub mod steer;
+pub mod usage;
 pub mod worktree;
 pub mod worktree_document;
 

@@ -187,6 +187,12 @@ pub static ENGINE_METHODS: &[MethodSpec] = &[
         "The current run's native session id and the vendor's resume command, for a person's own terminal (nagi extension)."
     ),
     method!(
+        "mission.usage",
+        crate::usage::MissionUsageParams,
+        Rejected,
+        "Tokens and cost the providers reported, summed over the missions' turns (nagi extension)."
+    ),
+    method!(
         "mission.delete",
         MissionTarget,
         Ignored,

@@ -251,6 +251,14 @@ pub struct MissionStartParams {
     /// nagi extension: the ref a new mission worktree is made from (only with `worktree`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<String>,
+    /// nagi extension: the model the provider uses (its own name for it: `gpt-5.4`,
+    /// `claude-sonnet-4-5`, `provider/model` for OpenCode). Not for ACP agents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// nagi extension: the reasoning effort, where the provider has one (`low`, `medium`,
+    /// `high`, …; passed as the provider names it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -381,6 +389,9 @@ pub struct MissionViewV1 {
     /// nagi extension: what the landing that archived the mission did (`mission.land`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub landing: Option<Box<crate::land::MissionLandingV1>>,
+    /// nagi extension: what the providers reported over all of the mission's runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::usage::UsageV1>,
     pub unresolved_attention_count: u32,
     pub updated_at_millis: u64,
 }
@@ -440,6 +451,15 @@ pub struct MissionRunViewV1 {
     /// nagi extension: follow-ups waiting for the running turn to complete.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queued_follow_ups: Option<u32>,
+    /// nagi extension: what the provider reported for this run's turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::usage::UsageV1>,
+    /// nagi extension: the model and reasoning effort asked for (absent: the provider's
+    /// default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -103,6 +103,13 @@ pub enum ResponseResult {
         worktree_path: String,
         session: crate::steer::ProviderSessionV1,
     },
+    /// nagi extension: `mission.usage`: tokens and cost summed over the missions' turns.
+    MissionUsage {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        since_millis: Option<u64>,
+        usage: crate::usage::UsageV1,
+        missions: Vec<crate::usage::MissionUsageEntryV1>,
+    },
     /// nagi extension: `mission.stop`: the provider was stopped and the run released.
     MissionStopped {
         mission: MissionViewV1,

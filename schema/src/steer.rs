@@ -21,6 +21,12 @@ pub struct MissionSendParams {
     /// What to tell the agent (1–8192 bytes, not blank).
     #[schemars(length(min = 1, max = 8192))]
     pub text: String,
+    /// The model from this turn on (only when the follow-up starts the provider again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The reasoning effort from this turn on (as `model`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
 }
 
 /// `mission.interrupt` and `mission.stop`. Unknown fields are rejected.

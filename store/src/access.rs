@@ -141,6 +141,20 @@ impl<'a> Reader<'a> {
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
+    /// The events of one kind that happened at or after `since_millis`, oldest first. A
+    /// scan of the log, for reports (`mission.usage`), not the request path of a mission.
+    pub fn events_of_kind_since(
+        &self,
+        kind: &str,
+        since_millis: u64,
+    ) -> Result<Vec<EventRow>, StoreError> {
+        let mut statement = self.connection.prepare_cached(
+            "SELECT seq, event_id, mission_id, kind, payload, at_millis FROM events WHERE kind = ?1 AND at_millis >= ?2 ORDER BY seq",
+        )?;
+        let rows = statement.query_map(params![kind, since_millis as i64], event_row)?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
     pub fn attention_mission(&self, attention_id: &str) -> Result<Option<String>, StoreError> {
         let mut statement = self
             .connection

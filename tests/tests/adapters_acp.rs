@@ -249,3 +249,12 @@ async fn resume_without_agent_support_fails_closed() {
     );
     assert!(!run.saw(|event| matches!(event, ProviderEvent::SessionBound { .. })));
 }
+
+#[test]
+fn choosing_a_model_for_an_acp_agent_is_refused_with_the_reason() {
+    let fixture = Fixture::new();
+    let mut spec = fixture.spec(ProviderKind::Acp, &fake(), r#"["complete"]"#);
+    spec.model = Some("some-model".into());
+    let refused = nagi_providers::launch(spec).err().expect("refused");
+    assert!(refused.to_string().contains("not supported for ACP agents"), "{refused}");
+}

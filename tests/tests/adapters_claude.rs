@@ -286,3 +286,32 @@ async fn a_resumed_session_continues_with_a_new_turn() {
     assert_eq!(fixture.logged("prompt").len(), 1);
     assert_eq!(fixture.logged("prompt")[0]["text"], "continue please");
 }
+
+#[tokio::test]
+async fn the_model_and_effort_are_claude_flags_and_the_result_frame_gives_the_turns_usage_and_cost()
+{
+    let fixture = Fixture::new();
+    let mut spec = fixture.spec(ProviderKind::ClaudeCode, &fake(), r#"["complete"]"#);
+    spec.model = Some("claude-sonnet-4-5".into());
+    spec.reasoning_effort = Some("high".into());
+    let mut run = Run::launch(spec);
+    assert_eq!(run.turn_completed().await, TurnOutcome::Completed);
+    run.shutdown().await;
+    let args = fixture.logged("started")[0]["args"].clone();
+    let args: Vec<&str> = args.as_array().unwrap().iter().filter_map(|arg| arg.as_str()).collect();
+    let flag = |name: &str| args.iter().position(|arg| *arg == name).map(|at| args[at + 1]);
+    assert_eq!(flag("--model"), Some("claude-sonnet-4-5"), "{args:?}");
+    assert_eq!(flag("--effort"), Some("high"), "{args:?}");
+    // Anthropic counts cache reads apart from input; nagi's input includes them. A fresh
+    // session's first total is its first turn's cost.
+    assert_eq!(
+        run.usage_reports(),
+        vec![nagi_providers::TurnUsage {
+            input_tokens: 100,
+            cached_input_tokens: 40,
+            output_tokens: 20,
+            reasoning_output_tokens: 5,
+            cost_micro_usd: Some(12_300),
+        }]
+    );
+}

@@ -287,3 +287,30 @@ async fn kernel_confinement_keeps_a_read_only_worktree_unwritten() {
         run.agent_texts()
     );
 }
+
+#[tokio::test]
+async fn the_model_and_effort_go_on_every_turn_and_the_turns_usage_is_reported_without_stale_reports()
+{
+    let fixture = Fixture::new();
+    let mut spec = fixture.spec(ProviderKind::Codex, &fake(), r#"["complete"]"#);
+    spec.model = Some("gpt-5.4".into());
+    spec.reasoning_effort = Some("high".into());
+    let mut run = Run::launch(spec);
+    assert_eq!(run.turn_completed().await, TurnOutcome::Completed);
+    run.shutdown().await;
+    let turn = &fixture.received("turn/start")[0]["params"];
+    assert_eq!(turn["model"], "gpt-5.4", "{turn}");
+    assert_eq!(turn["effort"], "high", "{turn}");
+    // The fake first re-sends a stale report under an earlier turn's id (as codex does after
+    // a resume); only the running turn's report counts.
+    assert_eq!(
+        run.usage_reports(),
+        vec![nagi_providers::TurnUsage {
+            input_tokens: 100,
+            cached_input_tokens: 40,
+            output_tokens: 20,
+            reasoning_output_tokens: 5,
+            cost_micro_usd: None,
+        }]
+    );
+}

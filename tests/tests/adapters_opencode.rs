@@ -315,3 +315,43 @@ async fn a_missing_capability_is_named() {
         "{reason}"
     );
 }
+
+#[tokio::test]
+async fn the_model_goes_in_the_prompt_and_the_turns_finished_messages_give_its_usage() {
+    let fixture = Fixture::new();
+    let mut spec = fixture.spec(ProviderKind::OpenCode, &fake(), r#"["complete"]"#);
+    spec.model = Some("anthropic/claude-sonnet-4-5".into());
+    spec.reasoning_effort = Some("high".into());
+    let mut run = Run::launch(spec);
+    assert_eq!(run.turn_completed().await, TurnOutcome::Completed);
+    run.shutdown().await;
+    let prompt = &fixture.logged("prompt")[0];
+    assert_eq!(
+        prompt["model"],
+        serde_json::json!({"providerID": "anthropic", "modelID": "claude-sonnet-4-5"}),
+        "{prompt}"
+    );
+    assert_eq!(prompt["variant"], "high");
+    // The finished message is reported twice; it counts once.
+    let reports = run.usage_reports();
+    assert_eq!(
+        reports.last().copied(),
+        Some(nagi_providers::TurnUsage {
+            input_tokens: 100,
+            cached_input_tokens: 40,
+            output_tokens: 20,
+            reasoning_output_tokens: 5,
+            cost_micro_usd: Some(12_300),
+        }),
+        "{reports:?}"
+    );
+}
+
+#[test]
+fn a_model_that_is_not_provider_slash_model_is_refused_at_launch() {
+    let fixture = Fixture::new();
+    let mut spec = fixture.spec(ProviderKind::OpenCode, &fake(), r#"["complete"]"#);
+    spec.model = Some("claude-sonnet-4-5".into());
+    let refused = nagi_providers::launch(spec).err().expect("refused");
+    assert!(refused.to_string().contains("provider/model"), "{refused}");
+}

@@ -49,6 +49,8 @@ pub enum MissionCommand {
     Send {
         mission_id: String,
         text: Option<String>,
+        #[command(flatten)]
+        model: ModelArgs,
     },
     /// Interrupt the agent's turn in progress (the provider's own interrupt); the mission
     /// is blocked until a follow-up or a new run.
@@ -223,6 +225,32 @@ pub struct StartArgs {
     /// Approve the consent preview without asking.
     #[arg(long)]
     pub yes: bool,
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+/// The model and reasoning effort of a run (start) or from a follow-up on (send).
+#[derive(Debug, Args)]
+pub struct ModelArgs {
+    /// The model, as the provider names it (gpt-5.4, claude-sonnet-4-5, provider/model
+    /// for OpenCode); default: the provider's own.
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// The reasoning effort, where the provider has one (low, medium, high, …).
+    #[arg(long, value_name = "EFFORT")]
+    pub effort: Option<String>,
+}
+
+impl ModelArgs {
+    /// Adds `model` and `reasoning_effort` to a request's params or an action.
+    fn add_to(&self, params: &mut Value) {
+        if let Some(model) = &self.model {
+            params["model"] = json!(model);
+        }
+        if let Some(effort) = &self.effort {
+            params["reasoning_effort"] = json!(effort);
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -308,7 +336,7 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
             if args.write || args.execute_recipe || matches!(args.provider, ProviderChoice::Acp) {
                 // Authority the public socket cannot grant: asked for here, as the cockpit
                 // asks for it.
-                let action = json!({
+                let mut action = json!({
                     "kind": "start_run",
                     "mission_id": args.mission_id,
                     "run_id": run_id,
@@ -320,6 +348,7 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
                     "execute_project_recipe": args.execute_recipe,
                     "execute_declared_checks": args.execute_checks,
                 });
+                args.model.add_to(&mut action);
                 let outcome = super::consent::ask_and_decide(context, action, args.yes)?;
                 return context.print(&outcome, |outcome| {
                     let summary = outcome.get("summary").and_then(Value::as_str).unwrap_or("");
@@ -339,6 +368,7 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
                 "worktree_path": worktree,
                 "execute_declared_checks": args.execute_checks,
             });
+            args.model.add_to(&mut params);
             if mission_worktree {
                 params["worktree"] = json!(true);
                 if let Some(base) = &args.base {
@@ -363,12 +393,15 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
                 format!("mission abandoned\n{}", mission_view_text(result))
             })
         }
-        MissionCommand::Send { mission_id, text } => {
+        MissionCommand::Send {
+            mission_id,
+            text,
+            model,
+        } => {
             let text = follow_up_text(text)?;
-            let result = context.request(
-                "mission.send",
-                json!({"mission_id": mission_id, "text": text}),
-            )?;
+            let mut params = json!({"mission_id": mission_id, "text": text});
+            model.add_to(&mut params);
+            let result = context.request("mission.send", params)?;
             context.print(&result, |result| {
                 let how = match result.get("delivery").and_then(Value::as_str) {
                     Some("queued") => "follow-up queued: it is sent when the running turn completes",

@@ -4,6 +4,7 @@ pub mod api;
 pub mod attention;
 pub mod cockpit;
 pub mod consent;
+pub mod console;
 pub mod diff;
 pub mod events;
 pub mod evidence_pack;
@@ -13,6 +14,7 @@ pub mod pane;
 pub mod project;
 pub mod project_check;
 pub mod server;
+pub mod usage;
 pub mod wait;
 pub mod workspace;
 pub mod worktree;
@@ -63,5 +65,7 @@ pub fn run(cli: Cli) -> CommandResult {
         Command::Pane(command) => pane::run(&context, command),
         Command::Wait(command) => wait::run(&context, command),
         Command::Project(command) => project::run(&context, command),
+        Command::Run(command) => console::run(&context, command),
+        Command::Usage(args) => usage::run(&context, args),
     }
 }

@@ -92,6 +92,8 @@ pub fn run(context: &Context, args: ServerArgs) -> CommandResult {
                 );
             }
             let mut config = EngineConfig::new(paths, user);
+            // Each run's pane runs this binary's `run console`.
+            config.console_program = std::env::current_exe().ok();
             if let Ok(pages) = std::env::var("NAGI_STORE_MAX_PAGES") {
                 config.store_max_page_count = pages.parse().ok();
             }

@@ -132,6 +132,9 @@ impl StartForm {
             write_scope: self.effective_write_scope(),
             execute_project_recipe: self.execute_project_recipe,
             execute_declared_checks: self.execute_declared_checks,
+            // The form has no model field yet: the provider's default.
+            model: None,
+            reasoning_effort: None,
         })
     }
 

@@ -190,6 +190,8 @@ async fn perform(
             write_scope,
             execute_project_recipe,
             execute_declared_checks,
+            model,
+            reasoning_effort,
         } => {
             let params = MissionStartParams {
                 worktree: *worktree,
@@ -201,6 +203,8 @@ async fn perform(
                 worktree_path: worktree_path.clone(),
                 execute_declared_checks: *execute_declared_checks,
                 execute_project_recipe: *execute_project_recipe,
+                model: model.clone(),
+                reasoning_effort: reasoning_effort.clone(),
             };
             let sandbox = if *write_scope {
                 SandboxGrant::WorkspaceWrite

@@ -11,6 +11,7 @@ pub mod missions;
 pub mod panes;
 pub mod proof;
 pub mod reload;
+pub mod usage;
 pub mod worktrees;
 
 use std::sync::Arc;
@@ -90,6 +91,7 @@ pub async fn dispatch(
             crate::runs::steer::stop(engine, params, actor_of(engine, peer)).await?
         }
         P::MissionSession(params) => missions::session(engine, params, peer)?,
+        P::MissionUsage(params) => usage::usage(engine, params)?,
         P::MissionHandoffGet(params) => evidence_pack::handoff_get(engine, params)?,
         P::MissionHandoffPreview(params) => crate::runs::handoff::preview(engine, params).await?,
         P::MissionHandoffStart(params) => {

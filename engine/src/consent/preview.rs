@@ -77,6 +77,8 @@ pub async fn build(
             write_scope,
             execute_project_recipe,
             execute_declared_checks,
+            // The model is part of the approved action (and its digest); it grants nothing.
+            ..
         } => {
             let mission = engine.missions.get_existing(mission_id)?;
             if *provider == MissionProvider::Acp && !write_scope {

@@ -253,6 +253,9 @@ pub struct LaunchInputs<'a> {
     pub sandbox: SandboxGrant,
     pub resume_session_id: Option<String>,
     pub initial_input: Option<String>,
+    /// The run's model and reasoning effort (`None`: the provider's defaults).
+    pub model: Option<String>,
+    pub reasoning_effort: Option<String>,
     /// A private temp dir for this run.
     pub private_tmp: PathBuf,
     /// Folders no provider may write or learn of: nagi's config and data folders.
@@ -343,6 +346,8 @@ pub fn plan_launch(inputs: LaunchInputs<'_>) -> LaunchPlan {
         sandbox,
         resume_session_id,
         initial_input,
+        model,
+        reasoning_effort,
         private_tmp,
         protected,
     } = inputs;
@@ -403,6 +408,8 @@ pub fn plan_launch(inputs: LaunchInputs<'_>) -> LaunchPlan {
             confinement,
             resume_session_id,
             initial_input,
+            model,
+            reasoning_effort,
             timeouts: Timeouts::default(),
         },
         enforcement,
@@ -440,6 +447,8 @@ mod tests {
                 sandbox: SandboxGrant::ReadOnly,
                 resume_session_id: None,
                 initial_input: None,
+                model: None,
+                reasoning_effort: None,
                 private_tmp: root.join("tmp"),
                 protected: vec![config_dir.clone()],
             })

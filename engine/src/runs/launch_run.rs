@@ -60,6 +60,8 @@ pub struct ProviderSpawn {
     pub resolved: crate::launch::ResolvedProvider,
     pub resume_session_id: Option<String>,
     pub service_env: super::recipe::ServiceEnv,
+    pub model: Option<String>,
+    pub reasoning_effort: Option<String>,
 }
 
 /// Plans the provider's launch (sandbox, confinement, markers for leftover cleanup) and
@@ -77,6 +79,8 @@ pub fn spawn_provider(
         sandbox: spawn.sandbox,
         resume_session_id: spawn.resume_session_id,
         initial_input: None,
+        model: spawn.model,
+        reasoning_effort: spawn.reasoning_effort,
         private_tmp,
         protected: vec![
             engine.config.current().paths.config_dir.clone(),
@@ -174,6 +178,8 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
                     resolved,
                     resume_session_id,
                     service_env,
+                    model: run.model.clone(),
+                    reasoning_effort: run.reasoning_effort.clone(),
                 },
             )
         }
@@ -267,13 +273,12 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
     let pane_request = WorkspaceCreate {
         label: Some(format!("{mission_id} {}", run.run_id)),
         cwd: Some(run.worktree_path.clone()),
-        command: Some(vec![
-            "tail".into(),
-            "-n".into(),
-            "+1".into(),
-            "-F".into(),
-            transcript_file.display().to_string(),
-        ]),
+        command: Some(run_pane_command(
+            engine,
+            &mission_id,
+            &run.run_id,
+            &transcript_file,
+        )),
         env: [(
             crate::leftovers::SESSION_MARKER.to_string(),
             crate::leftovers::session_marker_value(&engine.config.current().paths.data_dir),
@@ -491,4 +496,35 @@ async fn open_run_pane(
     .map_err(|error| {
         MissionError::ProviderStartFailed(format!("cannot open the run's pane: {error}"))
     })
+}
+
+/// What a run's pane runs: the run's console (`nagi run console`: the transcript as it
+/// grows, and a line typed is the next turn), or `tail -F` of the transcript when the engine
+/// runs inside a program that has no console.
+fn run_pane_command(
+    engine: &Engine,
+    mission_id: &MissionId,
+    run_id: &RunId,
+    transcript: &std::path::Path,
+) -> Vec<String> {
+    let transcript = transcript.display().to_string();
+    match &engine.config.current().console_program {
+        Some(program) => vec![
+            program.display().to_string(),
+            "run".into(),
+            "console".into(),
+            mission_id.to_string(),
+            "--run".into(),
+            run_id.to_string(),
+            "--transcript".into(),
+            transcript,
+        ],
+        None => vec![
+            "tail".into(),
+            "-n".into(),
+            "+1".into(),
+            "-F".into(),
+            transcript,
+        ],
+    }
 }

@@ -188,7 +188,7 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
                 commit(engine, &mission_id, move |mission| {
                     let mut events = attention_events;
                     events.extend(nagi_mission::steer::on_turn_ended(
-                        mission, &run_id, &cut_short, false, now,
+                        mission, &run_id, &cut_short, false, None, now,
                     ));
                     events
                 })

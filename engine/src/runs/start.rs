@@ -181,6 +181,28 @@ pub async fn start(
     })
 }
 
+/// The provider-specific model rules, checked before anything starts (the adapters check
+/// them again at launch): ACP agents choose their model themselves, and OpenCode names one
+/// `provider/model`.
+pub fn model_fits_provider(
+    provider: nagi_schema::mission::MissionProvider,
+    model: Option<&str>,
+    effort: Option<&str>,
+) -> Result<(), MissionError> {
+    use nagi_schema::mission::MissionProvider;
+    match provider {
+        MissionProvider::Acp if model.is_some() || effort.is_some() => Err(MissionError::InvalidMission(
+            "choosing a model or a reasoning effort is not supported for ACP agents yet; configure it in the agent's own settings".into(),
+        )),
+        MissionProvider::OpenCode if model.is_some_and(|model| !model.contains('/')) => {
+            Err(MissionError::InvalidMission(
+                "OpenCode names a model as provider/model (for example anthropic/claude-sonnet-4-5)".into(),
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Step 7: a retry while the run is live is idempotent (the current view); anything else
 /// with that id conflicts. `None` when the run id is not live.
 fn answer_retry(
@@ -233,6 +255,11 @@ async fn validate(
 ) -> Result<ValidatedStart, EngineError> {
     let run_id = parse_start_run_id(&params.run_id)?;
     check_can_start(mission, &params.run_id)?;
+    nagi_mission::run::check_model_choice(
+        params.model.as_deref(),
+        params.reasoning_effort.as_deref(),
+    )?;
+    model_fits_provider(params.provider, params.model.as_deref(), params.reasoning_effort.as_deref())?;
     if params.worktree && params.worktree_path.is_some() {
         return Err(EngineError::InvalidParams(
             "give worktree_path (a checkout to run in) or worktree (the mission's own worktree), not both".into(),
@@ -375,6 +402,8 @@ fn spawn_early(
         resolved: validated.resolved.clone(),
         resume_session_id: None,
         service_env: Vec::new(),
+        model: params.model.clone(),
+        reasoning_effort: params.reasoning_effort.clone(),
     };
     Some(tokio::task::spawn_blocking(move || {
         spawn_provider(&engine, spawn)
@@ -421,6 +450,8 @@ async fn prepare_and_commit(
         execute_project_recipe: params.execute_project_recipe,
         sandbox,
         consent_id,
+        model: params.model.clone(),
+        reasoning_effort: params.reasoning_effort.clone(),
     };
     let claim = ClaimRow {
         checkout_key: claim_key.to_string(),

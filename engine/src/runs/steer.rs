@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use nagi_mission::clock::now_millis;
 use nagi_mission::model::Mission;
 use nagi_mission::run::status_change;
-use nagi_mission::steer::{decide_interrupt, decide_send, decide_stop};
+use nagi_mission::steer::{FollowUp, decide_interrupt, decide_send, decide_stop};
 use nagi_mission::{MissionError, MissionEvent};
 use nagi_providers::{ProviderCommand, TranscriptLine};
 use nagi_schema::mission::MissionStatus;
@@ -64,6 +64,14 @@ fn run_is_live(engine: &Engine, mission: &Mission) -> bool {
     live_run(engine, mission).is_some()
 }
 
+fn follow_up(params: &MissionSendParams) -> FollowUp {
+    FollowUp {
+        text: params.text.clone(),
+        model: params.model.clone(),
+        reasoning_effort: params.reasoning_effort.clone(),
+    }
+}
+
 /// `mission.send`: queued behind the running turn, or the provider started again on its
 /// session with the text as its turn.
 pub async fn send(
@@ -74,7 +82,7 @@ pub async fn send(
     let mission = engine.missions.get_checked(&params.mission_id)?;
     // Every refusal comes before anything is written or started.
     let live = live_run(engine, &mission);
-    decide_send(&mission, &params.text, &actor, live.is_some(), now_millis())?;
+    decide_send(&mission, &follow_up(&params), &actor, live.is_some(), now_millis())?;
     if let Some((run_id, live)) = live {
         if let Some(answer) = queue_follow_up(engine, &params, &actor, &run_id, &live).await? {
             return Ok(answer);
@@ -102,7 +110,7 @@ async fn queue_follow_up(
     if !steering.accepts_follow_ups() {
         return Ok(None);
     }
-    let (text, actor_for_commit, run) = (params.text.clone(), actor.clone(), run_id.to_string());
+    let (said, actor_for_commit, run) = (follow_up(params), actor.clone(), run_id.to_string());
     let committed = engine
         .missions
         .mutate(&params.mission_id, move |current| {
@@ -110,7 +118,7 @@ async fn queue_follow_up(
             if current.run.as_ref().is_none_or(|current| current.run_id != run) {
                 return Err(MissionError::Busy("the mission's run changed; send again".into()).into());
             }
-            let (events, _) = decide_send(current, &text, &actor_for_commit, true, now_millis())?;
+            let (events, _) = decide_send(current, &said, &actor_for_commit, true, now_millis())?;
             Ok((events, ()))
         })
         .await?;
@@ -139,11 +147,16 @@ async fn resume_with_follow_up(
     actor: &RunActorV1,
 ) -> Result<ResponseResult, EngineError> {
     let mission = engine.missions.get_checked(&params.mission_id)?;
-    decide_send(&mission, &params.text, actor, run_is_live(engine, &mission), now_millis())?;
+    decide_send(&mission, &follow_up(params), actor, run_is_live(engine, &mission), now_millis())?;
     let run = mission
         .run
         .clone()
         .ok_or_else(|| MissionError::Runtime("the run vanished".into()))?;
+    super::start::model_fits_provider(
+        run.provider,
+        params.model.as_deref(),
+        params.reasoning_effort.as_deref(),
+    )?;
     if let Some(worktree) = &mission.worktree
         && worktree.path == run.worktree_path
         && !crate::worktrees::git::worktree_is_present(std::path::Path::new(&worktree.path))
@@ -171,12 +184,12 @@ async fn resume_with_follow_up(
         nonce: super::start::random_nonce(),
         claimed_at_millis: now_millis(),
     };
-    let (text, actor_for_commit) = (params.text.clone(), actor.clone());
+    let (said, actor_for_commit) = (follow_up(params), actor.clone());
     let committed = engine
         .missions
         .mutate_writing(&params.mission_id, move |writer, current| {
             let current = current.ok_or_else(|| MissionError::Runtime("the mission vanished".into()))?;
-            let (events, _) = decide_send(current, &text, &actor_for_commit, false, now_millis())?;
+            let (events, _) = decide_send(current, &said, &actor_for_commit, false, now_millis())?;
             if let nagi_store::ClaimOutcome::HeldByOther(holder) = writer.claim_checkout(&claim_row)? {
                 return Err(MissionError::CheckoutClaimed(format!(
                     "the checkout {} is claimed by mission {} run {}",

@@ -149,16 +149,32 @@ async fn turn_end(outcome: &TurnOutcome, context: &RunContext) -> TurnEnd {
     }
 }
 
-/// Records that a turn ended, and whether a queued follow-up starts now.
+/// Records that a turn ended, with what the provider reported for it, and whether a
+/// queued follow-up starts now.
 async fn record_turn_end(
     engine: &Arc<Engine>,
     context: &RunContext,
     end: &TurnEnd,
     next_turn_starts: bool,
+    usage: Option<nagi_providers::TurnUsage>,
 ) -> Result<(), EngineError> {
     let (run_id, end) = (context.run_id.clone(), end.clone());
+    let usage = usage.map(|usage| nagi_mission::usage::TokenUsage {
+        input_tokens: usage.input_tokens,
+        cached_input_tokens: usage.cached_input_tokens,
+        output_tokens: usage.output_tokens,
+        reasoning_output_tokens: usage.reasoning_output_tokens,
+        cost_micro_usd: usage.cost_micro_usd,
+    });
     commit(engine, &context.mission_id, move |mission| {
-        nagi_mission::steer::on_turn_ended(mission, &run_id, &end, next_turn_starts, now_millis())
+        nagi_mission::steer::on_turn_ended(
+            mission,
+            &run_id,
+            &end,
+            next_turn_starts,
+            usage,
+            now_millis(),
+        )
     })
     .await
 }
@@ -184,6 +200,8 @@ async fn supervise(
     let mut end: Option<TurnEnd> = None;
     // Whether the end of the last turn was recorded (`TurnEnded`).
     let mut turn_recorded = false;
+    // What the provider reported for the running turn.
+    let mut turn_usage = None;
     let mut exit_code = None;
     let mut start_deadline = Some(tokio::time::Instant::now() + context.start_timeout);
     loop {
@@ -223,6 +241,7 @@ async fn supervise(
                 bound?;
             }
             ProviderEvent::Working => {}
+            ProviderEvent::Usage(usage) => turn_usage = Some(usage),
             ProviderEvent::Transcript(line) => context.transcript.line(&line),
             ProviderEvent::AttentionRequested(request) => {
                 let request = provider_request(&run_id, &request);
@@ -271,7 +290,8 @@ async fn supervise(
                     None
                 };
                 if end.is_none() {
-                    record_turn_end(engine, context, &ended, next.is_some()).await?;
+                    record_turn_end(engine, context, &ended, next.is_some(), turn_usage.take())
+                        .await?;
                     // A follow-up that starts now is a turn whose end is still to come.
                     turn_recorded = next.is_none();
                 }
@@ -322,7 +342,7 @@ async fn supervise(
         }),
     };
     if !turn_recorded {
-        record_turn_end(engine, context, &end, false).await?;
+        record_turn_end(engine, context, &end, false, turn_usage.take()).await?;
     }
     finish_run(engine, context, end).await
 }

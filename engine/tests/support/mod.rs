@@ -187,6 +187,9 @@ impl Ledger {
             turns: 1,
             last_turn_outcome: None,
             queued_follow_ups: 0,
+            usage: None,
+            model: None,
+            reasoning_effort: None,
         };
         let at_millis = ledger.tick();
         ledger.commit(MissionEvent::RunStarted { run, at_millis });

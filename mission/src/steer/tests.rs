@@ -15,6 +15,13 @@ fn actor() -> RunActorV1 {
     }
 }
 
+fn said(text: &str) -> FollowUp {
+    FollowUp {
+        text: text.to_string(),
+        ..FollowUp::default()
+    }
+}
+
 fn applied(mission: Mission, events: &[MissionEvent]) -> Mission {
     events
         .iter()
@@ -52,6 +59,8 @@ fn working() -> Mission {
             execute_project_recipe: false,
             sandbox: SandboxGrant::ReadOnly,
             consent_id: None,
+            model: None,
+            reasoning_effort: None,
         },
         "abc",
         3,
@@ -65,7 +74,7 @@ fn working() -> Mission {
 /// The first turn completed: `review_required`, the provider stopped.
 fn ended_after_a_turn() -> Mission {
     let mission = working();
-    let ended = on_turn_ended(&mission, "r1", &TurnEnd::Completed, false, 5);
+    let ended = on_turn_ended(&mission, "r1", &TurnEnd::Completed, false, None, 5);
     let mission = applied(mission, &ended);
     let status = run::on_turn_end(&mission, "r1", &TurnEnd::Completed, false, 6);
     applied(mission, &status)
@@ -75,12 +84,12 @@ fn ended_after_a_turn() -> Mission {
 fn a_follow_up_to_a_running_turn_is_queued_and_starts_when_the_turn_completes() {
     let mission = working();
     assert_eq!(mission.run.as_ref().unwrap().turns, 1);
-    let (events, delivery) = decide_send(&mission, "also add tests", &actor(), true, 5).unwrap();
+    let (events, delivery) = decide_send(&mission, &said("also add tests"), &actor(), true, 5).unwrap();
     assert_eq!(delivery, FollowUpDelivery::Queued);
     let mission = applied(mission, &events);
     assert_eq!(mission.status, MissionStatus::Active);
     assert_eq!(mission.run.as_ref().unwrap().queued_follow_ups, 1);
-    let ended = on_turn_ended(&mission, "r1", &TurnEnd::Completed, true, 6);
+    let ended = on_turn_ended(&mission, "r1", &TurnEnd::Completed, true, None, 6);
     let mission = applied(mission, &ended);
     let run = mission.run.as_ref().unwrap();
     assert_eq!((run.turns, run.queued_follow_ups), (2, 0));
@@ -90,14 +99,14 @@ fn a_follow_up_to_a_running_turn_is_queued_and_starts_when_the_turn_completes() 
 #[test]
 fn an_interrupted_turn_drops_the_queue_and_blocks_with_who_interrupted() {
     let mission = working();
-    let (events, _) = decide_send(&mission, "next", &actor(), true, 5).unwrap();
+    let (events, _) = decide_send(&mission, &said("next"), &actor(), true, 5).unwrap();
     let mission = applied(mission, &events);
     let interrupt = decide_interrupt(&mission, &actor(), true, 6).unwrap();
     let mission = applied(mission, &interrupt);
     let end = TurnEnd::Interrupted {
         by: Some(actor().describe()),
     };
-    let ended = on_turn_ended(&mission, "r1", &end, true, 7);
+    let ended = on_turn_ended(&mission, "r1", &end, true, None, 7);
     let mission = applied(mission, &ended);
     let mission = applied(mission.clone(), &run::on_turn_end(&mission, "r1", &end, false, 8));
     assert_eq!(mission.status, MissionStatus::Blocked);
@@ -113,7 +122,7 @@ fn an_interrupted_turn_drops_the_queue_and_blocks_with_who_interrupted() {
 fn a_follow_up_after_the_run_ended_reopens_it_and_makes_the_evidence_stale() {
     let mission = ended_after_a_turn();
     assert_eq!(mission.status, MissionStatus::ReviewRequired);
-    let (events, delivery) = decide_send(&mission, "fix the typo", &actor(), false, 9).unwrap();
+    let (events, delivery) = decide_send(&mission, &said("fix the typo"), &actor(), false, 9).unwrap();
     assert_eq!(delivery, FollowUpDelivery::Resumed);
     let mission = applied(mission, &events);
     assert_eq!(mission.status, MissionStatus::Preparing);
@@ -136,14 +145,14 @@ fn steering_is_refused_with_a_reason_when_it_cannot_apply() {
     assert!(matches!(error, MissionError::RunNotActive(_)), "{error:?}");
     let error = decide_stop(&ended, &actor(), false, 9).unwrap_err();
     assert!(matches!(error, MissionError::RunNotActive(_)), "{error:?}");
-    let error = decide_send(&ended, "   ", &actor(), false, 9).unwrap_err();
+    let error = decide_send(&ended, &said("   "), &actor(), false, 9).unwrap_err();
     assert!(matches!(error, MissionError::InvalidMission(_)), "{error:?}");
     let long = "x".repeat(MAX_FOLLOW_UP_BYTES + 1);
-    assert!(decide_send(&ended, &long, &actor(), false, 9).is_err());
+    assert!(decide_send(&ended, &said(&long), &actor(), false, 9).is_err());
     // A run that never bound a session has no conversation to continue.
     let mut no_session = ended.clone();
     no_session.run.as_mut().unwrap().provider_session_id = None;
-    let error = decide_send(&no_session, "go on", &actor(), false, 9).unwrap_err();
+    let error = decide_send(&no_session, &said("go on"), &actor(), false, 9).unwrap_err();
     assert!(error.to_string().contains("never got a provider session"), "{error}");
     // Checks in flight: the follow-up waits for them.
     let mut checking = ended;
@@ -152,7 +161,7 @@ fn steering_is_refused_with_a_reason_when_it_cannot_apply() {
         purpose: "verify".into(),
         started_at_millis: 9,
     });
-    let error = decide_send(&checking, "go on", &actor(), false, 9).unwrap_err();
+    let error = decide_send(&checking, &said("go on"), &actor(), false, 9).unwrap_err();
     assert!(matches!(error, MissionError::Busy(_)), "{error:?}");
 }
 
@@ -179,4 +188,28 @@ fn a_stopped_run_blocks_with_who_stopped_it() {
         mission.run.as_ref().unwrap().outcome.as_deref(),
         Some("stopped")
     );
+}
+
+#[test]
+fn a_follow_up_that_resumes_may_change_the_model_and_a_queued_one_may_not() {
+    let ended = ended_after_a_turn();
+    let switch = FollowUp {
+        text: "try the bigger model".into(),
+        model: Some("gpt-5.4".into()),
+        reasoning_effort: Some("high".into()),
+    };
+    let (events, _) = decide_send(&ended, &switch, &actor(), false, 9).unwrap();
+    let run = applied(ended, &events).run.unwrap();
+    assert_eq!(run.model.as_deref(), Some("gpt-5.4"));
+    assert_eq!(run.reasoning_effort.as_deref(), Some("high"));
+    let error = decide_send(&working(), &switch, &actor(), true, 9).unwrap_err();
+    assert!(error.to_string().contains("takes effect when the provider starts"), "{error}");
+    let bad = FollowUp {
+        model: Some("gpt 5; rm -rf".into()),
+        ..said("x")
+    };
+    assert!(matches!(
+        decide_send(&working(), &bad, &actor(), true, 9),
+        Err(MissionError::InvalidMission(_))
+    ));
 }

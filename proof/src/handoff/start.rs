@@ -185,6 +185,10 @@ pub fn decide_run_continued(
         turns: 1,
         last_turn_outcome: None,
         queued_follow_ups: 0,
+        usage: None,
+        // A model belongs to the provider it was chosen for; the target starts on its own default.
+        model: None,
+        reasoning_effort: None,
     };
     Ok(MissionEvent::RunContinued {
         source_run_id: source.run_id.to_string(),

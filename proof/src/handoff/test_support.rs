@@ -81,6 +81,9 @@ pub fn vector_run() -> Run {
         turns: 1,
         last_turn_outcome: None,
         queued_follow_ups: 0,
+        usage: None,
+        model: None,
+        reasoning_effort: None,
     }
 }
 

@@ -313,8 +313,19 @@ impl FakeClaude {
             TurnEnd::Interrupted => ("error_during_execution", true, String::new()),
             TurnEnd::Failed(reason) => ("error_during_execution", true, reason),
         };
+        // `usage` is the turn's (Anthropic counts cache reads apart from `input_tokens`);
+        // `total_cost_usd` the session's so far in this process, as older Claude Code
+        // versions report it (no per-turn cost).
+        let usage = json!({
+            "input_tokens": fake_support::TURN_INPUT_TOKENS - fake_support::TURN_CACHED_INPUT_TOKENS,
+            "cache_read_input_tokens": fake_support::TURN_CACHED_INPUT_TOKENS,
+            "cache_creation_input_tokens": 0,
+            "output_tokens": fake_support::TURN_OUTPUT_TOKENS,
+            "output_tokens_details": {"thinking_tokens": fake_support::TURN_REASONING_TOKENS},
+        });
+        let total_cost = fake_support::TURN_COST_USD * self.turn_number as f64;
         send(
-            json!({"subtype": subtype, "is_error": is_error, "result": result, "session_id": self.session_id, "type": "result"}),
+            json!({"subtype": subtype, "is_error": is_error, "result": result, "session_id": self.session_id, "type": "result", "usage": usage, "total_cost_usd": total_cost}),
         );
     }
 

@@ -131,6 +131,13 @@ impl FakeCodex {
                     .unwrap_or("")
                     .to_string();
                 log(json!({"event": "prompt", "text": prompt}));
+                // As the real codex does after a resume: the thread's stored usage again,
+                // under an earlier turn's id, before the new turn has one.
+                send(
+                    json!({"method": "thread/tokenUsage/updated", "params": {"threadId": self.thread(), "turnId": "turn-earlier", "tokenUsage": {
+                        "total": {"inputTokens": 999, "cachedInputTokens": 0, "outputTokens": 999, "reasoningOutputTokens": 0, "totalTokens": 1998},
+                        "last": {"inputTokens": 999, "cachedInputTokens": 0, "outputTokens": 999, "reasoningOutputTokens": 0, "totalTokens": 1998}}}}),
+                );
                 send(
                     json!({"id": id, "result": {"turn": {"id": turn_id, "status": "inProgress", "items": [], "error": null}}}),
                 );
@@ -201,6 +208,16 @@ impl FakeCodex {
     fn complete_turn(&mut self, turn_id: &str, end: TurnEnd) {
         let turn = match end {
             TurnEnd::Completed => {
+                let last = json!({
+                    "inputTokens": fake_support::TURN_INPUT_TOKENS,
+                    "cachedInputTokens": fake_support::TURN_CACHED_INPUT_TOKENS,
+                    "outputTokens": fake_support::TURN_OUTPUT_TOKENS,
+                    "reasoningOutputTokens": fake_support::TURN_REASONING_TOKENS,
+                    "totalTokens": fake_support::TURN_INPUT_TOKENS + fake_support::TURN_OUTPUT_TOKENS,
+                });
+                send(
+                    json!({"method": "thread/tokenUsage/updated", "params": {"threadId": self.thread(), "turnId": turn_id, "tokenUsage": {"total": last, "last": last, "modelContextWindow": null}}}),
+                );
                 json!({"id": turn_id, "status": "completed", "items": [], "error": null})
             }
             TurnEnd::Interrupted => {

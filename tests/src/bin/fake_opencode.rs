@@ -154,7 +154,7 @@ fn handle(mut request: tiny_http::Request, shared: &Arc<Shared>, expected_auth: 
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_string();
-            log(json!({"event": "prompt", "text": text}));
+            log(json!({"event": "prompt", "text": text, "model": body.get("model"), "variant": body.get("variant")}));
             // Ready for an abort before the client learns the prompt was accepted.
             let (abort_sender, abort_receiver) = mpsc::channel();
             *shared.abort.lock().expect("abort") = Some(abort_sender);
@@ -428,6 +428,15 @@ fn run_turn(
         shared.broadcast("session.error", json!({"sessionID": session, "error": {"name": "MessageAbortedError", "data": {"message": "Aborted"}}}));
     } else if let Some(reason) = failure {
         shared.broadcast("session.error", json!({"sessionID": session, "error": {"name": "UnknownError", "data": {"message": reason}}}));
+    } else {
+        // The finished assistant message with its tokens and cost, sent twice as 1.18.33
+        // does (OpenCode counts cache reads apart from `input`).
+        let finished = json!({"info": {"id": format!("msg_assistant_{number}"), "parentID": user_message, "sessionID": session, "role": "assistant", "finish": "stop",
+            "cost": fake_support::TURN_COST_USD,
+            "tokens": {"input": fake_support::TURN_INPUT_TOKENS - fake_support::TURN_CACHED_INPUT_TOKENS, "output": fake_support::TURN_OUTPUT_TOKENS,
+                "reasoning": fake_support::TURN_REASONING_TOKENS, "cache": {"read": fake_support::TURN_CACHED_INPUT_TOKENS, "write": 0}}}});
+        shared.broadcast("message.updated", finished.clone());
+        shared.broadcast("message.updated", finished);
     }
     *shared.busy.lock().expect("busy") = None;
     *shared.abort.lock().expect("abort") = None;

@@ -316,6 +316,15 @@ pub fn print_huge_frame() {
 
 /// Starts a `sleep` grandchild in our process group (logged with its pid), then blocks
 /// forever. Tests use the pid to check that shutdown ends the whole group.
+/// What every fake reports for each turn it completes, in its own protocol's fields: 100
+/// input tokens of which 40 from the cache, 20 output tokens of which 5 reasoning, and
+/// (where the protocol carries a cost) $0.0123.
+pub const TURN_INPUT_TOKENS: u64 = 100;
+pub const TURN_CACHED_INPUT_TOKENS: u64 = 40;
+pub const TURN_OUTPUT_TOKENS: u64 = 20;
+pub const TURN_REASONING_TOKENS: u64 = 5;
+pub const TURN_COST_USD: f64 = 0.0123;
+
 /// Blocks until `path` exists (polled every 10 ms; a test creates it when it is ready).
 pub fn wait_for_file(path: &str) {
     log(json!({"event": "waiting", "path": path}));

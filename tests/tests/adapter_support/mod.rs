@@ -48,6 +48,8 @@ impl Fixture {
             confinement: None,
             resume_session_id: None,
             initial_input: Some("Objective: say hello".to_string()),
+            model: None,
+            reasoning_effort: None,
             timeouts: Timeouts::default(),
         }
     }
@@ -204,6 +206,17 @@ impl Run {
             .iter()
             .filter_map(|event| match event {
                 ProviderEvent::Transcript(TranscriptLine::AgentText(text)) => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Every usage report seen, in order.
+    pub fn usage_reports(&self) -> Vec<nagi_providers::TurnUsage> {
+        self.seen
+            .iter()
+            .filter_map(|event| match event {
+                ProviderEvent::Usage(usage) => Some(*usage),
                 _ => None,
             })
             .collect()

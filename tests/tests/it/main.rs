@@ -28,5 +28,6 @@ mod server;
 mod steer;
 mod torture;
 mod transport;
+mod usage;
 mod worktree_methods;
 mod worktrees;

@@ -501,6 +501,29 @@ pub fn objective_count(request: &nagi_tests::mock_model::LoggedRequest, objectiv
         .sum()
 }
 
+/// The tokens recorded for the mission's run are what the mock reported: 10 in and 5 out
+/// for every main request it answered (`mock_model::replies`), and the mission's usage is
+/// its run's. `priced`: whether the CLI prices its turns (Claude Code does).
+pub fn assert_usage_is_what_the_mock_reported(session: &RealSession, mission_id: &str, priced: bool) {
+    let answered = session
+        .mock
+        .main_requests()
+        .iter()
+        .filter(|request| request.status == 200 && request.step.is_some())
+        .count() as u64;
+    assert!(answered > 0, "the mock answered no model request");
+    let mission = session.env.ok("mission.get", json!({"mission_id": mission_id}))["mission"].clone();
+    let usage = &mission["run"]["usage"];
+    assert_eq!(usage["input_tokens"], 10 * answered, "{answered} answered requests: {mission}");
+    assert_eq!(usage["output_tokens"], 5 * answered, "{answered} answered requests: {mission}");
+    assert_eq!(usage["cached_input_tokens"], 0, "{usage}");
+    assert_eq!(mission["usage"], *usage, "one run: the mission's usage is its run's");
+    match usage["cost_usd"].as_f64() {
+        Some(cost) => assert!(priced && cost > 0.0, "{usage}"),
+        None => assert!(!priced, "a priced turn should record its cost: {usage}"),
+    }
+}
+
 /// The objective `create_params` gives every mission (part of the mission prompt).
 pub const OBJECTIVE: &str = "Make the login redirect work";
 

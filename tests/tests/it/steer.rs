@@ -251,7 +251,7 @@ fn steering_is_refused_before_anything_is_written() {
         ("mission.interrupt", json!({"mission_id": "m1"}), "run_not_active"),
         ("mission.stop", json!({"mission_id": "m1"}), "run_not_active"),
         ("mission.send", json!({"mission_id": "nope", "text": "hi"}), "mission_not_found"),
-        ("mission.send", json!({"mission_id": "m1", "text": "hi", "model": "x"}), "invalid_request"),
+        ("mission.send", json!({"mission_id": "m1", "text": "hi", "priority": "x"}), "invalid_request"),
         ("mission.send", json!({"mission_id": "m1"}), "invalid_request"),
     ] {
         assert_eq!(runs.env.error_code(method, params.clone()), code, "{method} {params}");
@@ -304,4 +304,77 @@ fn a_process_in_a_managed_pane_is_recorded_as_such_and_cannot_read_the_session_i
     wait_for_mission(&runs.env, "m1", "ready_to_close after the follow-up", |mission| {
         mission["status"] == "ready_to_close" && mission["run"]["turns"] == 2
     });
+}
+
+#[test]
+fn a_line_typed_into_the_runs_pane_is_the_next_turn_and_ctrl_c_interrupts_the_turn() {
+    let runs = runs_with(
+        json!(["wait_interrupt"]),
+        &[("NAGI_FAKE_RESUMED_SCRIPT", r#"[{"text": "typed turn done"}]"#)],
+    );
+    runs.env.ok("mission.start", start_params("codex", "r1"));
+    let active = wait_for_mission(&runs.env, "m1", "active with its pane", |mission| {
+        mission["status"] == "active" && mission["run"]["pane_id"].is_string()
+    });
+    wait_for_fake(&runs, "prompt", 1);
+    let pane = active["run"]["pane_id"].as_str().unwrap().to_string();
+    // The pane runs the run's console: it greets, then shows the transcript.
+    let shown = poll_pane_text(&runs.env, &pane, "Ctrl-C interrupts its turn");
+    assert!(shown.contains("Ctrl-C interrupts its turn"), "{shown}");
+    runs.env.ok("pane.send_keys", json!({"pane_id": pane, "keys": ["ctrl+c"]}));
+    let blocked = wait_for_mission(&runs.env, "m1", "blocked", status_is("blocked"));
+    let reason = blocked["status_reason"].as_str().unwrap();
+    assert!(reason.starts_with("interrupted by uid"), "{reason}");
+    assert!(reason.contains("in a managed pane"), "the console is the actor: {reason}");
+    runs.env.ok("pane.send_text", json!({"pane_id": pane, "text": "carry on please\n"}));
+    let done = wait_for_mission(&runs.env, "m1", "ready_to_close after the typed turn", |mission| {
+        mission["status"] == "ready_to_close" && mission["run"]["turns"] == 2
+    });
+    assert_eq!(done["run"]["pane_id"], pane.as_str(), "the same console goes on");
+    assert_eq!(prompts(&runs).last().map(String::as_str), Some("carry on please"));
+    let shown = poll_pane_text(&runs.env, &pane, "typed turn done");
+    assert!(shown.contains("sent: the agent resumes its session"), "{shown}");
+    assert!(shown.contains("typed turn done"), "{shown}");
+}
+
+#[test]
+fn a_run_uses_the_model_it_was_started_with_and_a_follow_up_that_resumes_may_change_it() {
+    let runs = runs_with(json!([{"text": "done"}]), &[]);
+    let before = runs.env.store_fingerprint();
+    let with_model = |provider: &str, model: &str| {
+        let mut params = start_params(provider, "r1");
+        params["model"] = json!(model);
+        params
+    };
+    assert_eq!(runs.env.error_code("mission.start", with_model("codex", "gpt 5; rm -rf /")), "invalid_mission");
+    assert_eq!(
+        runs.env.error_code("mission.start", with_model("open_code", "claude-sonnet-4-5")),
+        "invalid_mission",
+        "OpenCode names a model provider/model"
+    );
+    assert_eq!(runs.env.store_fingerprint(), before, "nothing was written or started");
+    assert_eq!(count_events(&runs, "started"), 0, "no provider was started");
+
+    let mut params = with_model("codex", "gpt-5.4");
+    params["reasoning_effort"] = json!("high");
+    runs.env.ok("mission.start", params);
+    let first = wait_for_mission(&runs.env, "m1", "ready_to_close", status_is("ready_to_close"));
+    assert_eq!(first["run"]["model"], "gpt-5.4");
+    assert_eq!(first["run"]["reasoning_effort"], "high");
+    runs.env.nagi_ok(&["mission", "send", "m1", "again, bigger", "--model", "gpt-5.5"]);
+    let second = wait_for_mission(&runs.env, "m1", "ready_to_close again", |mission| {
+        mission["status"] == "ready_to_close" && mission["run"]["turns"] == 2
+    });
+    assert_eq!(second["run"]["model"], "gpt-5.5");
+    assert_eq!(second["run"]["reasoning_effort"], "high", "kept from the start");
+    let turns: Vec<Value> = log_entries(&runs.log)
+        .into_iter()
+        .filter(|entry| entry["event"] == "received" && entry["frame"]["method"] == "turn/start")
+        .map(|entry| entry["frame"]["params"].clone())
+        .collect();
+    assert_eq!(turns.len(), 2, "{turns:?}");
+    assert_eq!((turns[0]["model"].clone(), turns[0]["effort"].clone()), (json!("gpt-5.4"), json!("high")));
+    assert_eq!((turns[1]["model"].clone(), turns[1]["effort"].clone()), (json!("gpt-5.5"), json!("high")));
+    let shown = runs.env.nagi_ok(&["mission", "get", "m1"]);
+    assert!(shown.stdout.contains("model gpt-5.5 (high effort)"), "{}", shown.describe());
 }

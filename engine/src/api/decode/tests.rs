@@ -50,6 +50,7 @@ pub(super) const VALID_PARAMS: &[(&str, &str)] = &[
     ("mission.interrupt", r#"{"mission_id":"m-1"}"#),
     ("mission.stop", r#"{"mission_id":"m-1"}"#),
     ("mission.session", r#"{"mission_id":"m-1"}"#),
+    ("mission.usage", r#"{"since_millis":1796400000000}"#),
     (
         "mission.handoff.get",
         r#"{"artifact_sha256":"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"}"#,

@@ -24,6 +24,7 @@ fn claude_mission_reads_cannot_write_and_reaches_review_with_passing_evidence() 
     let started = session.start_mission("claude-m", "run-1");
     assert_eq!(started["type"], "mission_run_started", "{started}");
     assert_completed_read_only_mission(&session, "claude-m", final_text, &before);
+    assert_usage_is_what_the_mock_reported(&session, "claude-m", true);
     let write_result = session
         .tool_result_sent_to_model("call_mock_1")
         .unwrap_or_default();

@@ -23,6 +23,7 @@ fn opencode_mission_reads_cannot_write_and_reaches_review_with_passing_evidence(
     let started = session.start_mission("opencode-m", "run-1");
     assert_eq!(started["type"], "mission_run_started", "{started}");
     assert_completed_read_only_mission(&session, "opencode-m", final_text, &before);
+    assert_usage_is_what_the_mock_reported(&session, "opencode-m", false);
     let write_result = session
         .tool_result_sent_to_model("call_mock_1")
         .unwrap_or_default();
