@@ -304,7 +304,7 @@ async fn stream_subscription(
             Subscription::Pane(pane) => {
                 if let Some(event) = pane.never_emitted() {
                     let error = EngineError::FeatureUnavailable(format!(
-                        "{event} is never emitted by nagi (it has no layouts, agent detection or scrolled viewports); subscribe to the events it emits"
+                        "{event} is never emitted by nagi (it has no layouts or agent detection); subscribe to the events it emits"
                     ));
                     return write_line(output, &error_line(id, &error)).await.is_ok();
                 }

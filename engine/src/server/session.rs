@@ -2,9 +2,9 @@
 //!
 //! A line that is a JSON object with a `type` and no `method` is a session message. From
 //! the first one on, the connection is in attach mode and duplex: a reader handles the
-//! client's `join_session`, `leave_session`, `session_input` and `session_resize` lines
-//! while a writer pumps `session_joined`, `session_left`, `error` and `session_frame`
-//! lines back. Requests (`method`) are refused on an attached connection.
+//! client's `join_session`, `leave_session`, `session_input`, `session_resize` and
+//! `session_scroll` lines while a writer pumps `session_joined`, `session_left`, `error`
+//! and `session_frame` lines back. Requests (`method`) are refused on an attached connection.
 //!
 //! Back-pressure stays per member: the writer takes a frame from a membership's bounded
 //! queue only when the socket accepted the previous one, so a client that stops reading
@@ -197,7 +197,7 @@ async fn handle_line(engine: &Arc<Engine>, client_id: &str, bytes: &[u8]) -> Vec
     if !is_session_message(text) {
         let error = EngineError::InvalidRequest(
             "this connection is attached to a session and takes only session messages \
-             (join_session, leave_session, session_input, session_resize); send requests on another connection"
+             (join_session, leave_session, session_input, session_resize, session_scroll); send requests on another connection"
                 .into(),
         );
         return vec![WriterCommand::Line(error_line(

@@ -187,10 +187,6 @@ fn subscriptions_to_events_never_emitted_are_refused() {
             json!({"type": "pane.agent_detected"}),
             "pane.agent_detected",
         ),
-        (
-            json!({"type": "pane.scroll_changed", "pane_id": "w1:p1"}),
-            "pane.scroll_changed",
-        ),
     ] {
         let (_, ack) = subscribe(&env, json!({"subscriptions": [subscription]}));
         assert_eq!(ack["error"]["code"], "feature_unavailable", "{ack}");

@@ -14,6 +14,7 @@
 mod acp;
 mod claude;
 mod codex;
+mod conversation;
 mod opencode;
 mod resume;
 
