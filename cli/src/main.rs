@@ -102,6 +102,9 @@ pub enum Command {
     Run(commands::console::RunCommand),
     /// Tokens and cost the providers reported, per mission and in all.
     Usage(commands::usage::UsageArgs),
+    /// Tell a person something through the desktop and the [notify] command.
+    #[command(subcommand)]
+    Notification(commands::notification::NotificationCommand),
 }
 
 fn main() {

@@ -87,6 +87,7 @@ pub fn run(config: CockpitConfig) -> Result<CockpitExit, CockpitError> {
         }
         let mut outgoing = read_keys(&mut app).map_err(CockpitError::Terminal)?;
         outgoing.extend(drain_updates(&mut app, &updates));
+        ring_alerts(&mut app);
         app.tick();
         let mut refreshed = false;
         for request in outgoing {
@@ -119,6 +120,20 @@ pub fn run(config: CockpitConfig) -> Result<CockpitExit, CockpitError> {
     };
     drop(terminal);
     Ok(exit)
+}
+
+/// Rings the terminal's bell and raises its notification for every alert (between frames:
+/// the sequences draw nothing).
+fn ring_alerts(app: &mut App) {
+    if app.alerts.is_empty() {
+        return;
+    }
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    for alert in app.alerts.drain(..) {
+        let _ = out.write_all(alert.escape_sequences().as_bytes());
+    }
+    let _ = out.flush();
 }
 
 /// Waits up to one frame for a key, then takes every key already typed.

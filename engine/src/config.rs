@@ -157,6 +157,8 @@ pub struct UserConfig {
     pub server: ServerSettings,
     #[serde(default)]
     pub worktree: WorktreeSettings,
+    #[serde(default)]
+    pub notify: crate::notify::settings::NotifySettings,
     /// Top-level sections that are not nagi's (the file's name and folder are shared with
     /// another program of the same name): ignored, and named once in the server's log.
     /// nagi's own sections stay strict.
@@ -165,7 +167,7 @@ pub struct UserConfig {
 }
 
 /// The top-level sections nagi reads from its config file.
-const OWN_SECTIONS: &[&str] = &["providers", "sandbox", "server", "worktree"];
+const OWN_SECTIONS: &[&str] = &["providers", "sandbox", "server", "worktree", "notify"];
 
 /// `[worktree]`: where mission worktrees go.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -233,6 +235,7 @@ impl UserConfig {
     }
 
     fn validate(&self) -> Result<(), String> {
+        self.notify.check()?;
         if let Some(location) = &self.worktree.location
             && !location.is_absolute()
         {

@@ -233,6 +233,7 @@ pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
         }
         let listener = bind_private_socket(&paths.socket_path)?;
         spawn_signal_handlers(engine.shutdown.clone());
+        crate::notify::spawn_follower(engine.clone());
         tracing::info!(socket = %socket_text, "nagi server is serving");
         crate::server::run(listener, engine.clone()).await;
         stop_live_runs(&engine).await;

@@ -12,6 +12,7 @@ pub mod launch;
 pub mod leftovers;
 pub mod live;
 pub mod missions;
+pub mod notify;
 pub mod paths;
 pub mod recipe;
 pub mod runs;

@@ -17,6 +17,7 @@ pub mod ids;
 pub mod land;
 pub mod methods;
 pub mod mission;
+pub mod notification;
 pub mod pane;
 pub mod pane_document;
 pub mod pane_events;

@@ -259,6 +259,12 @@ pub static ENGINE_METHODS: &[MethodSpec] = &[
         "Grant or refuse a previewed consent (cockpit channel)."
     ),
     method!(
+        "notification.show",
+        crate::notification::NotificationShowParams,
+        Ignored,
+        "Tell a person something through the desktop's notifications or the [notify] command."
+    ),
+    method!(
         "events.subscribe",
         EventsSubscribeParams,
         Ignored,
@@ -283,7 +289,6 @@ pub const UNAVAILABLE_METHODS: &[&str] = &[
     "server.live_handoff",
     "server.agent_manifests",
     "server.reload_agent_manifests",
-    "notification.show",
     "client.window_title.set",
     "client.window_title.clear",
     "agent.list",

@@ -103,6 +103,12 @@ pub enum ResponseResult {
         worktree_path: String,
         session: crate::steer::ProviderSessionV1,
     },
+    /// `notification.show`: whether a sink showed it (`no_foreground_client`: no desktop
+    /// service answered and no command is configured).
+    NotificationShow {
+        shown: bool,
+        reason: crate::notification::NotificationShowReason,
+    },
     /// nagi extension: `mission.usage`: tokens and cost summed over the missions' turns.
     MissionUsage {
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -10,6 +10,7 @@ pub mod events;
 pub mod evidence_pack;
 pub mod land;
 pub mod mission;
+pub mod notification;
 pub mod pane;
 pub mod project;
 pub mod project_check;
@@ -67,5 +68,6 @@ pub fn run(cli: Cli) -> CommandResult {
         Command::Project(command) => project::run(&context, command),
         Command::Run(command) => console::run(&context, command),
         Command::Usage(args) => usage::run(&context, args),
+        Command::Notification(command) => notification::run(&context, command),
     }
 }

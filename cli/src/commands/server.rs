@@ -87,7 +87,7 @@ pub fn run(context: &Context, args: ServerArgs) -> CommandResult {
             if !user.ignored_sections.is_empty() {
                 tracing::warn!(
                     file = %config_file.display(),
-                    "ignoring the config sections [{}]: nagi reads only [providers], [sandbox], [server] and [worktree]",
+                    "ignoring the config sections [{}]: nagi reads only [providers], [sandbox], [server], [worktree] and [notify]",
                     user.ignored_sections.join("], [")
                 );
             }

@@ -113,7 +113,38 @@ pub struct App {
     pub watching: Option<Watching>,
     /// Advances with every tick of the main loop; drives the progress spinner.
     pub spinner: usize,
+    /// What the person should hear of (an attention item opened, a mission that waits for
+    /// review, is ready, failed or is blocked): rung and raised by the main loop.
+    pub alerts: Vec<Alert>,
     pub quit: bool,
+}
+
+/// A notification the cockpit's own terminal shows (bell, OSC 9 and OSC 777).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alert {
+    pub title: String,
+    pub body: String,
+}
+
+impl Alert {
+    /// The bytes that ring the terminal's bell and raise its notification: OSC 9 (iTerm2,
+    /// Windows Terminal, …) and OSC 777 (rxvt, foot, kitty, …). Control characters and the
+    /// `;` that separates OSC 777's fields are taken out of the text.
+    pub fn escape_sequences(&self) -> String {
+        let clean = |text: &str| -> String {
+            text.chars()
+                .map(|character| {
+                    if character.is_control() || character == ';' {
+                        ' '
+                    } else {
+                        character
+                    }
+                })
+                .collect()
+        };
+        let (title, body) = (clean(&self.title), clean(&self.body));
+        format!("\x07\x1b]9;{title}: {body}\x07\x1b]777;notify;{title};{body}\x07")
+    }
 }
 
 impl Default for App {
@@ -138,6 +169,7 @@ impl App {
             checks_running: BTreeMap::new(),
             watching: None,
             spinner: 0,
+            alerts: Vec::new(),
             quit: false,
         }
     }

@@ -51,6 +51,8 @@ fn starting_an_acp_run_previews_then_decides_with_the_shown_digest() {
             write_scope: true,
             execute_project_recipe: false,
             execute_declared_checks: true,
+            model: None,
+            reasoning_effort: None,
         }
     );
     assert!(dialog(&app).preview.is_none());
@@ -605,4 +607,41 @@ fn l_asks_to_land_the_selected_mission_and_s_to_sync_it() {
             onto: None
         }
     );
+}
+
+#[test]
+fn an_opened_attention_item_and_a_mission_that_waits_ring_the_cockpit() {
+    let mut app = app_with(vec![]);
+    let event = |status, detail| MissionEventV1 {
+        seq: 9,
+        mission_id: "m1".into(),
+        at_millis: 1,
+        status,
+        detail,
+    };
+    app.apply(ServerUpdate::MissionEvent(event(
+        MissionStatus::Active,
+        MissionEventDetail::MissionAttentionChanged {
+            attention_id: "a1".into(),
+            state: "open".into(),
+            kind: None,
+            risk: None,
+        },
+    )));
+    app.apply(ServerUpdate::MissionEvent(event(
+        MissionStatus::Active,
+        MissionEventDetail::MissionChecksFinished { run_id: "r1".into() },
+    )));
+    app.apply(ServerUpdate::MissionEvent(event(
+        MissionStatus::Blocked,
+        MissionEventDetail::MissionStatusChanged {
+            reason: Some("stopped by uid 1000; continue with nagi mission send m1 TEXT".into()),
+        },
+    )));
+    let titles: Vec<&str> = app.alerts.iter().map(|alert| alert.title.as_str()).collect();
+    assert_eq!(titles, ["nagi: mission m1 needs you", "nagi: mission m1 is blocked"]);
+    let bytes = app.alerts[1].escape_sequences();
+    assert!(bytes.starts_with('\x07'), "the bell first: {bytes:?}");
+    assert!(bytes.contains("\x1b]9;nagi: mission m1 is blocked: stopped by uid 1000  continue"), "{bytes:?}");
+    assert!(bytes.contains("\x1b]777;notify;nagi: mission m1 is blocked;stopped by uid 1000  continue"), "{bytes:?}");
 }

@@ -100,6 +100,9 @@ impl App {
                 self.connection = Connection::Unreachable(message)
             }
             ServerUpdate::MissionEvent(event) => {
+                if let Some(alert) = alert_for(&event) {
+                    self.alerts.push(alert);
+                }
                 match &event.detail {
                     MissionEventDetail::MissionChecksStarted {
                         run_id,
@@ -202,5 +205,37 @@ impl App {
             }
             _ => {}
         }
+    }
+}
+
+/// What a mission event tells the person at the cockpit, if it is something they should
+/// hear of now: an attention item that opened, or a mission that waits for review, is ready
+/// to close, failed or is blocked.
+fn alert_for(event: &nagi_schema::events::MissionEventV1) -> Option<super::Alert> {
+    use nagi_schema::mission::MissionStatus;
+    let mission_id = &event.mission_id;
+    let waits = matches!(
+        event.status,
+        MissionStatus::ReviewRequired
+            | MissionStatus::ReadyToClose
+            | MissionStatus::Failed
+            | MissionStatus::Blocked
+    );
+    match &event.detail {
+        MissionEventDetail::MissionAttentionChanged { state, .. } if state == "open" => {
+            Some(super::Alert {
+                title: format!("nagi: mission {mission_id} needs you"),
+                body: "an attention item opened; answer it here".into(),
+            })
+        }
+        MissionEventDetail::MissionStatusChanged { reason } if waits => Some(super::Alert {
+            title: format!("nagi: mission {mission_id} is {}", event.status.as_str()),
+            body: reason.clone().unwrap_or_default(),
+        }),
+        MissionEventDetail::MissionProofSealed { .. } if waits => Some(super::Alert {
+            title: format!("nagi: mission {mission_id} is {}", event.status.as_str()),
+            body: "the proof verified".into(),
+        }),
+        _ => None,
     }
 }

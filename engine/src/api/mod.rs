@@ -92,6 +92,7 @@ pub async fn dispatch(
         }
         P::MissionSession(params) => missions::session(engine, params, peer)?,
         P::MissionUsage(params) => usage::usage(engine, params)?,
+        P::NotificationShow(params) => show_notification(engine, params).await?,
         P::MissionHandoffGet(params) => evidence_pack::handoff_get(engine, params)?,
         P::MissionHandoffPreview(params) => crate::runs::handoff::preview(engine, params).await?,
         P::MissionHandoffStart(params) => {
@@ -120,6 +121,42 @@ pub async fn dispatch(
         }
     };
     Ok(Reply::Result(result))
+}
+
+/// `notification.show`: through the configured sinks, now.
+async fn show_notification(
+    engine: &Engine,
+    params: nagi_schema::notification::NotificationShowParams,
+) -> Result<ResponseResult, EngineError> {
+    use crate::notify::{Notification, settings::NotifyKind};
+    use nagi_schema::notification::NotificationShowReason;
+    let notification = Notification::new(
+        NotifyKind::Message,
+        None,
+        &params.title,
+        params.body.as_deref().unwrap_or_default(),
+    );
+    if notification.title.is_empty() {
+        return Err(EngineError::InvalidParams(
+            "title must have visible text".into(),
+        ));
+    }
+    let settings = engine.config.current().user.notify.clone();
+    if !settings.enabled {
+        return Ok(ResponseResult::NotificationShow {
+            shown: false,
+            reason: NotificationShowReason::Disabled,
+        });
+    }
+    let delivered = crate::notify::deliver(&settings, &notification).await;
+    Ok(ResponseResult::NotificationShow {
+        shown: delivered.any(),
+        reason: if delivered.any() {
+            NotificationShowReason::Shown
+        } else {
+            NotificationShowReason::NoForegroundClient
+        },
+    })
 }
 
 /// The connection's peer as a run's history records who steered it.

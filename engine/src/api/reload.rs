@@ -45,7 +45,7 @@ pub fn reload(engine: &Arc<Engine>) -> ResponseResult {
     }];
     if !loaded.ignored_sections.is_empty() {
         diagnostics.push(format!(
-            "ignored the sections [{}]: nagi reads only [providers], [sandbox], [server] and [worktree]",
+            "ignored the sections [{}]: nagi reads only [providers], [sandbox], [server], [worktree] and [notify]",
             loaded.ignored_sections.join("], [")
         ));
     }

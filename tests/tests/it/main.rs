@@ -14,6 +14,7 @@ mod land;
 mod layering;
 mod load;
 mod missions;
+mod notify;
 mod pane_scroll;
 mod panes;
 mod project;
