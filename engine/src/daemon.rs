@@ -233,7 +233,7 @@ pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
         }
         let listener = bind_private_socket(&paths.socket_path)?;
         spawn_signal_handlers(engine.shutdown.clone());
-        crate::notify::spawn_follower(engine.clone());
+        spawn_notifier(engine.clone());
         tracing::info!(socket = %socket_text, "nagi server is serving");
         crate::server::run(listener, engine.clone()).await;
         stop_live_runs(&engine).await;
@@ -305,4 +305,38 @@ fn spawn_signal_handlers(shutdown: Shutdown) {
             Err(error) => tracing::warn!(%error, "cannot install a signal handler"),
         }
     }
+}
+
+/// Follows the committed log from its head now and notifies what each new event calls for.
+fn spawn_notifier(engine: Arc<Engine>) {
+    tokio::spawn(async move {
+        let mut head = engine.missions.head();
+        let mut seen = *head.borrow();
+        loop {
+            tokio::select! {
+                changed = head.changed() => if changed.is_err() { return },
+                () = engine.shutdown.wait() => return,
+            }
+            let now = *head.borrow();
+            while seen < now {
+                let rows = match engine.missions.read(|reader| reader.events_after(seen, 256)) {
+                    Ok(rows) if !rows.is_empty() => rows,
+                    _ => break,
+                };
+                for row in rows {
+                    seen = row.seq;
+                    let Ok(stored) = serde_json::from_str::<nagi_mission::StoredEvent>(&row.payload) else {
+                        continue;
+                    };
+                    let Some(notification) = crate::notify::for_event(&row.mission_id, &stored) else {
+                        continue;
+                    };
+                    let settings = engine.config.current().user.notify.clone();
+                    if settings.wants(notification.kind) {
+                        tokio::spawn(async move { crate::notify::deliver(&settings, &notification).await });
+                    }
+                }
+            }
+        }
+    });
 }

@@ -134,6 +134,8 @@ fn adapter_alone(runtime: &tokio::runtime::Runtime, fake: &Path, worktree: &Path
             confinement: None,
             resume_session_id: None,
             initial_input: None,
+            model: None,
+            reasoning_effort: None,
             timeouts: Timeouts::default(),
         };
         let started = Instant::now();

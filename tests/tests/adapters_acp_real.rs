@@ -63,6 +63,8 @@ impl AcpFixture {
             confinement: None,
             resume_session_id: None,
             initial_input: Some(first_turn.to_string()),
+            model: None,
+            reasoning_effort: None,
             // OpenCode answers initialize after 4–7 s and session/new after 3–5 s on a quiet
             // machine; two busy cores can double that.
             timeouts: Timeouts {

@@ -4,20 +4,18 @@
 //! session bus (`desktop.rs`) and to a configured command (`command.rs`); attached cockpits
 //! ring and raise their own terminal's notification from the mission events they follow.
 //!
-//! The follower reads the durable log after the head it started at, so a notification is
-//! about something committed, and a restart does not repeat old ones.
+//! The server's follower (`daemon::spawn_notifier`) reads the durable log after the head it
+//! started at, so a notification is about something committed, and a restart does not
+//! repeat old ones.
 
 pub mod command;
 pub mod desktop;
 pub mod settings;
 
-use std::sync::Arc;
-
 use nagi_mission::{MissionEvent, StoredEvent};
 use nagi_schema::mission::MissionStatus;
 use serde::Serialize;
 
-use crate::engine::Engine;
 use settings::{NotifyKind, NotifySettings};
 
 /// The longest title and body, in characters (as seed 001's `notification.show`).
@@ -133,40 +131,6 @@ pub async fn deliver(settings: &NotifySettings, notification: &Notification) -> 
         }
     }
     delivered
-}
-
-/// Follows the committed log from its head now and notifies what each new event calls for.
-pub fn spawn_follower(engine: Arc<Engine>) {
-    tokio::spawn(async move {
-        let mut head = engine.missions.head();
-        let mut seen = *head.borrow();
-        loop {
-            tokio::select! {
-                changed = head.changed() => if changed.is_err() { return },
-                () = engine.shutdown.wait() => return,
-            }
-            let now = *head.borrow();
-            while seen < now {
-                let rows = match engine.missions.read(|reader| reader.events_after(seen, 256)) {
-                    Ok(rows) if !rows.is_empty() => rows,
-                    _ => break,
-                };
-                for row in rows {
-                    seen = row.seq;
-                    let Ok(stored) = serde_json::from_str::<StoredEvent>(&row.payload) else {
-                        continue;
-                    };
-                    let Some(notification) = for_event(&row.mission_id, &stored) else {
-                        continue;
-                    };
-                    let settings = engine.config.current().user.notify.clone();
-                    if settings.wants(notification.kind) {
-                        tokio::spawn(async move { deliver(&settings, &notification).await });
-                    }
-                }
-            }
-        }
-    });
 }
 
 #[cfg(test)]

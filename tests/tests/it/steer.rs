@@ -378,3 +378,42 @@ fn a_run_uses_the_model_it_was_started_with_and_a_follow_up_that_resumes_may_cha
     let shown = runs.env.nagi_ok(&["mission", "get", "m1"]);
     assert!(shown.stdout.contains("model gpt-5.5 (high effort)"), "{}", shown.describe());
 }
+
+#[test]
+fn a_line_typed_through_nagi_pane_attach_in_tmux_is_the_next_turn_and_the_console_draws_the_run() {
+    let runs = runs_with(
+        json!([{"text": "first turn words"}, {"tool": "cat README.md", "output": "the readme"}]),
+        &[("NAGI_FAKE_RESUMED_SCRIPT", r#"[{"text": "typed turn answer"}]"#)],
+    );
+    runs.env.ok("mission.start", start_params("codex", "r1"));
+    let first = wait_for_mission(&runs.env, "m1", "ready_to_close", status_is("ready_to_close"));
+    let pane = first["run"]["pane_id"].as_str().unwrap().to_string();
+    let Some(tmux) = crate::panes::Tmux::start(&runs.env.root()) else {
+        return;
+    };
+    let attach = format!(
+        "env -u NAGI_SOCKET_PATH -u NAGI_SESSION NAGI_CONFIG_DIR={} HOME={} {} pane attach {pane}",
+        runs.env.config_dir.display(),
+        runs.env.home().display(),
+        nagi_binary().display()
+    );
+    tmux.run(&["new-session", "-d", "-s", "t", "-x", "120", "-y", "30", &attach]);
+    // The console draws the run: its greeting, the agent's words, the tool call and its
+    // output, and the turn's end.
+    let drawn = tmux.wait_for("t", "the run's console", |screen| {
+        screen.contains("first turn words") && screen.contains("the turn ended")
+    });
+    for expected in ["[console] mission m1: type a line", "first turn words", "cat README.md", "the readme"] {
+        assert!(drawn.contains(expected), "{expected:?} is not on the console:\n{drawn}");
+    }
+    tmux.run(&["send-keys", "-t", "t", "please carry on", "Enter"]);
+    let answered = tmux.wait_for("t", "the typed turn's answer", |screen| {
+        screen.contains("typed turn answer")
+    });
+    assert!(answered.contains("sent: the agent resumes its session"), "{answered}");
+    let done = wait_for_mission(&runs.env, "m1", "ready_to_close after the typed turn", |mission| {
+        mission["status"] == "ready_to_close" && mission["run"]["turns"] == 2
+    });
+    assert_eq!(done["run"]["pane_id"], pane.as_str());
+    assert_eq!(prompts(&runs).last().map(String::as_str), Some("please carry on"));
+}
