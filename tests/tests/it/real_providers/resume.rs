@@ -174,8 +174,11 @@ fn resume_after_restart(provider: RealProvider, server_end: ServerEnd) {
     assert_eq!(stored_before["provider_session_id"], session_id.as_str());
 
     session.start_server();
-    // The run is resumed: live again, still active, same session, read-only, and its pane says
-    // it resumed the session and the provider bound it again.
+    // The run is resumed: same session, read-only, and its pane says it resumed the session
+    // and the provider bound it again. The mission stays active while it resumes — or, when
+    // the resumed session answers at once (a CLI that already had the held-back answer), has
+    // finished that turn by the time the pane shows it; never blocked or failed.
+    let resumed_statuses = ["active", "review_required", "ready_to_close"];
     let deadline = Instant::now() + Duration::from_secs(120);
     let mission = loop {
         let mission = session.mission("resume-m");
@@ -184,11 +187,12 @@ fn resume_after_restart(provider: RealProvider, server_end: ServerEnd) {
             .split("resuming its session")
             .nth(1)
             .is_some_and(|after_resume| after_resume.contains("the provider session is bound"));
-        if mission["run"]["live"] == true && resumed_and_bound {
+        let finished_already = mission["status"] != "active" && mission["run"]["live"] == false;
+        if resumed_and_bound && (mission["run"]["live"] == true || finished_already) {
             break mission;
         }
         assert!(
-            mission["status"] == "active",
+            resumed_statuses.contains(&mission["status"].as_str().unwrap_or_default()),
             "after the restart the mission should stay active while its run resumes:\n{}\n--- transcript\n{transcript}",
             serde_json::to_string_pretty(&mission).unwrap()
         );
@@ -199,7 +203,10 @@ fn resume_after_restart(provider: RealProvider, server_end: ServerEnd) {
         );
         std::thread::sleep(Duration::from_millis(200));
     };
-    assert_eq!(mission["status"], "active", "{mission}");
+    assert!(
+        resumed_statuses.contains(&mission["status"].as_str().unwrap_or_default()),
+        "{mission}"
+    );
     // What the killed server left running was ended by the new one.
     for pid in &survivors {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
