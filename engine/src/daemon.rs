@@ -318,6 +318,12 @@ fn spawn_notifier(engine: Arc<Engine>) {
                 () = engine.shutdown.wait() => return,
             }
             let now = *head.borrow();
+            // With nowhere to send them (no session bus, no command, or switched off), the
+            // log is not read at all: a server pays nothing for notifications it cannot show.
+            if !engine.config.current().user.notify.has_a_sink() {
+                seen = now;
+                continue;
+            }
             while seen < now {
                 let rows = match engine.missions.read(|reader| reader.events_after(seen, 256)) {
                     Ok(rows) if !rows.is_empty() => rows,
@@ -325,6 +331,9 @@ fn spawn_notifier(engine: Arc<Engine>) {
                 };
                 for row in rows {
                     seen = row.seq;
+                    if !crate::notify::may_notify(&row.kind) {
+                        continue;
+                    }
                     let Ok(stored) = serde_json::from_str::<nagi_mission::StoredEvent>(&row.payload) else {
                         continue;
                     };

@@ -177,7 +177,7 @@ pub enum MissionEvent {
         next_turn_starts: bool,
         /// What the provider reported for the turn, when it did.
         #[serde(default)]
-        usage: Option<crate::usage::TokenUsage>,
+        usage: Option<nagi_schema::usage::TokenUsage>,
         at_millis: u64,
     },
 }

@@ -15,7 +15,6 @@ pub mod model;
 pub mod run;
 pub mod status;
 pub mod steer;
-pub mod usage;
 pub mod validate;
 pub mod view;
 pub mod worktree;

@@ -184,7 +184,7 @@ pub struct Run {
     pub queued_follow_ups: u32,
     /// What the provider reported for the run's turns, summed.
     #[serde(default)]
-    pub usage: Option<crate::usage::TokenUsage>,
+    pub usage: Option<nagi_schema::usage::TokenUsage>,
     /// The model and reasoning effort asked for (`None`: the provider's default).
     #[serde(default)]
     pub model: Option<String>,

@@ -204,7 +204,7 @@ pub fn on_turn_ended(
     run_id: &str,
     end: &super::run::TurnEnd,
     next_turn_starts: bool,
-    usage: Option<super::usage::TokenUsage>,
+    usage: Option<nagi_schema::usage::TokenUsage>,
     now: u64,
 ) -> Vec<MissionEvent> {
     let Some(run) = mission.run.as_ref().filter(|run| run.run_id == run_id) else {

@@ -222,7 +222,7 @@ pub fn mission_view(mission: &Mission, live_runs: &dyn LiveRuns) -> MissionViewV
         abandoned_reason: mission.abandoned_reason.clone(),
         worktree: mission.worktree.as_ref().map(worktree_view),
         landing: mission.landing.clone().map(Box::new),
-        usage: crate::usage::total(
+        usage: nagi_schema::usage::total(
             mission
                 .run_history
                 .iter()

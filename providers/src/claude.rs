@@ -546,9 +546,9 @@ impl ClaudeSession {
     /// resumed session has no earlier total here, so its cost is unknown.
     fn priced(
         &mut self,
-        usage: crate::spec::TurnUsage,
+        usage: nagi_schema::usage::TokenUsage,
         session_cost_usd: Option<f64>,
-    ) -> crate::spec::TurnUsage {
+    ) -> nagi_schema::usage::TokenUsage {
         let previous = self.session_cost_usd;
         self.session_cost_usd = session_cost_usd.or(previous);
         if usage.cost_micro_usd.is_some() {
@@ -559,10 +559,10 @@ impl ClaudeSession {
             (None, false) => Some(0.0),
             (None, true) => None,
         };
-        crate::spec::TurnUsage {
+        nagi_schema::usage::TokenUsage {
             cost_micro_usd: session_cost_usd
                 .zip(since)
-                .and_then(|(total, since)| crate::spec::micro_usd(total - since)),
+                .and_then(|(total, since)| nagi_schema::usage::micro_usd(total - since)),
             ..usage
         }
     }

@@ -62,7 +62,7 @@ pub enum ClaudeFrame {
         text: Option<String>,
         /// The turn's tokens (`usage`, the sum of the turn's API requests) and, from Claude
         /// Code versions that send `model_usage_since_last_result`, the turn's cost.
-        usage: Option<crate::spec::TurnUsage>,
+        usage: Option<nagi_schema::usage::TokenUsage>,
         /// `total_cost_usd`: the session's cost so far (it survives a resume).
         session_cost_usd: Option<f64>,
     },
@@ -89,7 +89,7 @@ pub enum ClaudeFrame {
 
 /// A result frame's turn usage. Anthropic counts cache reads and writes apart from
 /// `input_tokens`; nagi's input includes them.
-fn result_usage(frame: &Value) -> Option<crate::spec::TurnUsage> {
+fn result_usage(frame: &Value) -> Option<nagi_schema::usage::TokenUsage> {
     let usage = frame.get("usage")?;
     let count = |field: &str| usage.get(field).and_then(Value::as_u64).unwrap_or(0);
     let cached = count("cache_read_input_tokens");
@@ -102,7 +102,7 @@ fn result_usage(frame: &Value) -> Option<crate::spec::TurnUsage> {
                 .filter_map(|model| model.get("costUSD").and_then(Value::as_f64))
                 .sum::<f64>()
         });
-    Some(crate::spec::TurnUsage {
+    Some(nagi_schema::usage::TokenUsage {
         input_tokens: count("input_tokens") + cached + count("cache_creation_input_tokens"),
         cached_input_tokens: cached,
         output_tokens: count("output_tokens"),
@@ -110,7 +110,7 @@ fn result_usage(frame: &Value) -> Option<crate::spec::TurnUsage> {
             .pointer("/output_tokens_details/thinking_tokens")
             .and_then(Value::as_u64)
             .unwrap_or(0),
-        cost_micro_usd: turn_cost.and_then(crate::spec::micro_usd),
+        cost_micro_usd: turn_cost.and_then(nagi_schema::usage::micro_usd),
     })
 }
 

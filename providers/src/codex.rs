@@ -103,7 +103,7 @@ struct TurnState {
     interrupt_requested: bool,
     interrupt_sent: bool,
     /// The sum of the turn's model requests (`thread/tokenUsage/updated` `last`).
-    usage: crate::spec::TurnUsage,
+    usage: nagi_schema::usage::TokenUsage,
 }
 
 struct CodexSession {

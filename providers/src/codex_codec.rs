@@ -372,7 +372,7 @@ pub enum CodexNotification {
     /// whole thread's, across turns and resumes, so it is not used).
     TokenUsage {
         turn_id: Option<String>,
-        last: crate::spec::TurnUsage,
+        last: nagi_schema::usage::TokenUsage,
     },
     /// Deltas, plans and everything else: activity, nothing to report.
     Other,
@@ -447,7 +447,7 @@ pub fn parse_notification(
                     .get("turnId")
                     .and_then(Value::as_str)
                     .map(str::to_string),
-                last: crate::spec::TurnUsage {
+                last: nagi_schema::usage::TokenUsage {
                     input_tokens: count("inputTokens"),
                     cached_input_tokens: count("cachedInputTokens"),
                     output_tokens: count("outputTokens"),

@@ -190,7 +190,7 @@ struct OpenCodeSession {
     /// The user message of the running turn (our prompt), once OpenCode reported it.
     turn_user_message: Option<String>,
     /// The running turn's finished assistant messages and their usage.
-    turn_usage: std::collections::HashMap<String, crate::spec::TurnUsage>,
+    turn_usage: std::collections::HashMap<String, nagi_schema::usage::TokenUsage>,
     last_activity: Instant,
 }
 
@@ -742,7 +742,7 @@ impl OpenCodeSession {
                         let sum = self
                             .turn_usage
                             .values()
-                            .fold(crate::spec::TurnUsage::default(), |sum, usage| {
+                            .fold(nagi_schema::usage::TokenUsage::default(), |sum, usage| {
                                 sum.plus(*usage)
                             });
                         send(io, ProviderEvent::Usage(sum)).await

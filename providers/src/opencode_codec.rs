@@ -201,7 +201,7 @@ pub enum OpenCodeEvent {
         parent_id: Option<String>,
         /// An assistant message's tokens and cost, once it is finished (`info.finish`):
         /// each assistant message is one model request.
-        finished_usage: Option<crate::spec::TurnUsage>,
+        finished_usage: Option<nagi_schema::usage::TokenUsage>,
     },
     Other,
 }
@@ -209,12 +209,12 @@ pub enum OpenCodeEvent {
 /// A finished assistant message's usage. OpenCode counts cache reads and writes apart from
 /// `tokens.input`; nagi's input includes them. A cost of 0 is what OpenCode reports for a
 /// model without a price, so it is not shown as a cost.
-fn message_usage(info: &Value) -> Option<crate::spec::TurnUsage> {
+fn message_usage(info: &Value) -> Option<nagi_schema::usage::TokenUsage> {
     info.get("finish").and_then(Value::as_str)?;
     let tokens = info.get("tokens")?;
     let count = |pointer: &str| tokens.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
     let cached = count("/cache/read");
-    Some(crate::spec::TurnUsage {
+    Some(nagi_schema::usage::TokenUsage {
         input_tokens: count("/input") + cached + count("/cache/write"),
         cached_input_tokens: cached,
         output_tokens: count("/output"),
@@ -223,7 +223,7 @@ fn message_usage(info: &Value) -> Option<crate::spec::TurnUsage> {
             .get("cost")
             .and_then(Value::as_f64)
             .filter(|cost| *cost > 0.0)
-            .and_then(crate::spec::micro_usd),
+            .and_then(nagi_schema::usage::micro_usd),
     })
 }
 

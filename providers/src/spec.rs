@@ -216,7 +216,7 @@ pub enum ProviderEvent {
     },
     /// What the provider reported for the running turn so far (each report replaces the
     /// last: adapters sum a turn's model requests themselves).
-    Usage(TurnUsage),
+    Usage(nagi_schema::usage::TokenUsage),
     TurnCompleted(TurnOutcome),
     TransportFailed {
         kind: FailureKind,
@@ -226,44 +226,6 @@ pub enum ProviderEvent {
     Stopped {
         exit_code: Option<i32>,
     },
-}
-
-/// Tokens (and cost, when the provider prices them) of one turn.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TurnUsage {
-    /// Input tokens, cached ones included.
-    pub input_tokens: u64,
-    pub cached_input_tokens: u64,
-    pub output_tokens: u64,
-    /// The reasoning part of the output, where the provider reports it.
-    pub reasoning_output_tokens: u64,
-    /// Millionths of a US dollar (exact sums).
-    pub cost_micro_usd: Option<u64>,
-}
-
-/// A reported cost in US dollars as millionths; `None` for one that is negative or not a
-/// number.
-pub fn micro_usd(cost_usd: f64) -> Option<u64> {
-    (cost_usd.is_finite() && cost_usd >= 0.0).then(|| (cost_usd * 1_000_000.0).round() as u64)
-}
-
-impl TurnUsage {
-    pub fn plus(self, other: TurnUsage) -> TurnUsage {
-        TurnUsage {
-            input_tokens: self.input_tokens.saturating_add(other.input_tokens),
-            cached_input_tokens: self
-                .cached_input_tokens
-                .saturating_add(other.cached_input_tokens),
-            output_tokens: self.output_tokens.saturating_add(other.output_tokens),
-            reasoning_output_tokens: self
-                .reasoning_output_tokens
-                .saturating_add(other.reasoning_output_tokens),
-            cost_micro_usd: match (self.cost_micro_usd, other.cost_micro_usd) {
-                (None, None) => None,
-                (left, right) => Some(left.unwrap_or(0).saturating_add(right.unwrap_or(0))),
-            },
-        }
-    }
 }
 
 /// A running provider.

@@ -306,12 +306,6 @@ async fn the_model_and_effort_are_claude_flags_and_the_result_frame_gives_the_tu
     // session's first total is its first turn's cost.
     assert_eq!(
         run.usage_reports(),
-        vec![nagi_providers::TurnUsage {
-            input_tokens: 100,
-            cached_input_tokens: 40,
-            output_tokens: 20,
-            reasoning_output_tokens: 5,
-            cost_micro_usd: Some(12_300),
-        }]
+        vec![Run::fake_turn_usage(Some(12_300))]
     );
 }

@@ -305,12 +305,6 @@ async fn the_model_and_effort_go_on_every_turn_and_the_turns_usage_is_reported_w
     // a resume); only the running turn's report counts.
     assert_eq!(
         run.usage_reports(),
-        vec![nagi_providers::TurnUsage {
-            input_tokens: 100,
-            cached_input_tokens: 40,
-            output_tokens: 20,
-            reasoning_output_tokens: 5,
-            cost_micro_usd: None,
-        }]
+        vec![Run::fake_turn_usage(None)]
     );
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use nagi_mission::usage::TokenUsage;
+use nagi_schema::usage::TokenUsage;
 use nagi_mission::{MissionError, MissionEvent, StoredEvent};
 use nagi_schema::results::ResponseResult;
 use nagi_schema::usage::{MissionUsageEntryV1, MissionUsageParams};
@@ -42,7 +42,7 @@ pub fn usage(engine: &Arc<Engine>, params: MissionUsageParams) -> Result<Respons
             entry.1 = Some(entry.1.unwrap_or_default().plus(usage));
         }
     }
-    let total = nagi_mission::usage::total(per_mission.values().filter_map(|(_, usage)| usage.as_ref()))
+    let total = nagi_schema::usage::total(per_mission.values().filter_map(|(_, usage)| usage.as_ref()))
         .unwrap_or_default();
     Ok(ResponseResult::MissionUsage {
         since_millis: params.since_millis,

@@ -6,7 +6,8 @@
 //!
 //! The server's follower (`daemon::spawn_notifier`) reads the durable log after the head it
 //! started at, so a notification is about something committed, and a restart does not
-//! repeat old ones.
+//! repeat old ones; with no sink it reads nothing, and it parses only the kinds that
+//! notify ([`may_notify`]).
 
 pub mod command;
 pub mod desktop;
@@ -56,6 +57,12 @@ impl Notification {
             body: sanitize(body, MAX_BODY_CHARS),
         }
     }
+}
+
+/// The event kinds (the log's `kind` column) that [`for_event`] may turn into a notification:
+/// the others are not even parsed.
+pub fn may_notify(kind: &str) -> bool {
+    matches!(kind, "attention_opened" | "status_changed" | "mission_sealed")
 }
 
 /// The notification a committed event calls for, if any.

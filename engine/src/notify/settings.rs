@@ -76,6 +76,14 @@ impl NotifySettings {
                 .is_none_or(|kinds| kinds.contains(&kind))
     }
 
+    /// Whether a notification could go anywhere: on, and a session bus for the desktop or a
+    /// command.
+    pub fn has_a_sink(&self) -> bool {
+        self.enabled
+            && ((self.desktop && std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some())
+                || self.command.is_some())
+    }
+
     /// A command that cannot run is a config error, found when the file is read.
     pub fn check(&self) -> Result<(), String> {
         match &self.command {

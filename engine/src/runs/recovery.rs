@@ -370,32 +370,14 @@ async fn resume(engine: &Arc<Engine>, mission_id: &MissionId, run: nagi_mission:
             start_again(mission_id)
         );
         tracing::warn!(%mission_id, %reason);
-        let _ = commit(engine, mission_id, move |mission| {
-            status_change(
-                mission,
-                MissionStatus::Blocked,
-                reason,
-                Some("blocked by recovery".into()),
-                now_millis(),
-            )
-        })
+        super::steps::block_failed_relaunch(
+            engine,
+            mission_id,
+            &run,
+            &claim_key,
+            reason,
+            "blocked by recovery",
+        )
         .await;
-        if !claim_key.is_empty() {
-            let _ = release_claim(
-                engine,
-                HeldClaim {
-                    mission_id,
-                    run_id: &run.run_id,
-                    checkout_key: &claim_key,
-                },
-            )
-            .await;
-        }
-        if run.execute_project_recipe
-            && let Err(error) =
-                super::recipe::stop_run_services(engine, mission_id, &run.run_id).await
-        {
-            tracing::warn!(%mission_id, %error, "the blocked run's services could not be stopped");
-        }
     }
 }

@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 
 use nagi_mission::clock::now_millis;
 use nagi_mission::model::Mission;
-use nagi_mission::run::status_change;
 use nagi_mission::steer::{FollowUp, decide_interrupt, decide_send, decide_stop};
 use nagi_mission::{MissionError, MissionEvent};
 use nagi_providers::{ProviderCommand, TranscriptLine};
@@ -21,8 +20,6 @@ use nagi_schema::steer::{FollowUpDelivery, MissionSendParams, MissionSteerParams
 
 use super::launch_run::{LaunchRun, launch_run};
 use super::steps::ClaimLock;
-use super::supervisor::commit;
-use super::{HeldClaim, release_claim};
 use crate::engine::Engine;
 use crate::errors::EngineError;
 use crate::live::registry::LiveRun;
@@ -236,24 +233,13 @@ async fn resume_with_follow_up(
             "the follow-up could not be delivered: {error}; send it again with `nagi mission send {} TEXT`",
             mission.mission_id
         );
-        let reason_for_commit = reason.clone();
-        let _ = commit(engine, &mission.mission_id, move |mission| {
-            status_change(
-                mission,
-                MissionStatus::Blocked,
-                reason_for_commit,
-                Some("follow-up failed to start".into()),
-                now_millis(),
-            )
-        })
-        .await;
-        let _ = release_claim(
+        super::steps::block_failed_relaunch(
             engine,
-            HeldClaim {
-                mission_id: &mission.mission_id,
-                run_id: &run.run_id,
-                checkout_key: &claim_key,
-            },
+            &mission.mission_id,
+            &run,
+            &claim_key,
+            reason.clone(),
+            "follow-up failed to start",
         )
         .await;
         return Err(MissionError::ProviderStartFailed(reason).into());
@@ -265,20 +251,55 @@ async fn resume_with_follow_up(
     })
 }
 
-/// Commits a steering decision made on the stored mission, with the run live.
-async fn commit_steer(
+/// A steering decision of `nagi_mission::steer` (`decide_interrupt`, `decide_stop`).
+type SteerDecision =
+    fn(&Mission, &RunActorV1, bool, u64) -> Result<Vec<MissionEvent>, MissionError>;
+
+/// What an interrupt or a stop does to the live run once it is recorded.
+enum LiveSteer {
+    Interrupt,
+    Stop,
+}
+
+/// Refuses, records, then delivers an interrupt or a stop to the mission's live run, and
+/// waits (bounded) until `ended` holds. The decision is committed before the run is told,
+/// so a refused commit leaves the run as it was.
+async fn steer_live_run(
     engine: &Arc<Engine>,
     mission_id: &str,
-    decide: impl FnOnce(&Mission, bool) -> Result<Vec<MissionEvent>, MissionError> + Send + 'static,
-) -> Result<(), EngineError> {
+    actor: RunActorV1,
+    decide: SteerDecision,
+    steer: LiveSteer,
+    ended: impl Fn(&Engine, &Mission, &str) -> bool,
+) -> Result<Mission, EngineError> {
+    let mission = engine.missions.get_checked(mission_id)?;
+    let live = live_run(engine, &mission);
+    decide(&mission, &actor, live.is_some(), now_millis())?;
+    let (run_id, live) = live.expect("a steering decision refuses a run that is not live");
+    let actor_for_commit = actor.clone();
     engine
         .missions
         .mutate(mission_id, move |current| {
-            let current = current.ok_or_else(|| MissionError::Runtime("the mission vanished".into()))?;
-            Ok((decide(current, true)?, ()))
+            let current =
+                current.ok_or_else(|| MissionError::Runtime("the mission vanished".into()))?;
+            Ok((decide(current, &actor_for_commit, true, now_millis())?, ()))
         })
-        .await
-        .map(|_| ())
+        .await?;
+    let by = actor.describe();
+    let (note, command) = match steer {
+        LiveSteer::Interrupt => {
+            live.steering.lock().await.interrupt_by(by.clone());
+            (format!("interrupt requested by {by}"), ProviderCommand::Interrupt)
+        }
+        LiveSteer::Stop => {
+            live.steering.lock().await.stop_by(by.clone());
+            (format!("stopped by {by}"), ProviderCommand::Shutdown)
+        }
+    };
+    live.transcript.nagi(&note);
+    let _ = live.commands.send(command).await;
+    wait_for(engine, mission_id, |engine, mission| ended(engine, mission, &run_id)).await;
+    Ok(engine.missions.get_existing(mission_id)?)
 }
 
 /// `mission.interrupt`: the provider's own interrupt of the turn in progress. The turn
@@ -288,26 +309,19 @@ pub async fn interrupt(
     params: MissionSteerParams,
     actor: RunActorV1,
 ) -> Result<ResponseResult, EngineError> {
-    let mission = engine.missions.get_checked(&params.mission_id)?;
-    let live = live_run(engine, &mission);
-    decide_interrupt(&mission, &actor, live.is_some(), now_millis())?;
-    let (run_id, live) = live.expect("decide_interrupt refuses a run that is not live");
-    live.steering.lock().await.interrupt_by(actor.describe());
-    let actor_for_commit = actor.clone();
-    commit_steer(engine, &params.mission_id, move |mission, live| {
-        decide_interrupt(mission, &actor_for_commit, live, now_millis())
-    })
+    let current = steer_live_run(
+        engine,
+        &params.mission_id,
+        actor,
+        decide_interrupt,
+        LiveSteer::Interrupt,
+        |engine, mission, run_id| {
+            mission.run.as_ref().is_none_or(|run| run.run_id != run_id)
+                || !matches!(mission.status, MissionStatus::Preparing | MissionStatus::Active)
+                || !run_is_live(engine, mission)
+        },
+    )
     .await?;
-    live.transcript
-        .nagi(&format!("interrupt requested by {}", actor.describe()));
-    let _ = live.commands.send(ProviderCommand::Interrupt).await;
-    wait_for(engine, &params.mission_id, |engine, mission| {
-        mission.run.as_ref().is_none_or(|run| run.run_id != run_id)
-            || !matches!(mission.status, MissionStatus::Preparing | MissionStatus::Active)
-            || !run_is_live(engine, mission)
-    })
-    .await;
-    let current = engine.missions.get_existing(&params.mission_id)?;
     Ok(ResponseResult::MissionInterruptAccepted {
         mission: engine.view(&current),
     })
@@ -320,25 +334,18 @@ pub async fn stop(
     params: MissionSteerParams,
     actor: RunActorV1,
 ) -> Result<ResponseResult, EngineError> {
-    let mission = engine.missions.get_checked(&params.mission_id)?;
-    let live = live_run(engine, &mission);
-    decide_stop(&mission, &actor, live.is_some(), now_millis())?;
-    let (_, live) = live.expect("decide_stop refuses a run that is not live");
-    live.steering.lock().await.stop_by(actor.describe());
-    let actor_for_commit = actor.clone();
-    commit_steer(engine, &params.mission_id, move |mission, live| {
-        decide_stop(mission, &actor_for_commit, live, now_millis())
-    })
+    let current = steer_live_run(
+        engine,
+        &params.mission_id,
+        actor,
+        decide_stop,
+        LiveSteer::Stop,
+        |engine, mission, _| {
+            !run_is_live(engine, mission)
+                && !matches!(mission.status, MissionStatus::Preparing | MissionStatus::Active)
+        },
+    )
     .await?;
-    live.transcript
-        .nagi(&format!("stopped by {}", actor.describe()));
-    let _ = live.commands.send(ProviderCommand::Shutdown).await;
-    wait_for(engine, &params.mission_id, |engine, mission| {
-        !run_is_live(engine, mission)
-            && !matches!(mission.status, MissionStatus::Preparing | MissionStatus::Active)
-    })
-    .await;
-    let current = engine.missions.get_existing(&params.mission_id)?;
     Ok(ResponseResult::MissionStopped {
         mission: engine.view(&current),
     })

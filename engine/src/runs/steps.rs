@@ -149,3 +149,44 @@ pub async fn fail_launch(
     }
     MissionError::ProviderStartFailed(reason).into()
 }
+
+/// Undo of a run that could not be started again on its stored session (recovery after a
+/// restart, or a follow-up after the run ended): the mission is `blocked` with `reason`
+/// (`outcome` names it in the run's history), the claim is released when one was taken
+/// (`claim_key` not empty), and the run's project services stop.
+pub async fn block_failed_relaunch(
+    engine: &Arc<Engine>,
+    mission_id: &MissionId,
+    run: &Run,
+    claim_key: &str,
+    reason: String,
+    outcome: &str,
+) {
+    let outcome = outcome.to_string();
+    let _ = commit(engine, mission_id, move |mission| {
+        run::status_change(
+            mission,
+            MissionStatus::Blocked,
+            reason,
+            Some(outcome),
+            now_millis(),
+        )
+    })
+    .await;
+    if !claim_key.is_empty() {
+        let _ = release_claim(
+            engine,
+            HeldClaim {
+                mission_id,
+                run_id: &run.run_id,
+                checkout_key: claim_key,
+            },
+        )
+        .await;
+    }
+    if run.execute_project_recipe
+        && let Err(error) = super::recipe::stop_run_services(engine, mission_id, &run.run_id).await
+    {
+        tracing::warn!(%mission_id, %error, "the blocked run's services could not be stopped");
+    }
+}

@@ -156,16 +156,9 @@ async fn record_turn_end(
     context: &RunContext,
     end: &TurnEnd,
     next_turn_starts: bool,
-    usage: Option<nagi_providers::TurnUsage>,
+    usage: Option<nagi_schema::usage::TokenUsage>,
 ) -> Result<(), EngineError> {
     let (run_id, end) = (context.run_id.clone(), end.clone());
-    let usage = usage.map(|usage| nagi_mission::usage::TokenUsage {
-        input_tokens: usage.input_tokens,
-        cached_input_tokens: usage.cached_input_tokens,
-        output_tokens: usage.output_tokens,
-        reasoning_output_tokens: usage.reasoning_output_tokens,
-        cost_micro_usd: usage.cost_micro_usd,
-    });
     commit(engine, &context.mission_id, move |mission| {
         nagi_mission::steer::on_turn_ended(
             mission,

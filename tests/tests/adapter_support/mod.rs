@@ -211,8 +211,20 @@ impl Run {
             .collect()
     }
 
+    /// What every fake reports for a completed turn (`fake_support`'s numbers), with `cost`
+    /// in micro-dollars where the protocol carries one.
+    pub fn fake_turn_usage(cost_micro_usd: Option<u64>) -> nagi_schema::usage::TokenUsage {
+        nagi_schema::usage::TokenUsage {
+            input_tokens: 100,
+            cached_input_tokens: 40,
+            output_tokens: 20,
+            reasoning_output_tokens: 5,
+            cost_micro_usd,
+        }
+    }
+
     /// Every usage report seen, in order.
-    pub fn usage_reports(&self) -> Vec<nagi_providers::TurnUsage> {
+    pub fn usage_reports(&self) -> Vec<nagi_schema::usage::TokenUsage> {
         self.seen
             .iter()
             .filter_map(|event| match event {

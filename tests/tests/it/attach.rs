@@ -482,24 +482,7 @@ fn nagi_pane_attach_in_tmux_types_detaches_and_restores_the_terminal() {
         has_line(text, "pane-marker-5")
     });
 
-    let shell = format!(
-        "env -u NAGI_SOCKET_PATH -u NAGI_SESSION NAGI_CONFIG_DIR={} PS1='tmux$ ' sh",
-        env.config_dir.display()
-    );
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "t",
-        "-x",
-        "100",
-        "-y",
-        "30",
-        &shell,
-    ]);
-    tmux.wait_for("t", "the tmux shell's prompt", |screen| {
-        screen.contains("tmux$")
-    });
+    tmux.open_shell(&env.config_dir);
     let before = root.join("stty-before.txt");
     tmux_run(
         &tmux,
@@ -671,24 +654,7 @@ fn an_observer_is_told_how_to_leave_and_leaves_with_q() {
     wait_for_read(&env, &id, "visible", None, |text| {
         has_line(text, "observed-7")
     });
-    let shell = format!(
-        "env -u NAGI_SOCKET_PATH -u NAGI_SESSION NAGI_CONFIG_DIR={} PS1='tmux$ ' sh",
-        env.config_dir.display()
-    );
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "t",
-        "-x",
-        "100",
-        "-y",
-        "30",
-        &shell,
-    ]);
-    tmux.wait_for("t", "the tmux shell's prompt", |screen| {
-        screen.contains("tmux$")
-    });
+    tmux.open_shell(&env.config_dir);
     tmux.run(&[
         "send-keys",
         "-t",

@@ -12,13 +12,14 @@ use serde_json::{Value, json};
 
 use crate::runs::{Runs, start_params, status_is, write_config};
 
-/// A session whose config has the fake providers and `notify` as its `[notify]` section.
-fn session_with_notify(notify: &str, extra_env: &[(&str, String)]) -> Runs {
+/// A session whose config has the fake providers (their first turn follows `script`) and
+/// `notify` as its `[notify]` section.
+fn session_with_notify(notify: &str, script: Value, extra_env: &[(&str, String)]) -> Runs {
     let mut env = TestEnv::new();
     for (key, value) in extra_env {
         env.env.insert(key.to_string(), value.clone());
     }
-    let log = write_config(&env, &json!([{"text": "done"}]), &[]);
+    let log = write_config(&env, &script, &[]);
     let path = env.config_dir.join("config.toml");
     let config = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, format!("{config}\n[notify]\n{notify}\n")).unwrap();
@@ -64,6 +65,7 @@ fn the_notify_command_hears_of_a_mission_that_needs_review_and_of_the_kinds_chos
     let file = dir.path().join("notes.jsonl");
     let runs = session_with_notify(
         &format!("desktop = false\nkinds = [\"ready_to_close\", \"message\"]\n{}", recording_command(&file)),
+        json!([{"text": "done"}]),
         &[],
     );
     runs.env.ok("mission.start", start_params("codex", "r1"));
@@ -94,17 +96,13 @@ fn the_notify_command_hears_of_a_mission_that_needs_review_and_of_the_kinds_chos
 fn an_attention_item_notifies_and_switched_off_nothing_does() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("notes.jsonl");
-    let runs = session_with_notify(&format!("desktop = false\n{}", recording_command(&file)), &[]);
+    let runs = session_with_notify(
+        &format!("desktop = false\n{}", recording_command(&file)),
+        json!([{"approve_command": "rm -rf build"}]),
+        &[],
+    );
     let mut params = start_params("codex", "r1");
     params["execute_declared_checks"] = json!(false);
-    std::fs::write(
-        runs.env.config_dir.join("config.toml"),
-        std::fs::read_to_string(runs.env.config_dir.join("config.toml"))
-            .unwrap()
-            .replace(r#"[{\"text\":\"done\"}]"#, r#"[{\"approve_command\":\"rm -rf build\"}]"#),
-    )
-    .unwrap();
-    runs.env.ok("server.reload_config", json!({}));
     runs.env.ok("mission.start", params);
     crate::panes::eventually("the attention notification", || {
         kinds(&file).contains(&"attention".to_string())
@@ -227,6 +225,7 @@ fn a_desktop_notification_reaches_the_notifications_service_on_the_session_bus()
     };
     let runs = session_with_notify(
         "kinds = [\"blocked\", \"message\"]",
+        json!(["wait_interrupt"]),
         &[("DBUS_SESSION_BUS_ADDRESS", bus.address.clone())],
     );
     let shown = runs.env.ok("notification.show", json!({"title": "build failed", "body": "api workspace"}));
@@ -236,14 +235,6 @@ fn a_desktop_notification_reaches_the_notifications_service_on_the_session_bus()
     // A mission that is blocked (its run stopped) notifies the desktop by itself.
     let mut params = start_params("codex", "r1");
     params["execute_declared_checks"] = json!(false);
-    std::fs::write(
-        runs.env.config_dir.join("config.toml"),
-        std::fs::read_to_string(runs.env.config_dir.join("config.toml"))
-            .unwrap()
-            .replace(r#"[{\"text\":\"done\"}]"#, r#"[\"wait_interrupt\"]"#),
-    )
-    .unwrap();
-    runs.env.ok("server.reload_config", json!({}));
     runs.env.ok("mission.start", params);
     wait_for_mission(&runs.env, "m1", "active", status_is("active"));
     runs.env.ok("mission.stop", json!({"mission_id": "m1"}));

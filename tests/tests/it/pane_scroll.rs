@@ -67,24 +67,7 @@ fn nagi_pane_attach_scrolls_the_history_with_shift_page_keys_and_typing_returns_
         json!([{"type": "pane.scroll_changed", "pane_id": id}]),
     );
 
-    let shell = format!(
-        "env -u NAGI_SOCKET_PATH -u NAGI_SESSION NAGI_CONFIG_DIR={} PS1='tmux$ ' sh",
-        env.config_dir.display()
-    );
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "t",
-        "-x",
-        "100",
-        "-y",
-        "30",
-        &shell,
-    ]);
-    tmux.wait_for("t", "the tmux shell's prompt", |screen| {
-        screen.contains("tmux$")
-    });
+    tmux.open_shell(&env.config_dir);
     tmux.run(&[
         "send-keys",
         "-t",

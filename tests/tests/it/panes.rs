@@ -361,6 +361,20 @@ impl Tmux {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
+    /// A 100×30 session `t` running `sh` with the prompt `tmux$ `, whose `nagi` commands reach
+    /// the test's server through `config_dir` (the test's own socket variables removed);
+    /// returns once the prompt shows.
+    pub fn open_shell(&self, config_dir: &Path) {
+        let shell = format!(
+            "env -u NAGI_SOCKET_PATH -u NAGI_SESSION NAGI_CONFIG_DIR={} PS1='tmux$ ' sh",
+            config_dir.display()
+        );
+        self.run(&["new-session", "-d", "-s", "t", "-x", "100", "-y", "30", &shell]);
+        self.wait_for("t", "the tmux shell's prompt", |screen| {
+            screen.contains("tmux$")
+        });
+    }
+
     pub fn capture(&self, target: &str) -> String {
         self.run(&["capture-pane", "-p", "-t", target])
     }
