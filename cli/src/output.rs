@@ -141,7 +141,6 @@ pub fn mission(view: &Value) -> String {
         if let Some(usage) = run.get("usage") {
             out.push_str(&format!("  run usage   {}\n", usage_text(usage)));
         }
-
     }
     for run in view
         .get("run_history")
@@ -184,7 +183,10 @@ pub fn usage_text(usage: &Value) -> String {
     }
     text.push_str(&format!(", {} out", count("output_tokens")));
     if count("reasoning_output_tokens") > 0 {
-        text.push_str(&format!(" ({} reasoning)", count("reasoning_output_tokens")));
+        text.push_str(&format!(
+            " ({} reasoning)",
+            count("reasoning_output_tokens")
+        ));
     }
     if let Some(cost) = usage.get("cost_usd").and_then(Value::as_f64) {
         text.push_str(&format!(", ${cost:.4}"));

@@ -325,7 +325,10 @@ fn spawn_notifier(engine: Arc<Engine>) {
                 continue;
             }
             while seen < now {
-                let rows = match engine.missions.read(|reader| reader.events_after(seen, 256)) {
+                let rows = match engine
+                    .missions
+                    .read(|reader| reader.events_after(seen, 256))
+                {
                     Ok(rows) if !rows.is_empty() => rows,
                     _ => break,
                 };
@@ -334,15 +337,20 @@ fn spawn_notifier(engine: Arc<Engine>) {
                     if !crate::notify::may_notify(&row.kind) {
                         continue;
                     }
-                    let Ok(stored) = serde_json::from_str::<nagi_mission::StoredEvent>(&row.payload) else {
+                    let Ok(stored) =
+                        serde_json::from_str::<nagi_mission::StoredEvent>(&row.payload)
+                    else {
                         continue;
                     };
-                    let Some(notification) = crate::notify::for_event(&row.mission_id, &stored) else {
+                    let Some(notification) = crate::notify::for_event(&row.mission_id, &stored)
+                    else {
                         continue;
                     };
                     let settings = engine.config.current().user.notify.clone();
                     if settings.wants(notification.kind) {
-                        tokio::spawn(async move { crate::notify::deliver(&settings, &notification).await });
+                        tokio::spawn(async move {
+                            crate::notify::deliver(&settings, &notification).await
+                        });
                     }
                 }
             }

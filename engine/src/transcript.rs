@@ -1,17 +1,33 @@
 //! A run's readable transcript: agent text, tool calls, approvals asked, provider stderr
-//! and check output, appended to a file that the run's managed pane follows
-//! (`tail -F`), so `nagi pane attach` shows it live and it outlives the server process.
+//! and check output, appended to a file (`<run>.log`) that outlives the server process; and
+//! beside it the same run as console records (`<run>.console.jsonl`, one JSON object per
+//! line), which the run's pane (`nagi run console`) follows and draws: streamed text, tool
+//! output to fold, turn boundaries with their usage and diff stat.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use nagi_providers::TranscriptLine;
+use nagi_schema::console::{ConsoleRecord, FileStat};
+use nagi_schema::usage::TokenUsage;
 
 pub struct Transcript {
     path: PathBuf,
     sink: Mutex<Sink>,
+    records: Mutex<Records>,
 }
+
+/// The console records' file, and the streamed text not written yet.
+struct Records {
+    sink: Sink,
+    /// Streamed agent text up to its next whitespace: a secret is one word, so redacting
+    /// whole words redacts it even when the provider streamed it in pieces.
+    unsent_delta: String,
+}
+
+/// Streamed text held back longer than this is written anyway (a very long word).
+const MAX_UNSENT_DELTA_BYTES: usize = 512;
 
 /// Where lines go: kept in memory until the file is opened (a run opens its transcript
 /// once the provider's session is bound, so that creating the file and its directory
@@ -59,41 +75,70 @@ impl Transcript {
         Transcript {
             path: path.to_path_buf(),
             sink: Mutex::new(Sink::Pending(Vec::new())),
+            records: Mutex::new(Records {
+                sink: Sink::Pending(Vec::new()),
+                unsent_delta: String::new(),
+            }),
         }
     }
 
     /// Creates the file (and its directory) if not done yet, and writes what was kept.
     pub fn open_file(&self) -> std::io::Result<()> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut sink = self
-            .sink
-            .lock()
-            .map_err(|_| std::io::Error::other("the transcript lock is poisoned"))?;
-        let Sink::Pending(kept) = &*sink else {
-            return Ok(());
-        };
-        if let Some(parent) = self.path.parent() {
-            std::fs::create_dir_all(parent)?;
+        let poisoned = || std::io::Error::other("the transcript lock is poisoned");
+        {
+            let mut sink = self.sink.lock().map_err(|_| poisoned())?;
+            sink.open(&self.path)?;
         }
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(&self.path)?;
-        file.write_all(kept)?;
-        *sink = Sink::File(file);
-        Ok(())
+        let mut records = self.records.lock().map_err(|_| poisoned())?;
+        records
+            .sink
+            .open(&nagi_schema::console::records_path(&self.path))
     }
 
     fn append(&self, bytes: &[u8]) {
         if let Ok(mut sink) = self.sink.lock() {
-            match &mut *sink {
-                Sink::Pending(kept) => kept.extend_from_slice(bytes),
-                Sink::File(file) => {
-                    let _ = file.write_all(bytes);
-                }
-            }
+            sink.write(bytes);
         }
+    }
+
+    /// Appends one console record, after the streamed text held back before it.
+    fn record(&self, record: &ConsoleRecord) {
+        if let Ok(mut records) = self.records.lock() {
+            let unsent = std::mem::take(&mut records.unsent_delta);
+            if !unsent.is_empty() {
+                records.write(&ConsoleRecord::AgentDelta {
+                    text: clean(&unsent),
+                });
+            }
+            records.write(record);
+        }
+    }
+
+    /// A piece of the agent's streamed text: written up to its last whitespace (see
+    /// [`Records::unsent_delta`]).
+    fn delta(&self, text: &str) {
+        let Ok(mut records) = self.records.lock() else {
+            return;
+        };
+        records.unsent_delta.push_str(text);
+        let cut = if records.unsent_delta.len() > MAX_UNSENT_DELTA_BYTES {
+            records.unsent_delta.len()
+        } else {
+            match records.unsent_delta.rfind(char::is_whitespace) {
+                Some(at) => {
+                    at + records.unsent_delta[at..]
+                        .chars()
+                        .next()
+                        .map_or(0, char::len_utf8)
+                }
+                None => return,
+            }
+        };
+        let rest = records.unsent_delta.split_off(cut);
+        let ready = std::mem::replace(&mut records.unsent_delta, rest);
+        records.write(&ConsoleRecord::AgentDelta {
+            text: clean(&ready),
+        });
     }
 
     pub fn path(&self) -> &Path {
@@ -114,21 +159,55 @@ impl Transcript {
 
     pub fn line(&self, line: &TranscriptLine) {
         match line {
-            TranscriptLine::AgentText(text) => self.write_labelled("agent", "\x1b[1;36m", text),
-            TranscriptLine::ToolCall(text) => self.write_labelled("tool", "\x1b[1;33m", text),
-            TranscriptLine::ToolResult(text) => self.write_labelled("result", "\x1b[33m", text),
-            TranscriptLine::Approval(text) => self.write_labelled("asks", "\x1b[1;35m", text),
-            TranscriptLine::Stderr(text) => self.write_labelled("stderr", "\x1b[31m", text),
-            TranscriptLine::Info(text) => self.write_labelled("info", "\x1b[2m", text),
+            // The log keeps whole messages; the console draws the pieces at once.
+            TranscriptLine::AgentDelta(piece) => self.delta(piece),
+            TranscriptLine::AgentText(message) => {
+                self.write_labelled("agent", "\x1b[1;36m", message);
+                self.record(&ConsoleRecord::AgentText {
+                    text: clean(message),
+                });
+            }
+            TranscriptLine::ToolCall(title) => {
+                self.write_labelled("tool", "\x1b[1;33m", title);
+                self.record(&ConsoleRecord::ToolCall {
+                    title: clean(title),
+                });
+            }
+            TranscriptLine::ToolResult { title, output } => {
+                self.write_labelled("result", "\x1b[33m", title);
+                if !output.is_empty() {
+                    self.write_labelled("", "\x1b[33m", output);
+                }
+                self.record(&ConsoleRecord::ToolResult {
+                    title: clean(title),
+                    output: clean(output),
+                });
+            }
+            TranscriptLine::Approval(summary) => {
+                self.write_labelled("asks", "\x1b[1;35m", summary);
+                self.record(&ConsoleRecord::Info {
+                    text: clean(summary),
+                });
+            }
+            TranscriptLine::Stderr(line) => {
+                self.write_labelled("stderr", "\x1b[31m", line);
+                self.record(&ConsoleRecord::Stderr { text: clean(line) });
+            }
+            TranscriptLine::Info(note) => {
+                self.write_labelled("info", "\x1b[2m", note);
+                self.record(&ConsoleRecord::Info { text: clean(note) });
+            }
         }
     }
 
     pub fn nagi(&self, text: &str) {
         self.write_labelled("nagi", "\x1b[1;32m", text);
+        self.record(&ConsoleRecord::Nagi { text: clean(text) });
     }
 
     pub fn check(&self, text: &str) {
         self.write_labelled("check", "\x1b[1;34m", text);
+        self.record(&ConsoleRecord::Check { text: clean(text) });
     }
 
     /// Raw check output, kept as the command wrote it (control characters stripped).
@@ -136,6 +215,91 @@ impl Transcript {
         let text = String::from_utf8_lossy(bytes);
         let cleaned: String = clean(&text);
         self.append(cleaned.as_bytes());
+        self.record(&ConsoleRecord::CheckOutput { text: cleaned });
+    }
+
+    /// An approval or a question waits for a person, and where to answer it.
+    pub fn waiting(&self, attention_id: &str, summary: &str) {
+        self.write_labelled(
+            "asks",
+            "\x1b[1;35m",
+            &format!(
+                "{summary} — answer it in the cockpit (nagi cockpit), attention {attention_id}"
+            ),
+        );
+        self.record(&ConsoleRecord::Waiting {
+            attention_id: attention_id.to_string(),
+            summary: clean(summary),
+        });
+    }
+
+    /// A turn starts; `text` is a follow-up's text (the first turn's prompt is the mission).
+    pub fn turn_started(&self, turn: u32, text: Option<&str>) {
+        match text {
+            Some(text) => self.write_labelled("you", "\x1b[1m", &format!("(turn {turn}) {text}")),
+            None => self.write_labelled("nagi", "\x1b[1;32m", &format!("turn {turn} starts")),
+        }
+        self.record(&ConsoleRecord::TurnStarted {
+            turn,
+            text: text.map(clean),
+        });
+    }
+
+    /// A turn ended, with the usage the provider reported and the worktree's diff stat.
+    pub fn turn_ended(
+        &self,
+        turn: u32,
+        outcome: &str,
+        usage: Option<TokenUsage>,
+        files: Vec<FileStat>,
+    ) {
+        self.write_labelled("nagi", "\x1b[1;32m", &format!("turn {turn} {outcome}"));
+        self.record(&ConsoleRecord::TurnEnded {
+            turn,
+            outcome: clean(outcome),
+            usage,
+            files,
+        });
+    }
+}
+
+impl Sink {
+    /// Creates the file (and its directory) if not done yet, and writes what was kept.
+    fn open(&mut self, path: &Path) -> std::io::Result<()> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let Sink::Pending(kept) = self else {
+            return Ok(());
+        };
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)?;
+        file.write_all(kept)?;
+        *self = Sink::File(file);
+        Ok(())
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        match self {
+            Sink::Pending(kept) => kept.extend_from_slice(bytes),
+            Sink::File(file) => {
+                let _ = file.write_all(bytes);
+            }
+        }
+    }
+}
+
+impl Records {
+    fn write(&mut self, record: &ConsoleRecord) {
+        let Ok(mut line) = serde_json::to_vec(record) else {
+            return;
+        };
+        line.push(b'\n');
+        self.sink.write(&line);
     }
 }
 
@@ -178,6 +342,83 @@ mod tests {
         assert!(
             !text.contains("ghp_") && !text.contains("npm_AbCd"),
             "{text:?}"
+        );
+    }
+
+    fn records_of(path: &Path) -> Vec<ConsoleRecord> {
+        std::fs::read_to_string(nagi_schema::console::records_path(path))
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn streamed_pieces_reach_the_console_records_by_whole_words_and_a_secret_split_across_pieces_is_redacted()
+     {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.log");
+        let transcript = Transcript::open(&path).unwrap();
+        for piece in [
+            "The token is ghp_aBcDeFgHiJkL",
+            "mNoPqRsTuVwXyZ0123456789 and",
+            " more",
+        ] {
+            transcript.line(&TranscriptLine::AgentDelta(piece.into()));
+        }
+        let whole = "The token is ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789 and more";
+        transcript.line(&TranscriptLine::AgentText(whole.into()));
+        let records = records_of(&path);
+        let streamed: String = records
+            .iter()
+            .filter_map(|record| match record {
+                ConsoleRecord::AgentDelta { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(streamed, "The token is [REDACTED] and more", "{records:?}");
+        assert!(
+            records
+                .iter()
+                .all(|record| !format!("{record:?}").contains("ghp_")),
+            "{records:?}"
+        );
+        assert_eq!(
+            records.last(),
+            Some(&ConsoleRecord::AgentText {
+                text: "The token is [REDACTED] and more".into()
+            })
+        );
+        // The log keeps the whole message once, not its pieces.
+        let log = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(log.matches("The token is").count(), 1, "{log}");
+    }
+
+    #[test]
+    fn a_tool_result_keeps_its_output_apart_and_a_turn_end_its_usage() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.log");
+        let transcript = Transcript::deferred(&path);
+        transcript.line(&TranscriptLine::ToolResult {
+            title: "ls [completed, exit 0]".into(),
+            output: "README.md\nsrc".into(),
+        });
+        transcript.turn_ended(1, "completed", None, Vec::new());
+        transcript.open_file().unwrap();
+        assert_eq!(
+            records_of(&path),
+            vec![
+                ConsoleRecord::ToolResult {
+                    title: "ls [completed, exit 0]".into(),
+                    output: "README.md\nsrc".into(),
+                },
+                ConsoleRecord::TurnEnded {
+                    turn: 1,
+                    outcome: "completed".into(),
+                    usage: None,
+                    files: Vec::new(),
+                },
+            ]
         );
     }
 }

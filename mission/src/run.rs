@@ -55,7 +55,10 @@ pub fn check_model(model: &str) -> Result<(), MissionError> {
 
 /// A reasoning effort (`low`, `medium`, `high`, `xhigh`, …): 1–16 lower-case letters.
 pub fn check_effort(effort: &str) -> Result<(), MissionError> {
-    if effort.is_empty() || effort.len() > 16 || !effort.bytes().all(|byte| byte.is_ascii_lowercase()) {
+    if effort.is_empty()
+        || effort.len() > 16
+        || !effort.bytes().all(|byte| byte.is_ascii_lowercase())
+    {
         return Err(MissionError::InvalidMission(format!(
             "reasoning effort {effort:?} must be 1 to 16 lower-case letters (low, medium, high, …)"
         )));
@@ -130,7 +133,10 @@ pub fn decide_run_started(
     now: u64,
 ) -> Result<MissionEvent, MissionError> {
     check_can_start(mission, &request.run_id)?;
-    check_model_choice(request.model.as_deref(), request.reasoning_effort.as_deref())?;
+    check_model_choice(
+        request.model.as_deref(),
+        request.reasoning_effort.as_deref(),
+    )?;
     let Ok(run_id) = RunId::parse(&request.run_id) else {
         return Err(MissionError::InvalidMission(format!(
             "run_id {:?} breaks the ID rule",

@@ -53,6 +53,9 @@ pub struct PaneMeta {
     pub label: Option<String>,
     pub metadata: PaneMetadata,
     pub exit: Option<PaneExitStatus>,
+    /// A process that works for this pane outside its terminal: a run's provider, whose
+    /// console the pane shows. `pane.process_info` names it (`agent_processes`).
+    pub agent_pid: Option<u32>,
 }
 
 /// Output handed from the reader thread to the parser thread.
@@ -86,6 +89,18 @@ pub struct PaneCore {
     /// Set once the process has exited and its last output was processed.
     pub finished: AtomicBool,
     pub events: std::sync::Arc<EventBus>,
+}
+
+/// One process as `pane.process_info` shows it.
+fn process_entry(details: process::ProcessDetails) -> PaneProcessInfoProcess {
+    PaneProcessInfoProcess {
+        pid: details.pid as u32,
+        name: details.name,
+        argv0: details.argv.as_ref().and_then(|argv| argv.first().cloned()),
+        cmdline: details.argv.as_ref().map(|argv| argv.join(" ")),
+        argv: details.argv,
+        cwd: details.cwd,
+    }
 }
 
 /// Spinner and activity glyphs removed from the front of `terminal_title_stripped`.
@@ -475,21 +490,21 @@ impl PaneCore {
             .unwrap_or_default()
             .into_iter()
             .filter_map(process::process_details)
-            .map(|details| PaneProcessInfoProcess {
-                pid: details.pid as u32,
-                name: details.name,
-                argv0: details.argv.as_ref().and_then(|argv| argv.first().cloned()),
-                cmdline: details.argv.as_ref().map(|argv| argv.join(" ")),
-                argv: details.argv,
-                cwd: details.cwd,
-            })
+            .map(process_entry)
             .collect();
         let running = self.exit_status().is_none();
+        let agent_processes = lock(&self.meta)
+            .agent_pid
+            .and_then(|pid| process::process_details(pid as i32))
+            .map(process_entry)
+            .into_iter()
+            .collect();
         PaneProcessInfo {
             pane_id: self.identity.pane_id.clone(),
             shell_pid: running.then_some(self.identity.pid),
             foreground_process_group_id: foreground.map(|pgrp| pgrp as u32),
             foreground_processes,
+            agent_processes,
             tty: self.tty.clone(),
         }
     }

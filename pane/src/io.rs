@@ -75,6 +75,13 @@ impl PaneHost {
         write_blocking(core, bytes).await
     }
 
+    /// Names (or, with `None`, forgets) the process that works for the pane outside its
+    /// terminal: a run's provider, shown by `pane.process_info` as an agent process.
+    pub fn set_agent_process(&self, pane_id: &str, pid: Option<u32>) -> Result<(), PaneError> {
+        lock(&self.pane_core(pane_id)?.meta).agent_pid = pid;
+        Ok(())
+    }
+
     /// `pane.process_info` (the focused pane when `pane_id` is absent).
     pub fn process_info(&self, pane_id: Option<&str>) -> Result<PaneProcessInfo, PaneError> {
         Ok(self.pane_or_focused(pane_id)?.process_info())

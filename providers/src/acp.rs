@@ -120,8 +120,10 @@ impl Driver for AcpDriver {
                     match write_files.write(&request.path, &request.content).await {
                         Ok(path) => {
                             let note = format!("agent wrote {}", path.display());
-                            let _ =
-                                write_sender.send(Inbound::Note(TranscriptLine::ToolResult(note)));
+                            let _ = write_sender.send(Inbound::Note(TranscriptLine::ToolResult {
+                                title: note,
+                                output: String::new(),
+                            }));
                             responder.respond(WriteTextFileResponse::new())
                         }
                         Err(error) => {
@@ -418,6 +420,12 @@ impl AcpSession {
             self.handle_inbound(inbound).await?;
         }
         self.flush_message().await?;
+        if let Ok(PromptResponse {
+            usage: Some(usage), ..
+        }) = &result
+        {
+            self.emit(ProviderEvent::Usage(turn_usage(usage))).await?;
+        }
         let outcome = match result {
             Ok(response) => match response.stop_reason {
                 StopReason::EndTurn => TurnOutcome::Completed,
@@ -619,6 +627,10 @@ impl AcpSession {
                 && self.message_buffer.len() < crate::framing::MAX_VISIBLE_TEXT_BYTES
             {
                 self.message_buffer.push_str(&text.text);
+                if !text.text.is_empty() {
+                    self.note(TranscriptLine::AgentDelta(text.text.clone()))
+                        .await?;
+                }
             }
             return Ok(());
         }
@@ -631,8 +643,11 @@ impl AcpSession {
                         .fields
                         .title
                         .unwrap_or_else(|| update.tool_call_id.to_string());
-                    self.note(TranscriptLine::ToolResult(format!("{title} [{status:?}]")))
-                        .await
+                    self.note(TranscriptLine::ToolResult {
+                        title: format!("{title} [{status:?}]"),
+                        output: tool_output(&update.fields.content),
+                    })
+                    .await
                 }
                 _ => Ok(()),
             },
@@ -651,6 +666,42 @@ impl AcpSession {
 }
 
 /// Awaits an SDK request with a deadline; errors become transport failures.
+/// The turn's tokens from the prompt's response (`usage`, sent by agents that count them,
+/// such as `opencode acp`). Input counts the cached tokens too, as every provider's does
+/// here; ACP reports no cost per turn.
+fn turn_usage(usage: &agent_client_protocol::v1::schema::Usage) -> nagi_schema::usage::TokenUsage {
+    let cached_read = usage.cached_read_tokens.unwrap_or(0);
+    let cached_write = usage.cached_write_tokens.unwrap_or(0);
+    nagi_schema::usage::TokenUsage {
+        input_tokens: usage.input_tokens + cached_read + cached_write,
+        cached_input_tokens: cached_read,
+        output_tokens: usage.output_tokens,
+        reasoning_output_tokens: usage.thought_tokens.unwrap_or(0),
+        cost_micro_usd: None,
+    }
+}
+
+/// What a finished tool call shows as its output: its text content, and a line per file
+/// it changed.
+fn tool_output(
+    content: &Option<Vec<agent_client_protocol::v1::schema::ToolCallContent>>,
+) -> String {
+    use agent_client_protocol::v1::schema::ToolCallContent;
+    let mut parts = Vec::new();
+    for item in content.iter().flatten() {
+        match item {
+            ToolCallContent::Content(content) => {
+                if let ContentBlock::Text(text) = &content.content {
+                    parts.push(text.text.clone());
+                }
+            }
+            ToolCallContent::Diff(diff) => parts.push(format!("edited {}", diff.path.display())),
+            _ => {}
+        }
+    }
+    parts.join("\n")
+}
+
 async fn within<T>(
     timeout: std::time::Duration,
     what: &str,

@@ -49,6 +49,7 @@ pub fn claude_arguments(spec: &LaunchSpec) -> Vec<String> {
         "--output-format",
         "stream-json",
         "--verbose",
+        "--include-partial-messages",
         "--replay-user-messages",
         "--permission-mode",
         mode,
@@ -410,7 +411,14 @@ impl ClaudeSession {
                 if !is_replay {
                     for block in content {
                         if let ContentBlock::ToolResult(text) = block {
-                            transcript(io, TranscriptLine::ToolResult(text)).await?;
+                            transcript(
+                                io,
+                                TranscriptLine::ToolResult {
+                                    title: "result".into(),
+                                    output: text,
+                                },
+                            )
+                            .await?;
                         }
                     }
                 }
@@ -461,7 +469,10 @@ impl ClaudeSession {
                 }
                 Ok(())
             }
-            ClaudeFrame::Other { .. } => Ok(()),
+            ClaudeFrame::TextDelta { text } if !text.is_empty() => {
+                transcript(io, TranscriptLine::AgentDelta(text)).await
+            }
+            ClaudeFrame::TextDelta { .. } | ClaudeFrame::Other { .. } => Ok(()),
         }
     }
 

@@ -82,6 +82,11 @@ pub enum ClaudeFrame {
     ControlCancel {
         request_id: String,
     },
+    /// `stream_event` with a text delta of the main conversation (not a subagent's): a
+    /// piece of the agent's message as the model streams it (`--include-partial-messages`).
+    TextDelta {
+        text: String,
+    },
     Other {
         frame_type: String,
     },
@@ -235,6 +240,20 @@ pub fn parse_claude_frame(bytes: &[u8]) -> Result<ClaudeFrame, ClaudeCodecError>
             request_id: string_field(&frame, "request_id")
                 .ok_or_else(|| violation("cancel without request_id"))?,
         }),
+        "stream_event" => {
+            let main_conversation = frame.get("parent_tool_use_id").is_none_or(Value::is_null);
+            let text = frame
+                .pointer("/event/delta")
+                .filter(|delta| delta.get("type").and_then(Value::as_str) == Some("text_delta"))
+                .and_then(|delta| delta.get("text"))
+                .and_then(Value::as_str);
+            match text {
+                Some(text) if main_conversation => Ok(ClaudeFrame::TextDelta {
+                    text: text.to_string(),
+                }),
+                _ => Ok(ClaudeFrame::Other { frame_type }),
+            }
+        }
         _ => Ok(ClaudeFrame::Other { frame_type }),
     }
 }
@@ -447,5 +466,24 @@ mod tests {
             json!({"type": "setMode", "destination": "session"}),
         ];
         assert_eq!(session_scoped_suggestions(&suggestions).len(), 1);
+    }
+
+    #[test]
+    fn a_text_delta_of_the_main_conversation_is_streamed_and_a_subagents_is_not() {
+        let main = br#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}},"parent_tool_use_id":null,"session_id":"s"}"#;
+        assert_eq!(
+            parse_claude_frame(main).unwrap(),
+            ClaudeFrame::TextDelta { text: "Hel".into() }
+        );
+        let subagent = br#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}},"parent_tool_use_id":"toolu_1","session_id":"s"}"#;
+        assert!(matches!(
+            parse_claude_frame(subagent).unwrap(),
+            ClaudeFrame::Other { .. }
+        ));
+        let thinking = br#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}},"session_id":"s"}"#;
+        assert!(matches!(
+            parse_claude_frame(thinking).unwrap(),
+            ClaudeFrame::Other { .. }
+        ));
     }
 }

@@ -696,22 +696,22 @@ impl CodexSession {
                     exit_code,
                     status,
                 } => {
-                    let mut line = format!("{command} [{status}");
+                    let mut title = format!("{command} [{status}");
                     if let Some(code) = exit_code {
-                        line.push_str(&format!(", exit {code}"));
+                        title.push_str(&format!(", exit {code}"));
                     }
-                    line.push(']');
-                    if let Some(output) = output.filter(|output| !output.is_empty()) {
-                        line.push('\n');
-                        line.push_str(&output);
-                    }
-                    transcript(io, TranscriptLine::ToolResult(line)).await
+                    title.push(']');
+                    let output = output.unwrap_or_default();
+                    transcript(io, TranscriptLine::ToolResult { title, output }).await
                 }
                 CodexItem::FileChange { id, paths, status } => {
                     self.file_change_paths.remove(&id);
                     transcript(
                         io,
-                        TranscriptLine::ToolResult(format!("edit {} [{status}]", paths.join(", "))),
+                        TranscriptLine::ToolResult {
+                            title: format!("edit {} [{status}]", paths.join(", ")),
+                            output: String::new(),
+                        },
                     )
                     .await
                 }
@@ -729,6 +729,9 @@ impl CodexSession {
                     None => Ok(()),
                 }
             }
+            CodexNotification::AgentMessageDelta { delta } if !delta.is_empty() => {
+                transcript(io, TranscriptLine::AgentDelta(delta)).await
+            }
             CodexNotification::Error { message } => {
                 transcript(io, TranscriptLine::Info(format!("codex error: {message}"))).await
             }
@@ -744,7 +747,7 @@ impl CodexSession {
                 turn.usage = turn.usage.plus(last);
                 send(io, ProviderEvent::Usage(turn.usage)).await
             }
-            CodexNotification::Other => Ok(()),
+            CodexNotification::AgentMessageDelta { .. } | CodexNotification::Other => Ok(()),
         }
     }
 }

@@ -374,7 +374,11 @@ pub enum CodexNotification {
         turn_id: Option<String>,
         last: nagi_schema::usage::TokenUsage,
     },
-    /// Deltas, plans and everything else: activity, nothing to report.
+    /// `item/agentMessage/delta`: a piece of the agent's message as it streams.
+    AgentMessageDelta {
+        delta: String,
+    },
+    /// Other deltas, plans and everything else: activity, nothing to report.
     Other,
 }
 
@@ -435,6 +439,13 @@ pub fn parse_notification(
                 .pointer("/error/message")
                 .and_then(Value::as_str)
                 .unwrap_or("the provider reported an error")
+                .to_string(),
+        }),
+        "item/agentMessage/delta" => Ok(CodexNotification::AgentMessageDelta {
+            delta: params
+                .get("delta")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
                 .to_string(),
         }),
         "thread/tokenUsage/updated" => {
@@ -579,5 +590,15 @@ mod tests {
         assert!(
             parse_server_request("item/tool/requestUserInput", &json!({"questions": []})).is_err()
         );
+    }
+
+    #[test]
+    fn an_agent_message_delta_carries_its_piece_of_text() {
+        let params =
+            serde_json::json!({"threadId": "t", "turnId": "u", "itemId": "i", "delta": "Hel"});
+        assert!(matches!(
+            parse_notification("item/agentMessage/delta", &params).unwrap(),
+            CodexNotification::AgentMessageDelta { delta } if delta == "Hel"
+        ));
     }
 }

@@ -153,7 +153,11 @@ impl EventSink {
         let line = match line {
             TranscriptLine::AgentText(text) => TranscriptLine::AgentText(visible_text(&text)),
             TranscriptLine::ToolCall(text) => TranscriptLine::ToolCall(visible_text(&text)),
-            TranscriptLine::ToolResult(text) => TranscriptLine::ToolResult(visible_text(&text)),
+            TranscriptLine::AgentDelta(text) => TranscriptLine::AgentDelta(visible_text(&text)),
+            TranscriptLine::ToolResult { title, output } => TranscriptLine::ToolResult {
+                title: visible_text(&title),
+                output: visible_text(&output),
+            },
             TranscriptLine::Approval(text) => TranscriptLine::Approval(visible_text(&text)),
             TranscriptLine::Stderr(text) => TranscriptLine::Stderr(visible_text(&text)),
             TranscriptLine::Info(text) => TranscriptLine::Info(visible_text(&text)),

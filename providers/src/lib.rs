@@ -76,7 +76,10 @@ fn check_spec(spec: &LaunchSpec) -> Result<(), LaunchError> {
         ));
     }
     if spec.kind == ProviderKind::OpenCode
-        && spec.model.as_deref().is_some_and(|model| !model.contains('/'))
+        && spec
+            .model
+            .as_deref()
+            .is_some_and(|model| !model.contains('/'))
     {
         return Err(LaunchError::Config(
             "OpenCode names a model as provider/model (for example anthropic/claude-sonnet-4-5)"

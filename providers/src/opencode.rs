@@ -468,7 +468,12 @@ impl OpenCodeSession {
         let path = format!("/session/{}/prompt_async", self.session_id);
         let mut body = json!({"parts": [{"type": "text", "text": text}]});
         // `provider/model` (checked at launch); the effort is OpenCode's model `variant`.
-        if let Some((provider, model)) = self.spec.model.as_deref().and_then(|model| model.split_once('/')) {
+        if let Some((provider, model)) = self
+            .spec
+            .model
+            .as_deref()
+            .and_then(|model| model.split_once('/'))
+        {
             body["model"] = json!({"providerID": provider, "modelID": model});
         }
         if let Some(effort) = &self.spec.reasoning_effort {
@@ -754,6 +759,20 @@ impl OpenCodeSession {
                 part: OpenCodePart::Text { message_id, .. },
                 ..
             } if self.user_messages.contains(&message_id) => Ok(()),
+            OpenCodeEvent::PartDelta {
+                session_id,
+                part_id,
+                field,
+                delta,
+            } if ours(&session_id) && field == "text" && !delta.is_empty() => {
+                // Only the agent's text parts are followed (reasoning parts stream too).
+                let Some(text) = self.text_parts.get_mut(&part_id) else {
+                    return Ok(());
+                };
+                self.last_activity = Instant::now();
+                text.push_str(&delta);
+                transcript(io, TranscriptLine::AgentDelta(delta)).await
+            }
             OpenCodeEvent::PartUpdated { session_id, part } if ours(&session_id) => {
                 self.last_activity = Instant::now();
                 self.handle_part(io, part).await
@@ -787,8 +806,14 @@ impl OpenCodeSession {
                 finished: false,
                 ..
             } => {
-                self.text_parts.insert(id, text);
-                Ok(())
+                // A whole text so far: what it adds to the text already seen is streamed.
+                let seen = self.text_parts.insert(id, text.clone()).unwrap_or_default();
+                match text.strip_prefix(seen.as_str()) {
+                    Some(added) if !added.is_empty() => {
+                        transcript(io, TranscriptLine::AgentDelta(added.to_string())).await
+                    }
+                    _ => Ok(()),
+                }
             }
             OpenCodePart::Tool {
                 call_id,
@@ -806,7 +831,10 @@ impl OpenCodeSession {
                     }
                     transcript(
                         io,
-                        TranscriptLine::ToolResult(format!("{tool} [{status}]\n{output}")),
+                        TranscriptLine::ToolResult {
+                            title: format!("{tool} [{status}]"),
+                            output,
+                        },
                     )
                     .await
                 }

@@ -192,6 +192,14 @@ pub enum OpenCodeEvent {
         session_id: String,
         part: OpenCodePart,
     },
+    /// `message.part.delta`: a piece appended to one field of a part (the text of a text
+    /// part as the model streams it; reasoning parts stream this way too).
+    PartDelta {
+        session_id: String,
+        part_id: String,
+        field: String,
+        delta: String,
+    },
     /// `message.updated`: tells user messages (our prompt) from the assistant's.
     MessageUpdated {
         session_id: String,
@@ -303,6 +311,12 @@ pub fn parse_opencode_event(data: &[u8]) -> Result<OpenCodeEvent, OpenCodeCodecE
             role: text(properties, "/info/role").unwrap_or_default(),
             parent_id: text(properties, "/info/parentID"),
             finished_usage: message_usage(properties.get("info").unwrap_or(&empty)),
+        },
+        "message.part.delta" => OpenCodeEvent::PartDelta {
+            session_id: required(properties, "/sessionID", "message.part.delta")?,
+            part_id: text(properties, "/partID").unwrap_or_default(),
+            field: text(properties, "/field").unwrap_or_default(),
+            delta: text(properties, "/delta").unwrap_or_default(),
         },
         "message.part.updated" => {
             let part = properties.get("part").unwrap_or(&empty);
@@ -420,5 +434,19 @@ mod tests {
         );
         assert!(parse_opencode_event(b"nope").is_err());
         assert!(parse_opencode_event(br#"{"type":"session.status","properties":{}}"#).is_err());
+    }
+
+    #[test]
+    fn a_part_delta_names_its_part_and_field() {
+        let event = br#"{"type":"message.part.delta","properties":{"sessionID":"ses_1","messageID":"msg_1","partID":"prt_1","field":"text","delta":"Hel"}}"#;
+        assert_eq!(
+            parse_opencode_event(event).unwrap(),
+            OpenCodeEvent::PartDelta {
+                session_id: "ses_1".into(),
+                part_id: "prt_1".into(),
+                field: "text".into(),
+                delta: "Hel".into(),
+            }
+        );
     }
 }

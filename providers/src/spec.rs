@@ -174,9 +174,17 @@ pub enum ProviderCommand {
 /// One line for the run's transcript pane.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TranscriptLine {
+    /// A piece of the agent's message as the provider streams it. The run's console draws
+    /// it at once; the transcript file keeps the whole message (`AgentText`), which every
+    /// adapter sends when the message is complete.
+    AgentDelta(String),
     AgentText(String),
     ToolCall(String),
-    ToolResult(String),
+    /// A tool's end: its status line (exit code where known) and its output.
+    ToolResult {
+        title: String,
+        output: String,
+    },
     Approval(String),
     Stderr(String),
     Info(String),

@@ -7,6 +7,7 @@ pub mod attention;
 pub mod client;
 pub mod cockpit;
 pub mod codes;
+pub mod console;
 pub mod document;
 pub mod envelope;
 pub mod events;

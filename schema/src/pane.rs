@@ -315,6 +315,10 @@ pub struct PaneProcessInfo {
     pub foreground_process_group_id: Option<u32>,
     #[serde(default)]
     pub foreground_processes: Vec<PaneProcessInfoProcess>,
+    /// nagi extension: processes that work for the pane outside its terminal: the provider
+    /// of a run whose console the pane shows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_processes: Vec<PaneProcessInfoProcess>,
     /// The terminal device of the pane, e.g. `/dev/pts/3`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tty: Option<String>,

@@ -124,7 +124,12 @@ mod tests {
         };
         let sum = first.plus(second);
         assert_eq!(
-            (sum.input_tokens, sum.cached_input_tokens, sum.output_tokens, sum.reasoning_output_tokens),
+            (
+                sum.input_tokens,
+                sum.cached_input_tokens,
+                sum.output_tokens,
+                sum.reasoning_output_tokens
+            ),
             (110, 40, 22, 5)
         );
         assert_eq!(sum.cost_micro_usd, Some(12_300));

@@ -24,8 +24,13 @@ async fn new_session_streams_text_and_tools_and_completes() {
         "chunks are joined: {:?}",
         run.agent_texts()
     );
+    assert_eq!(
+        run.streamed_text(),
+        "hello from acp",
+        "each chunk is streamed"
+    );
     assert!(run.saw(|event| matches!(event, ProviderEvent::Transcript(TranscriptLine::ToolCall(title)) if title == "grep main")));
-    assert!(run.saw(|event| matches!(event, ProviderEvent::Transcript(TranscriptLine::ToolResult(line)) if line.contains("2 hits"))));
+    assert!(run.saw(|event| matches!(event, ProviderEvent::Transcript(TranscriptLine::ToolResult { title, output }) if title.contains("2 hits") || output.contains("2 hits"))));
     run.shutdown().await;
     let initialize = &fixture.logged("initialize")[0];
     assert_eq!(
@@ -256,5 +261,8 @@ fn choosing_a_model_for_an_acp_agent_is_refused_with_the_reason() {
     let mut spec = fixture.spec(ProviderKind::Acp, &fake(), r#"["complete"]"#);
     spec.model = Some("some-model".into());
     let refused = nagi_providers::launch(spec).err().expect("refused");
-    assert!(refused.to_string().contains("not supported for ACP agents"), "{refused}");
+    assert!(
+        refused.to_string().contains("not supported for ACP agents"),
+        "{refused}"
+    );
 }

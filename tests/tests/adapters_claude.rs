@@ -33,8 +33,10 @@ async fn read_only_run_uses_plan_mode_and_binds_the_init_session() {
     assert_eq!(run.session_bound().await, "fake-session-1");
     assert_eq!(run.turn_completed().await, TurnOutcome::Completed);
     assert!(run.agent_texts().contains(&"hello from claude".to_string()));
+    // Streamed first (`--include-partial-messages`), then whole.
+    assert_eq!(run.streamed_text(), "hello from claude");
     assert!(run.saw(|event| matches!(event, ProviderEvent::Transcript(TranscriptLine::ToolCall(c)) if c.starts_with("Bash"))));
-    assert!(run.saw(|event| matches!(event, ProviderEvent::Transcript(TranscriptLine::ToolResult(r)) if r == "README")));
+    assert!(run.saw(|event| matches!(event, ProviderEvent::Transcript(TranscriptLine::ToolResult { output, .. }) if output == "README")));
     run.shutdown().await;
 
     let args = started_args(&fixture);
@@ -298,8 +300,17 @@ async fn the_model_and_effort_are_claude_flags_and_the_result_frame_gives_the_tu
     assert_eq!(run.turn_completed().await, TurnOutcome::Completed);
     run.shutdown().await;
     let args = fixture.logged("started")[0]["args"].clone();
-    let args: Vec<&str> = args.as_array().unwrap().iter().filter_map(|arg| arg.as_str()).collect();
-    let flag = |name: &str| args.iter().position(|arg| *arg == name).map(|at| args[at + 1]);
+    let args: Vec<&str> = args
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|arg| arg.as_str())
+        .collect();
+    let flag = |name: &str| {
+        args.iter()
+            .position(|arg| *arg == name)
+            .map(|at| args[at + 1])
+    };
     assert_eq!(flag("--model"), Some("claude-sonnet-4-5"), "{args:?}");
     assert_eq!(flag("--effort"), Some("high"), "{args:?}");
     // Anthropic counts cache reads apart from input; nagi's input includes them. A fresh

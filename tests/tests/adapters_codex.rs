@@ -23,9 +23,14 @@ async fn fresh_thread_binds_session_streams_transcript_and_completes() {
     assert_eq!(run.session_bound().await, "fake-session-1");
     assert_eq!(run.turn_completed().await, TurnOutcome::Completed);
     assert!(run.agent_texts().contains(&"hello from codex".to_string()));
+    assert_eq!(
+        run.streamed_text(),
+        "hello from codex",
+        "item/agentMessage/delta"
+    );
     assert!(run.saw(|event| matches!(event, ProviderEvent::Working)));
     assert!(run.saw(|event| matches!(event, ProviderEvent::Transcript(TranscriptLine::ToolCall(c)) if c == "cat README")));
-    assert!(run.saw(|event| matches!(event, ProviderEvent::Transcript(TranscriptLine::ToolResult(r)) if r.contains("readme text"))));
+    assert!(run.saw(|event| matches!(event, ProviderEvent::Transcript(TranscriptLine::ToolResult { output, .. }) if output.contains("readme text"))));
     run.shutdown().await;
 
     let start = &fixture.received("thread/start")[0]["params"];
@@ -290,7 +295,7 @@ async fn kernel_confinement_keeps_a_read_only_worktree_unwritten() {
 
 #[tokio::test]
 async fn the_model_and_effort_go_on_every_turn_and_the_turns_usage_is_reported_without_stale_reports()
-{
+ {
     let fixture = Fixture::new();
     let mut spec = fixture.spec(ProviderKind::Codex, &fake(), r#"["complete"]"#);
     spec.model = Some("gpt-5.4".into());
@@ -303,8 +308,5 @@ async fn the_model_and_effort_go_on_every_turn_and_the_turns_usage_is_reported_w
     assert_eq!(turn["effort"], "high", "{turn}");
     // The fake first re-sends a stale report under an earlier turn's id (as codex does after
     // a resume); only the running turn's report counts.
-    assert_eq!(
-        run.usage_reports(),
-        vec![Run::fake_turn_usage(None)]
-    );
+    assert_eq!(run.usage_reports(), vec![Run::fake_turn_usage(None)]);
 }

@@ -28,8 +28,10 @@ async fn a_session_is_created_prompted_and_completed() {
         vec!["hello from opencode"],
         "the prompt is not agent output"
     );
+    // Streamed first (`message.part.delta`), then whole.
+    assert_eq!(run.streamed_text(), "hello from opencode");
     assert!(run.saw(|event| matches!(event, ProviderEvent::Transcript(TranscriptLine::ToolCall(call)) if call.starts_with("bash"))));
-    assert!(run.saw(|event| matches!(event, ProviderEvent::Transcript(TranscriptLine::ToolResult(result)) if result.contains("README"))));
+    assert!(run.saw(|event| matches!(event, ProviderEvent::Transcript(TranscriptLine::ToolResult { output, .. }) if output.contains("README"))));
     assert!(run.saw(|event| matches!(event, ProviderEvent::Transcript(TranscriptLine::Info(info)) if info == "opencode server 1.18.33")));
     run.shutdown().await;
     let session = &fixture.logged("new_session")[0];

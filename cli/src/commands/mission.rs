@@ -404,15 +404,16 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
             let result = context.request("mission.send", params)?;
             context.print(&result, |result| {
                 let how = match result.get("delivery").and_then(Value::as_str) {
-                    Some("queued") => "follow-up queued: it is sent when the running turn completes",
+                    Some("queued") => {
+                        "follow-up queued: it is sent when the running turn completes"
+                    }
                     _ => "follow-up sent: the provider resumed its session",
                 };
                 format!("{how}\n{}", mission_view_text(result))
             })
         }
         MissionCommand::Interrupt { mission_id } => {
-            let result =
-                context.request("mission.interrupt", json!({"mission_id": mission_id}))?;
+            let result = context.request("mission.interrupt", json!({"mission_id": mission_id}))?;
             context.print(&result, |result| {
                 format!("interrupt sent\n{}", mission_view_text(result))
             })

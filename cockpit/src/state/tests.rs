@@ -630,7 +630,9 @@ fn an_opened_attention_item_and_a_mission_that_waits_ring_the_cockpit() {
     )));
     app.apply(ServerUpdate::MissionEvent(event(
         MissionStatus::Active,
-        MissionEventDetail::MissionChecksFinished { run_id: "r1".into() },
+        MissionEventDetail::MissionChecksFinished {
+            run_id: "r1".into(),
+        },
     )));
     app.apply(ServerUpdate::MissionEvent(event(
         MissionStatus::Blocked,
@@ -638,10 +640,23 @@ fn an_opened_attention_item_and_a_mission_that_waits_ring_the_cockpit() {
             reason: Some("stopped by uid 1000; continue with nagi mission send m1 TEXT".into()),
         },
     )));
-    let titles: Vec<&str> = app.alerts.iter().map(|alert| alert.title.as_str()).collect();
-    assert_eq!(titles, ["nagi: mission m1 needs you", "nagi: mission m1 is blocked"]);
+    let titles: Vec<&str> = app
+        .alerts
+        .iter()
+        .map(|alert| alert.title.as_str())
+        .collect();
+    assert_eq!(
+        titles,
+        ["nagi: mission m1 needs you", "nagi: mission m1 is blocked"]
+    );
     let bytes = app.alerts[1].escape_sequences();
     assert!(bytes.starts_with('\x07'), "the bell first: {bytes:?}");
-    assert!(bytes.contains("\x1b]9;nagi: mission m1 is blocked: stopped by uid 1000  continue"), "{bytes:?}");
-    assert!(bytes.contains("\x1b]777;notify;nagi: mission m1 is blocked;stopped by uid 1000  continue"), "{bytes:?}");
+    assert!(
+        bytes.contains("\x1b]9;nagi: mission m1 is blocked: stopped by uid 1000  continue"),
+        "{bytes:?}"
+    );
+    assert!(
+        bytes.contains("\x1b]777;notify;nagi: mission m1 is blocked;stopped by uid 1000  continue"),
+        "{bytes:?}"
+    );
 }

@@ -105,9 +105,7 @@ impl MethodParams {
             | P::MissionClose(p)
             | P::MissionProofGet(p)
             | P::MissionDelete(p)
-            | P::MissionSession(p) => {
-                serde_json::to_value(p)
-            }
+            | P::MissionSession(p) => serde_json::to_value(p),
             P::MissionConfigure(p) => serde_json::to_value(p),
             P::MissionStart(p) => serde_json::to_value(p),
             P::MissionRespond(p) => serde_json::to_value(p),

@@ -5,15 +5,18 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use nagi_schema::usage::TokenUsage;
 use nagi_mission::{MissionError, MissionEvent, StoredEvent};
 use nagi_schema::results::ResponseResult;
+use nagi_schema::usage::TokenUsage;
 use nagi_schema::usage::{MissionUsageEntryV1, MissionUsageParams};
 
 use crate::engine::Engine;
 use crate::errors::EngineError;
 
-pub fn usage(engine: &Arc<Engine>, params: MissionUsageParams) -> Result<ResponseResult, EngineError> {
+pub fn usage(
+    engine: &Arc<Engine>,
+    params: MissionUsageParams,
+) -> Result<ResponseResult, EngineError> {
     if let Some(mission_id) = &params.mission_id {
         engine.missions.get_checked(mission_id)?;
     }
@@ -42,8 +45,9 @@ pub fn usage(engine: &Arc<Engine>, params: MissionUsageParams) -> Result<Respons
             entry.1 = Some(entry.1.unwrap_or_default().plus(usage));
         }
     }
-    let total = nagi_schema::usage::total(per_mission.values().filter_map(|(_, usage)| usage.as_ref()))
-        .unwrap_or_default();
+    let total =
+        nagi_schema::usage::total(per_mission.values().filter_map(|(_, usage)| usage.as_ref()))
+            .unwrap_or_default();
     Ok(ResponseResult::MissionUsage {
         since_millis: params.since_millis,
         usage: total.to_wire(),

@@ -40,6 +40,9 @@ pub async fn run(command: &[String], notification: &Notification) -> Result<(), 
         Ok(Ok(status)) if status.success() => Ok(()),
         Ok(Ok(status)) => Err(format!("{program} exited with {status}")),
         Ok(Err(error)) => Err(format!("{program}: {error}")),
-        Err(_) => Err(format!("{program} took longer than {} s and was killed", COMMAND_TIMEOUT.as_secs())),
+        Err(_) => Err(format!(
+            "{program} took longer than {} s and was killed",
+            COMMAND_TIMEOUT.as_secs()
+        )),
     }
 }

@@ -37,7 +37,13 @@ pub struct Notification {
 pub fn sanitize(text: &str, max: usize) -> String {
     let spaced: String = text
         .chars()
-        .map(|character| if character.is_control() { ' ' } else { character })
+        .map(|character| {
+            if character.is_control() {
+                ' '
+            } else {
+                character
+            }
+        })
         .collect();
     spaced
         .split_whitespace()
@@ -49,7 +55,12 @@ pub fn sanitize(text: &str, max: usize) -> String {
 }
 
 impl Notification {
-    pub fn new(kind: NotifyKind, mission_id: Option<&str>, title: &str, body: &str) -> Notification {
+    pub fn new(
+        kind: NotifyKind,
+        mission_id: Option<&str>,
+        title: &str,
+        body: &str,
+    ) -> Notification {
         Notification {
             kind,
             mission_id: mission_id.map(str::to_string),
@@ -62,7 +73,10 @@ impl Notification {
 /// The event kinds (the log's `kind` column) that [`for_event`] may turn into a notification:
 /// the others are not even parsed.
 pub fn may_notify(kind: &str) -> bool {
-    matches!(kind, "attention_opened" | "status_changed" | "mission_sealed")
+    matches!(
+        kind,
+        "attention_opened" | "status_changed" | "mission_sealed"
+    )
 }
 
 /// The notification a committed event calls for, if any.
@@ -146,7 +160,10 @@ mod tests {
 
     #[test]
     fn text_is_one_line_without_controls_and_cut_to_its_limit() {
-        assert_eq!(sanitize("  build\tfailed\n\x1b[31m  again ", 80), "build failed [31m again");
+        assert_eq!(
+            sanitize("  build\tfailed\n\x1b[31m  again ", 80),
+            "build failed [31m again"
+        );
         assert_eq!(sanitize(&"é".repeat(100), 80).chars().count(), 80);
         assert_eq!(sanitize("\n\t ", 80), "");
     }

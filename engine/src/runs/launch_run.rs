@@ -203,10 +203,13 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
     );
     let digest_at_start: StartDigest = Default::default();
     let session_settled = Arc::new(tokio::sync::Notify::new());
+    let run_turns = run.turns;
+    let (provider_pid, run_pane) = (handle.pid, Arc::new(std::sync::OnceLock::new()));
     let context = RunContext {
         mission_id: mission_id.to_string(),
         run_id: run.run_id.to_string(),
         worktree,
+        base_revision: run.base_revision.clone(),
         sandbox: run.sandbox,
         execute_declared_checks: run.execute_declared_checks,
         recovered,
@@ -223,6 +226,7 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
                 .server
                 .provider_start_timeout_seconds,
         ),
+        pane_id: run_pane.clone(),
     };
     spawn_supervisor(engine.clone(), context, handle);
     // The read-only guard's fingerprint of the workspace (it runs `git` several times,
@@ -299,6 +303,9 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
             return Err(error.into());
         }
     };
+    // The pane shows the provider's console; `pane.process_info` names the provider too.
+    let _ = engine.panes.set_agent_process(&pane_id, Some(provider_pid));
+    let _ = run_pane.set(pane_id.clone());
     let digest = match (baseline, digest_scan) {
         (Baseline::Known(digest), _) => digest,
         (_, None) => None,
@@ -334,6 +341,11 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
     })
     .await?;
     if let Some(text) = initial_input {
+        if !recovered {
+            // A later turn of the run is a follow-up: its text is what a person sent.
+            let follow_up = (run_turns > 1).then_some(text.as_str());
+            transcript.turn_started(run_turns, follow_up);
+        }
         // The adapters queue a turn until their session is ready. A provider that is already
         // gone has reported it to the supervisor, which ends the run.
         let _ = commands.send(ProviderCommand::SendTurn(text)).await;

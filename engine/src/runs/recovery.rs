@@ -181,9 +181,8 @@ pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, Engine
                 let run = mission.run.clone().expect("a resumable mission has a run");
                 // The turn in flight died with the old server, and with it any follow-up
                 // queued behind it; the resumed session is asked to carry on.
-                let cut_short = nagi_mission::run::TurnEnd::Failed(
-                    "cut short by a server restart".into(),
-                );
+                let cut_short =
+                    nagi_mission::run::TurnEnd::Failed("cut short by a server restart".into());
                 let run_id = run.run_id.to_string();
                 commit(engine, &mission_id, move |mission| {
                     let mut events = attention_events;

@@ -259,7 +259,11 @@ async fn validate(
         params.model.as_deref(),
         params.reasoning_effort.as_deref(),
     )?;
-    model_fits_provider(params.provider, params.model.as_deref(), params.reasoning_effort.as_deref())?;
+    model_fits_provider(
+        params.provider,
+        params.model.as_deref(),
+        params.reasoning_effort.as_deref(),
+    )?;
     if params.worktree && params.worktree_path.is_some() {
         return Err(EngineError::InvalidParams(
             "give worktree_path (a checkout to run in) or worktree (the mission's own worktree), not both".into(),

@@ -79,7 +79,13 @@ pub async fn send(
     let mission = engine.missions.get_checked(&params.mission_id)?;
     // Every refusal comes before anything is written or started.
     let live = live_run(engine, &mission);
-    decide_send(&mission, &follow_up(&params), &actor, live.is_some(), now_millis())?;
+    decide_send(
+        &mission,
+        &follow_up(&params),
+        &actor,
+        live.is_some(),
+        now_millis(),
+    )?;
     if let Some((run_id, live)) = live {
         if let Some(answer) = queue_follow_up(engine, &params, &actor, &run_id, &live).await? {
             return Ok(answer);
@@ -111,9 +117,16 @@ async fn queue_follow_up(
     let committed = engine
         .missions
         .mutate(&params.mission_id, move |current| {
-            let current = current.ok_or_else(|| MissionError::Runtime("the mission vanished".into()))?;
-            if current.run.as_ref().is_none_or(|current| current.run_id != run) {
-                return Err(MissionError::Busy("the mission's run changed; send again".into()).into());
+            let current =
+                current.ok_or_else(|| MissionError::Runtime("the mission vanished".into()))?;
+            if current
+                .run
+                .as_ref()
+                .is_none_or(|current| current.run_id != run)
+            {
+                return Err(
+                    MissionError::Busy("the mission's run changed; send again".into()).into(),
+                );
             }
             let (events, _) = decide_send(current, &said, &actor_for_commit, true, now_millis())?;
             Ok((events, ()))
@@ -144,7 +157,13 @@ async fn resume_with_follow_up(
     actor: &RunActorV1,
 ) -> Result<ResponseResult, EngineError> {
     let mission = engine.missions.get_checked(&params.mission_id)?;
-    decide_send(&mission, &follow_up(params), actor, run_is_live(engine, &mission), now_millis())?;
+    decide_send(
+        &mission,
+        &follow_up(params),
+        actor,
+        run_is_live(engine, &mission),
+        now_millis(),
+    )?;
     let run = mission
         .run
         .clone()
@@ -158,7 +177,9 @@ async fn resume_with_follow_up(
         && worktree.path == run.worktree_path
         && !crate::worktrees::git::worktree_is_present(std::path::Path::new(&worktree.path))
     {
-        return Err(MissionError::WorktreeMissing(crate::worktrees::missing_reason(worktree)).into());
+        return Err(
+            MissionError::WorktreeMissing(crate::worktrees::missing_reason(worktree)).into(),
+        );
     }
     let checkout = engine
         .checkouts
@@ -185,9 +206,12 @@ async fn resume_with_follow_up(
     let committed = engine
         .missions
         .mutate_writing(&params.mission_id, move |writer, current| {
-            let current = current.ok_or_else(|| MissionError::Runtime("the mission vanished".into()))?;
+            let current =
+                current.ok_or_else(|| MissionError::Runtime("the mission vanished".into()))?;
             let (events, _) = decide_send(current, &said, &actor_for_commit, false, now_millis())?;
-            if let nagi_store::ClaimOutcome::HeldByOther(holder) = writer.claim_checkout(&claim_row)? {
+            if let nagi_store::ClaimOutcome::HeldByOther(holder) =
+                writer.claim_checkout(&claim_row)?
+            {
                 return Err(MissionError::CheckoutClaimed(format!(
                     "the checkout {} is claimed by mission {} run {}",
                     holder.checkout_root, holder.mission_id, holder.run_id
@@ -289,7 +313,10 @@ async fn steer_live_run(
     let (note, command) = match steer {
         LiveSteer::Interrupt => {
             live.steering.lock().await.interrupt_by(by.clone());
-            (format!("interrupt requested by {by}"), ProviderCommand::Interrupt)
+            (
+                format!("interrupt requested by {by}"),
+                ProviderCommand::Interrupt,
+            )
         }
         LiveSteer::Stop => {
             live.steering.lock().await.stop_by(by.clone());
@@ -298,7 +325,10 @@ async fn steer_live_run(
     };
     live.transcript.nagi(&note);
     let _ = live.commands.send(command).await;
-    wait_for(engine, mission_id, |engine, mission| ended(engine, mission, &run_id)).await;
+    wait_for(engine, mission_id, |engine, mission| {
+        ended(engine, mission, &run_id)
+    })
+    .await;
     Ok(engine.missions.get_existing(mission_id)?)
 }
 
@@ -317,7 +347,10 @@ pub async fn interrupt(
         LiveSteer::Interrupt,
         |engine, mission, run_id| {
             mission.run.as_ref().is_none_or(|run| run.run_id != run_id)
-                || !matches!(mission.status, MissionStatus::Preparing | MissionStatus::Active)
+                || !matches!(
+                    mission.status,
+                    MissionStatus::Preparing | MissionStatus::Active
+                )
                 || !run_is_live(engine, mission)
         },
     )
@@ -342,7 +375,10 @@ pub async fn stop(
         LiveSteer::Stop,
         |engine, mission, _| {
             !run_is_live(engine, mission)
-                && !matches!(mission.status, MissionStatus::Preparing | MissionStatus::Active)
+                && !matches!(
+                    mission.status,
+                    MissionStatus::Preparing | MissionStatus::Active
+                )
         },
     )
     .await?;

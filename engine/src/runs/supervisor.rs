@@ -33,6 +33,9 @@ pub struct RunContext {
     pub mission_id: String,
     pub run_id: String,
     pub worktree: PathBuf,
+    /// The commit the run's checkout started from: a turn's end shows the diff stat
+    /// against it.
+    pub base_revision: String,
     pub sandbox: SandboxGrant,
     pub execute_declared_checks: bool,
     pub recovered: bool,
@@ -49,6 +52,9 @@ pub struct RunContext {
     /// A provider that has bound no session this long after its start is stopped, and the
     /// run fails with that reason.
     pub start_timeout: std::time::Duration,
+    /// The run's pane, once open: it names the provider as its agent process while the
+    /// provider runs (`pane.process_info`).
+    pub pane_id: Arc<std::sync::OnceLock<String>>,
 }
 
 /// The read-only guard's "before" digest: unset while the scan runs, then `Some(digest)`, or
@@ -150,26 +156,71 @@ async fn turn_end(outcome: &TurnOutcome, context: &RunContext) -> TurnEnd {
 }
 
 /// Records that a turn ended, with what the provider reported for it, and whether a
-/// queued follow-up starts now.
+/// queued follow-up starts now; and shows it on the run's console with the worktree's diff
+/// stat. Returns the number of the turn that ended.
 async fn record_turn_end(
     engine: &Arc<Engine>,
     context: &RunContext,
     end: &TurnEnd,
     next_turn_starts: bool,
     usage: Option<nagi_schema::usage::TokenUsage>,
-) -> Result<(), EngineError> {
-    let (run_id, end) = (context.run_id.clone(), end.clone());
+) -> Result<u32, EngineError> {
+    let (run_id, decided_end) = (context.run_id.clone(), end.clone());
+    let ended_turn = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let turn_of_decision = ended_turn.clone();
     commit(engine, &context.mission_id, move |mission| {
-        nagi_mission::steer::on_turn_ended(
+        let events = nagi_mission::steer::on_turn_ended(
             mission,
             &run_id,
-            &end,
+            &decided_end,
             next_turn_starts,
             usage,
             now_millis(),
-        )
+        );
+        for event in &events {
+            if let MissionEvent::TurnEnded { turn, .. } = event {
+                turn_of_decision.store(*turn, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        events
     })
-    .await
+    .await?;
+    let turn = ended_turn.load(std::sync::atomic::Ordering::Relaxed);
+    let files = diff_stat(context).await;
+    context.transcript.turn_ended(
+        turn,
+        &nagi_mission::steer::turn_outcome_words(end),
+        usage,
+        files,
+    );
+    Ok(turn)
+}
+
+/// What the run's checkout holds changed against its base, for the console (empty when it
+/// cannot be computed: the console only shows it).
+async fn diff_stat(context: &RunContext) -> Vec<nagi_schema::console::FileStat> {
+    let (root, base) = (context.worktree.clone(), context.base_revision.clone());
+    let config = nagi_exec::workspace::mission_diff::MissionDiffConfig {
+        git: Default::default(),
+        stat_only: true,
+        max_patch_bytes: 0,
+    };
+    let diff = tokio::task::spawn_blocking(move || {
+        nagi_exec::workspace::mission_diff::mission_diff(&root, &base, &config)
+    })
+    .await;
+    match diff {
+        Ok(Ok(diff)) => diff
+            .files
+            .into_iter()
+            .map(|file| nagi_schema::console::FileStat {
+                path: file.path,
+                added: file.additions,
+                removed: file.deletions,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 pub fn spawn_supervisor(engine: Arc<Engine>, context: RunContext, handle: ProviderHandle) {
@@ -240,10 +291,7 @@ async fn supervise(
                 let request = provider_request(&run_id, &request);
                 context
                     .transcript
-                    .line(&nagi_providers::TranscriptLine::Approval(format!(
-                        "{} — answer it in the cockpit (nagi cockpit), attention {}",
-                        request.action, request.attention_id
-                    )));
+                    .waiting(&request.attention_id, &request.action);
                 engine
                     .runs
                     .set_respondable(&request.attention_id, &run_id, &request.request_key);
@@ -282,16 +330,16 @@ async fn supervise(
                     }
                     None
                 };
+                let mut ended_turn = 0;
                 if end.is_none() {
-                    record_turn_end(engine, context, &ended, next.is_some(), turn_usage.take())
-                        .await?;
+                    ended_turn =
+                        record_turn_end(engine, context, &ended, next.is_some(), turn_usage.take())
+                            .await?;
                     // A follow-up that starts now is a turn whose end is still to come.
                     turn_recorded = next.is_none();
                 }
                 if let Some(text) = next {
-                    context.transcript.line(&nagi_providers::TranscriptLine::Info(
-                        format!("follow-up: {text}"),
-                    ));
+                    context.transcript.turn_started(ended_turn + 1, Some(&text));
                     let _ = handle.commands.send(ProviderCommand::SendTurn(text)).await;
                     continue;
                 }
@@ -315,6 +363,9 @@ async fn supervise(
         }
     }
     engine.runs.remove(&run_id);
+    if let Some(pane_id) = context.pane_id.get() {
+        let _ = engine.panes.set_agent_process(pane_id, None);
+    }
     if engine.shutdown.is_triggered() {
         // The server is stopping: the run stays live in the store and recovery resumes it.
         context

@@ -84,7 +84,8 @@ fn ended_after_a_turn() -> Mission {
 fn a_follow_up_to_a_running_turn_is_queued_and_starts_when_the_turn_completes() {
     let mission = working();
     assert_eq!(mission.run.as_ref().unwrap().turns, 1);
-    let (events, delivery) = decide_send(&mission, &said("also add tests"), &actor(), true, 5).unwrap();
+    let (events, delivery) =
+        decide_send(&mission, &said("also add tests"), &actor(), true, 5).unwrap();
     assert_eq!(delivery, FollowUpDelivery::Queued);
     let mission = applied(mission, &events);
     assert_eq!(mission.status, MissionStatus::Active);
@@ -108,10 +109,16 @@ fn an_interrupted_turn_drops_the_queue_and_blocks_with_who_interrupted() {
     };
     let ended = on_turn_ended(&mission, "r1", &end, true, None, 7);
     let mission = applied(mission, &ended);
-    let mission = applied(mission.clone(), &run::on_turn_end(&mission, "r1", &end, false, 8));
+    let mission = applied(
+        mission.clone(),
+        &run::on_turn_end(&mission, "r1", &end, false, 8),
+    );
     assert_eq!(mission.status, MissionStatus::Blocked);
     let reason = mission.status_reason.clone().unwrap();
-    assert!(reason.starts_with("interrupted by uid 1000 pid 42"), "{reason}");
+    assert!(
+        reason.starts_with("interrupted by uid 1000 pid 42"),
+        "{reason}"
+    );
     assert!(reason.contains("nagi mission send m1 TEXT"), "{reason}");
     let run = mission.run.as_ref().unwrap();
     assert_eq!(run.queued_follow_ups, 0, "an interrupt drops the queue");
@@ -122,13 +129,18 @@ fn an_interrupted_turn_drops_the_queue_and_blocks_with_who_interrupted() {
 fn a_follow_up_after_the_run_ended_reopens_it_and_makes_the_evidence_stale() {
     let mission = ended_after_a_turn();
     assert_eq!(mission.status, MissionStatus::ReviewRequired);
-    let (events, delivery) = decide_send(&mission, &said("fix the typo"), &actor(), false, 9).unwrap();
+    let (events, delivery) =
+        decide_send(&mission, &said("fix the typo"), &actor(), false, 9).unwrap();
     assert_eq!(delivery, FollowUpDelivery::Resumed);
     let mission = applied(mission, &events);
     assert_eq!(mission.status, MissionStatus::Preparing);
     let run = mission.run.as_ref().unwrap();
     assert_eq!((run.turns, run.ended_at_millis), (2, None));
-    assert_eq!(run.sandbox, SandboxGrant::ReadOnly, "no authority is granted");
+    assert_eq!(
+        run.sandbox,
+        SandboxGrant::ReadOnly,
+        "no authority is granted"
+    );
     // The resumed provider confirms the same session: the mission works again.
     let bound = run::on_session_bound(&mission, "r1", "thread-1", 10);
     assert_eq!(
@@ -146,14 +158,20 @@ fn steering_is_refused_with_a_reason_when_it_cannot_apply() {
     let error = decide_stop(&ended, &actor(), false, 9).unwrap_err();
     assert!(matches!(error, MissionError::RunNotActive(_)), "{error:?}");
     let error = decide_send(&ended, &said("   "), &actor(), false, 9).unwrap_err();
-    assert!(matches!(error, MissionError::InvalidMission(_)), "{error:?}");
+    assert!(
+        matches!(error, MissionError::InvalidMission(_)),
+        "{error:?}"
+    );
     let long = "x".repeat(MAX_FOLLOW_UP_BYTES + 1);
     assert!(decide_send(&ended, &said(&long), &actor(), false, 9).is_err());
     // A run that never bound a session has no conversation to continue.
     let mut no_session = ended.clone();
     no_session.run.as_mut().unwrap().provider_session_id = None;
     let error = decide_send(&no_session, &said("go on"), &actor(), false, 9).unwrap_err();
-    assert!(error.to_string().contains("never got a provider session"), "{error}");
+    assert!(
+        error.to_string().contains("never got a provider session"),
+        "{error}"
+    );
     // Checks in flight: the follow-up waits for them.
     let mut checking = ended;
     checking.checks_in_flight = Some(crate::model::ChecksInFlight {
@@ -173,7 +191,10 @@ fn a_stopped_run_blocks_with_who_stopped_it() {
     let end = TurnEnd::Stopped {
         by: actor().describe(),
     };
-    let mission = applied(mission.clone(), &run::on_turn_end(&mission, "r1", &end, false, 6));
+    let mission = applied(
+        mission.clone(),
+        &run::on_turn_end(&mission, "r1", &end, false, 6),
+    );
     assert_eq!(mission.status, MissionStatus::Blocked);
     assert!(
         mission
@@ -203,7 +224,12 @@ fn a_follow_up_that_resumes_may_change_the_model_and_a_queued_one_may_not() {
     assert_eq!(run.model.as_deref(), Some("gpt-5.4"));
     assert_eq!(run.reasoning_effort.as_deref(), Some("high"));
     let error = decide_send(&working(), &switch, &actor(), true, 9).unwrap_err();
-    assert!(error.to_string().contains("takes effect when the provider starts"), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("takes effect when the provider starts"),
+        "{error}"
+    );
     let bad = FollowUp {
         model: Some("gpt 5; rm -rf".into()),
         ..said("x")

@@ -45,6 +45,8 @@ struct Flags {
     tools: Vec<String>,
     resume: Option<String>,
     replay_user_messages: bool,
+    /// `--include-partial-messages`: the text is streamed as `stream_event` deltas first.
+    partial_messages: bool,
     mcp_config: Option<String>,
 }
 
@@ -78,6 +80,7 @@ fn parse_flags() -> Flags {
         },
         resume: value_of("--resume"),
         replay_user_messages: args.iter().any(|arg| arg == "--replay-user-messages"),
+        partial_messages: args.iter().any(|arg| arg == "--include-partial-messages"),
         mcp_config: value_of("--mcp-config"),
     };
     // The choices of Claude Code 2.1.197, the oldest supported version (2.1.332 also takes
@@ -211,6 +214,18 @@ impl FakeClaude {
     }
 
     fn assistant_text(&self, text: &str) {
+        if self.flags.partial_messages {
+            let middle = text.len() / 2;
+            let middle = (0..=middle)
+                .rev()
+                .find(|at| text.is_char_boundary(*at))
+                .unwrap_or(0);
+            for piece in [&text[..middle], &text[middle..]] {
+                send(
+                    json!({"type": "stream_event", "event": {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}, "parent_tool_use_id": null, "session_id": self.session_id}),
+                );
+            }
+        }
         send(
             json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}, "session_id": self.session_id}),
         );

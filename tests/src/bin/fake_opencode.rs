@@ -154,7 +154,9 @@ fn handle(mut request: tiny_http::Request, shared: &Arc<Shared>, expected_auth: 
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_string();
-            log(json!({"event": "prompt", "text": text, "model": body.get("model"), "variant": body.get("variant")}));
+            log(
+                json!({"event": "prompt", "text": text, "model": body.get("model"), "variant": body.get("variant")}),
+            );
             // Ready for an abort before the client learns the prompt was accepted.
             let (abort_sender, abort_receiver) = mpsc::channel();
             *shared.abort.lock().expect("abort") = Some(abort_sender);
@@ -286,7 +288,11 @@ fn status(shared: &Shared, session: &str, kind: &str) {
 
 fn text_part(shared: &Shared, session: &str, id: &str, text: &str) {
     // First a streaming update, then the finished part.
-    shared.broadcast("message.part.updated", json!({"part": {"id": id, "sessionID": session, "messageID": "msg_assistant", "type": "text", "text": &text[..text.len() / 2], "time": {"start": 1}}}));
+    // As OpenCode 1.18 streams: the part is created empty, its text comes as deltas.
+    shared.broadcast("message.part.updated", json!({"part": {"id": id, "sessionID": session, "messageID": "msg_assistant", "type": "text", "text": "", "time": {"start": 1}}}));
+    for piece in [&text[..text.len() / 2], &text[text.len() / 2..]] {
+        shared.broadcast("message.part.delta", json!({"sessionID": session, "messageID": "msg_assistant", "partID": id, "field": "text", "delta": piece}));
+    }
     shared.broadcast("message.part.updated", json!({"part": {"id": id, "sessionID": session, "messageID": "msg_assistant", "type": "text", "text": text, "time": {"start": 1, "end": 2}}}));
 }
 

@@ -69,10 +69,19 @@ pub struct QuestionStep {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
     Text(String),
-    Tool { command: String, output: String },
-    Approval { kind: ApprovalKind, subject: String },
+    Tool {
+        command: String,
+        output: String,
+    },
+    Approval {
+        kind: ApprovalKind,
+        subject: String,
+    },
     Ask(QuestionStep),
-    WriteFile { path: String, content: String },
+    WriteFile {
+        path: String,
+        content: String,
+    },
     WaitInterrupt,
     /// Wait until the file exists (a test's explicit go-ahead), then go on.
     WaitFile(String),

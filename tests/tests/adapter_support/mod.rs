@@ -211,6 +211,19 @@ impl Run {
             .collect()
     }
 
+    /// The agent's text as the adapter streamed it, its pieces joined.
+    pub fn streamed_text(&self) -> String {
+        self.seen
+            .iter()
+            .filter_map(|event| match event {
+                ProviderEvent::Transcript(TranscriptLine::AgentDelta(piece)) => {
+                    Some(piece.as_str())
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     /// What every fake reports for a completed turn (`fake_support`'s numbers), with `cost`
     /// in micro-dollars where the protocol carries one.
     pub fn fake_turn_usage(cost_micro_usd: Option<u64>) -> nagi_schema::usage::TokenUsage {

@@ -4,6 +4,7 @@
 mod attach;
 mod cockpit;
 mod consent;
+mod console;
 mod corpus;
 mod demo;
 mod durability;

@@ -64,26 +64,55 @@ fn the_notify_command_hears_of_a_mission_that_needs_review_and_of_the_kinds_chos
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("notes.jsonl");
     let runs = session_with_notify(
-        &format!("desktop = false\nkinds = [\"ready_to_close\", \"message\"]\n{}", recording_command(&file)),
+        &format!(
+            "desktop = false\nkinds = [\"ready_to_close\", \"message\"]\n{}",
+            recording_command(&file)
+        ),
         json!([{"text": "done"}]),
         &[],
     );
     runs.env.ok("mission.start", start_params("codex", "r1"));
-    wait_for_mission(&runs.env, "m1", "ready_to_close", status_is("ready_to_close"));
+    wait_for_mission(
+        &runs.env,
+        "m1",
+        "ready_to_close",
+        status_is("ready_to_close"),
+    );
     crate::panes::eventually("the ready_to_close notification", || {
         kinds(&file).contains(&"ready_to_close".to_string())
     });
     // notification.show runs the command before it answers: after it, everything notified
     // before has had its turn.
-    let shown = runs.env.ok("notification.show", json!({"title": "  build\tfailed\n", "body": "api workspace", "sound": "request"}));
-    assert_eq!(shown, json!({"type": "notification_show", "shown": true, "reason": "shown"}));
+    let shown = runs.env.ok(
+        "notification.show",
+        json!({"title": "  build\tfailed\n", "body": "api workspace", "sound": "request"}),
+    );
+    assert_eq!(
+        shown,
+        json!({"type": "notification_show", "shown": true, "reason": "shown"})
+    );
     let lines = recorded(&file);
-    let notes: Vec<Value> = lines.iter().filter_map(|line| serde_json::from_str(line).ok()).collect();
-    let ready = notes.iter().find(|note| note["kind"] == "ready_to_close").unwrap();
+    let notes: Vec<Value> = lines
+        .iter()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    let ready = notes
+        .iter()
+        .find(|note| note["kind"] == "ready_to_close")
+        .unwrap();
     assert_eq!(ready["mission_id"], "m1");
     assert_eq!(ready["title"], "nagi: mission m1 is ready_to_close");
-    assert!(ready["body"].as_str().unwrap().contains("nagi mission close m1"), "{ready}");
-    assert!(lines.contains(&"env:ready_to_close:m1".to_string()), "{lines:?}");
+    assert!(
+        ready["body"]
+            .as_str()
+            .unwrap()
+            .contains("nagi mission close m1"),
+        "{ready}"
+    );
+    assert!(
+        lines.contains(&"env:ready_to_close:m1".to_string()),
+        "{lines:?}"
+    );
     let message = notes.iter().find(|note| note["kind"] == "message").unwrap();
     assert_eq!(message["title"], "build failed", "one line, trimmed");
     assert!(
@@ -113,8 +142,14 @@ fn an_attention_item_notifies_and_switched_off_nothing_does() {
         .find(|note| note["kind"] == "attention")
         .unwrap();
     assert_eq!(note["title"], "nagi: mission m1 needs you");
-    assert!(note["body"].as_str().unwrap().contains("rm -rf build"), "{note}");
-    assert!(note["body"].as_str().unwrap().contains("nagi cockpit"), "{note}");
+    assert!(
+        note["body"].as_str().unwrap().contains("rm -rf build"),
+        "{note}"
+    );
+    assert!(
+        note["body"].as_str().unwrap().contains("nagi cockpit"),
+        "{note}"
+    );
 
     // Switched off: notification.show says so, and runs nothing.
     let config = std::fs::read_to_string(runs.env.config_dir.join("config.toml")).unwrap();
@@ -130,7 +165,8 @@ fn an_attention_item_notifies_and_switched_off_nothing_does() {
     assert_eq!(answer["reason"], "disabled");
     assert_eq!(recorded(&file).len(), before);
     assert_eq!(
-        runs.env.error_code("notification.show", json!({"title": " \n\t "})),
+        runs.env
+            .error_code("notification.show", json!({"title": " \n\t "})),
         "invalid_params"
     );
 }
@@ -167,11 +203,25 @@ fn private_bus() -> Option<PrivateBus> {
     let (service_address, service_calls) = (address.clone(), calls.clone());
     let (ready_sender, ready) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        runtime.block_on(notifications_service(&service_address, &service_calls, ready_sender));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(notifications_service(
+            &service_address,
+            &service_calls,
+            ready_sender,
+        ));
     });
-    ready.recv_timeout(std::time::Duration::from_secs(20)).ok()?;
-    Some(PrivateBus { daemon, address, calls, _dir: dir })
+    ready
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .ok()?;
+    Some(PrivateBus {
+        daemon,
+        address,
+        calls,
+        _dir: dir,
+    })
 }
 
 /// Owns `org.freedesktop.Notifications` and answers each `Notify` with an id, recording it.
@@ -206,7 +256,11 @@ async fn notifications_service(address: &str, calls: &Path, ready: std::sync::mp
         );
         if let Ok((app, _, _, summary, body, _, _, _)) = message.body().deserialize::<Notify>() {
             use std::io::Write;
-            let mut file = std::fs::OpenOptions::new().create(true).append(true).open(calls).unwrap();
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(calls)
+                .unwrap();
             writeln!(file, "{app}|{summary}|{body}").unwrap();
         }
         next_id += 1;
@@ -228,7 +282,10 @@ fn a_desktop_notification_reaches_the_notifications_service_on_the_session_bus()
         json!(["wait_interrupt"]),
         &[("DBUS_SESSION_BUS_ADDRESS", bus.address.clone())],
     );
-    let shown = runs.env.ok("notification.show", json!({"title": "build failed", "body": "api workspace"}));
+    let shown = runs.env.ok(
+        "notification.show",
+        json!({"title": "build failed", "body": "api workspace"}),
+    );
     assert_eq!(shown["reason"], "shown", "{shown}");
     let calls = std::fs::read_to_string(&bus.calls).unwrap_or_default();
     assert!(calls.contains("nagi|build failed|api workspace"), "{calls}");

@@ -369,7 +369,17 @@ impl Tmux {
             "env -u NAGI_SOCKET_PATH -u NAGI_SESSION NAGI_CONFIG_DIR={} PS1='tmux$ ' sh",
             config_dir.display()
         );
-        self.run(&["new-session", "-d", "-s", "t", "-x", "100", "-y", "30", &shell]);
+        self.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            "100",
+            "-y",
+            "30",
+            &shell,
+        ]);
         self.wait_for("t", "the tmux shell's prompt", |screen| {
             screen.contains("tmux$")
         });

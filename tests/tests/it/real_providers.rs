@@ -324,6 +324,24 @@ impl RealSession {
     }
 
     /// The run pane's text, or a note why there is none.
+    /// The agent's text as the run's console got it streamed (its `agent_delta` records
+    /// joined), beside the run's transcript.
+    pub fn streamed_agent_text(&self, mission_id: &str, run_id: &str) -> String {
+        let records = self
+            .env
+            .config_dir
+            .join("transcripts")
+            .join(mission_id)
+            .join(format!("{run_id}.console.jsonl"));
+        std::fs::read_to_string(&records)
+            .unwrap_or_else(|error| panic!("cannot read {}: {error}", records.display()))
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|record| record["kind"] == "agent_delta")
+            .map(|record| record["text"].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+
     pub fn transcript_text(&self, mission: &Value) -> String {
         match self.pane_text(mission) {
             Ok(text) => text,
@@ -505,7 +523,11 @@ pub fn objective_count(request: &nagi_tests::mock_model::LoggedRequest, objectiv
 /// The tokens recorded for the mission's run are what the mock reported: 10 in and 5 out
 /// for every main request it answered (`mock_model::replies`), and the mission's usage is
 /// its run's. `priced`: whether the CLI prices its turns (Claude Code does).
-pub fn assert_usage_is_what_the_mock_reported(session: &RealSession, mission_id: &str, priced: bool) {
+pub fn assert_usage_is_what_the_mock_reported(
+    session: &RealSession,
+    mission_id: &str,
+    priced: bool,
+) {
     let answered = session
         .mock
         .main_requests()
@@ -513,12 +535,26 @@ pub fn assert_usage_is_what_the_mock_reported(session: &RealSession, mission_id:
         .filter(|request| request.status == 200 && request.step.is_some())
         .count() as u64;
     assert!(answered > 0, "the mock answered no model request");
-    let mission = session.env.ok("mission.get", json!({"mission_id": mission_id}))["mission"].clone();
+    let mission = session
+        .env
+        .ok("mission.get", json!({"mission_id": mission_id}))["mission"]
+        .clone();
     let usage = &mission["run"]["usage"];
-    assert_eq!(usage["input_tokens"], 10 * answered, "{answered} answered requests: {mission}");
-    assert_eq!(usage["output_tokens"], 5 * answered, "{answered} answered requests: {mission}");
+    assert_eq!(
+        usage["input_tokens"],
+        10 * answered,
+        "{answered} answered requests: {mission}"
+    );
+    assert_eq!(
+        usage["output_tokens"],
+        5 * answered,
+        "{answered} answered requests: {mission}"
+    );
     assert_eq!(usage["cached_input_tokens"], 0, "{usage}");
-    assert_eq!(mission["usage"], *usage, "one run: the mission's usage is its run's");
+    assert_eq!(
+        mission["usage"], *usage,
+        "one run: the mission's usage is its run's"
+    );
     match usage["cost_usd"].as_f64() {
         Some(cost) => assert!(priced && cost > 0.0, "{usage}"),
         None => assert!(!priced, "a priced turn should record its cost: {usage}"),

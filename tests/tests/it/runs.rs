@@ -12,7 +12,11 @@ pub(crate) struct Runs {
     pub(crate) log: std::path::PathBuf,
 }
 
-pub(crate) fn write_config(env: &TestEnv, script: &Value, extra_env: &[(&str, &str)]) -> std::path::PathBuf {
+pub(crate) fn write_config(
+    env: &TestEnv,
+    script: &Value,
+    extra_env: &[(&str, &str)],
+) -> std::path::PathBuf {
     std::fs::create_dir_all(&env.config_dir).unwrap();
     // Under the session's HOME: a confined read-only provider may write there.
     let log = fake_log_path(env);

@@ -61,36 +61,64 @@ fn a_follow_up_after_a_completed_turn_resumes_the_session_in_the_same_pane_and_p
     for provider in PROVIDERS {
         let runs = runs_with(
             json!([{"text": "first answer"}]),
-            &[("NAGI_FAKE_RESUMED_SCRIPT", r#"[{"text": "follow-up answer"}]"#)],
+            &[(
+                "NAGI_FAKE_RESUMED_SCRIPT",
+                r#"[{"text": "follow-up answer"}]"#,
+            )],
         );
         runs.env.ok("mission.start", start_params(provider, "r1"));
-        let first = wait_for_mission(&runs.env, "m1", "ready_to_close", status_is("ready_to_close"));
+        let first = wait_for_mission(
+            &runs.env,
+            "m1",
+            "ready_to_close",
+            status_is("ready_to_close"),
+        );
         let pane = first["run"]["pane_id"].as_str().unwrap().to_string();
         // The native session is not in the mission view; a person's own terminal asks.
         assert!(!first.to_string().contains("fake-session-1"), "{first}");
         let session = runs.env.ok("mission.session", json!({"mission_id": "m1"}));
-        assert_eq!(session["session"]["id"], "fake-session-1", "{provider}: {session}");
+        assert_eq!(
+            session["session"]["id"], "fake-session-1",
+            "{provider}: {session}"
+        );
         let shown = runs.env.nagi_ok(&["mission", "session", "m1"]);
-        assert!(shown.stdout.contains("session fake-session-1"), "{}", shown.describe());
+        assert!(
+            shown.stdout.contains("session fake-session-1"),
+            "{}",
+            shown.describe()
+        );
         assert_eq!(first["run"]["turns"], 1);
         assert_eq!(first["run"]["last_turn_outcome"], "completed");
 
-        let sent = runs.env.nagi_ok(&["mission", "send", "m1", "also check the licence"]);
+        let sent = runs
+            .env
+            .nagi_ok(&["mission", "send", "m1", "also check the licence"]);
         assert!(
-            sent.stdout.contains("follow-up sent: the provider resumed its session"),
+            sent.stdout
+                .contains("follow-up sent: the provider resumed its session"),
             "{provider}: {}",
             sent.describe()
         );
         let done = wait_for_mission(&runs.env, "m1", "ready_to_close again", |mission| {
             mission["status"] == "ready_to_close" && mission["run"]["turns"] == 2
         });
-        assert_eq!(done["run"]["run_id"], "r1", "{provider}: the same run goes on");
-        assert_eq!(done["run"]["pane_id"], pane.as_str(), "{provider}: in its own pane");
+        assert_eq!(
+            done["run"]["run_id"], "r1",
+            "{provider}: the same run goes on"
+        );
+        assert_eq!(
+            done["run"]["pane_id"],
+            pane.as_str(),
+            "{provider}: in its own pane"
+        );
         assert_eq!(
             runs.env.ok("mission.session", json!({"mission_id": "m1"}))["session"],
             session["session"]
         );
-        assert_eq!(done["checks"][0]["status"], "passed", "{provider}: checked again");
+        assert_eq!(
+            done["checks"][0]["status"], "passed",
+            "{provider}: checked again"
+        );
         assert_ne!(
             first["evidence"][0]["recorded_at_millis"], done["evidence"][0]["recorded_at_millis"],
             "{provider}: new evidence: {first}\n{done}"
@@ -98,11 +126,25 @@ fn a_follow_up_after_a_completed_turn_resumes_the_session_in_the_same_pane_and_p
         // The provider was started again on its stored session and given the text.
         assert_eq!(count_events(&runs, "resume"), 1, "{provider}");
         let said = prompts(&runs);
-        assert_eq!(said.last().map(String::as_str), Some("also check the licence"), "{provider}: {said:?}");
-        assert_eq!(said.len(), 2, "{provider}: the mission prompt is not sent again: {said:?}");
+        assert_eq!(
+            said.last().map(String::as_str),
+            Some("also check the licence"),
+            "{provider}: {said:?}"
+        );
+        assert_eq!(
+            said.len(),
+            2,
+            "{provider}: the mission prompt is not sent again: {said:?}"
+        );
         let transcript = poll_pane_text(&runs.env, &pane, "follow-up answer");
-        assert!(transcript.contains("first answer"), "{provider}: {transcript}");
-        assert!(transcript.contains("follow-up answer"), "{provider}: {transcript}");
+        assert!(
+            transcript.contains("first answer"),
+            "{provider}: {transcript}"
+        );
+        assert!(
+            transcript.contains("follow-up answer"),
+            "{provider}: {transcript}"
+        );
         let steered = steered_events(&runs, 1);
         let data = &steered[0];
         assert_eq!(data["action"], "send");
@@ -137,7 +179,12 @@ fn a_follow_up_during_a_turn_is_queued_and_becomes_the_next_turn_of_the_same_pro
         assert_eq!(queued["mission"]["run"]["queued_follow_ups"], 1);
         assert_eq!(queued["mission"]["status"], "active");
         std::fs::write(&go_path, "go").unwrap();
-        let done = wait_for_mission(&runs.env, "m1", "ready_to_close", status_is("ready_to_close"));
+        let done = wait_for_mission(
+            &runs.env,
+            "m1",
+            "ready_to_close",
+            status_is("ready_to_close"),
+        );
         assert_eq!(done["run"]["turns"], 2, "{provider}: {done}");
         assert!(done["run"].get("queued_follow_ups").is_none(), "{done}");
         assert_eq!(
@@ -145,12 +192,22 @@ fn a_follow_up_during_a_turn_is_queued_and_becomes_the_next_turn_of_the_same_pro
             Some("then update the changelog"),
             "{provider}"
         );
-        assert_eq!(count_events(&runs, "started"), 1, "{provider}: one provider process");
+        assert_eq!(
+            count_events(&runs, "started"),
+            1,
+            "{provider}: one provider process"
+        );
         assert_eq!(count_events(&runs, "resume"), 0, "{provider}");
         let pane = done["run"]["pane_id"].as_str().unwrap();
         let transcript = poll_pane_text(&runs.env, pane, "turn 2: then update the changelog");
-        assert!(transcript.contains("follow-up queued from uid"), "{provider}: {transcript}");
-        assert!(transcript.contains("turn 2: then update the changelog"), "{transcript}");
+        assert!(
+            transcript.contains("follow-up queued from uid"),
+            "{provider}: {transcript}"
+        );
+        assert!(
+            transcript.contains("turn 2: then update the changelog"),
+            "{transcript}"
+        );
     }
 }
 
@@ -159,28 +216,46 @@ fn an_interrupt_ends_the_turn_through_the_provider_and_a_follow_up_resumes_it() 
     for provider in PROVIDERS {
         let runs = runs_with(
             json!(["wait_interrupt"]),
-            &[("NAGI_FAKE_RESUMED_SCRIPT", r#"[{"text": "picked up again"}]"#)],
+            &[(
+                "NAGI_FAKE_RESUMED_SCRIPT",
+                r#"[{"text": "picked up again"}]"#,
+            )],
         );
         runs.env.ok("mission.start", start_params(provider, "r1"));
         wait_for_mission(&runs.env, "m1", "active", status_is("active"));
         wait_for_fake(&runs, "prompt", 1);
         let interrupted = runs.env.nagi_ok(&["mission", "interrupt", "m1"]);
-        assert!(interrupted.stdout.contains("interrupt sent"), "{}", interrupted.describe());
+        assert!(
+            interrupted.stdout.contains("interrupt sent"),
+            "{}",
+            interrupted.describe()
+        );
         let mission = wait_for_mission(&runs.env, "m1", "blocked", status_is("blocked"));
         let reason = mission["status_reason"].as_str().unwrap();
-        assert!(reason.starts_with("interrupted by uid"), "{provider}: {reason}");
+        assert!(
+            reason.starts_with("interrupted by uid"),
+            "{provider}: {reason}"
+        );
         assert!(reason.contains("nagi mission send m1 TEXT"), "{reason}");
         assert_eq!(mission["run"]["last_turn_outcome"], "interrupted");
-        assert_eq!(count_events(&runs, "interrupted"), 1, "{provider}: the provider's own interrupt");
+        assert_eq!(
+            count_events(&runs, "interrupted"),
+            1,
+            "{provider}: the provider's own interrupt"
+        );
         assert_eq!(steered_events(&runs, 1)[0]["action"], "interrupt");
         crate::panes::eventually("the claim's release", || {
             runs.env.store_fingerprint().1.contains("claims=0")
         });
-        runs.env.ok("mission.send", json!({"mission_id": "m1", "text": "go on"}));
+        runs.env
+            .ok("mission.send", json!({"mission_id": "m1", "text": "go on"}));
         let resumed = wait_for_mission(&runs.env, "m1", "review_required", |mission| {
             mission["status"] == "ready_to_close" && mission["run"]["turns"] == 2
         });
-        assert_eq!(resumed["run"]["last_turn_outcome"], "completed", "{provider}");
+        assert_eq!(
+            resumed["run"]["last_turn_outcome"], "completed",
+            "{provider}"
+        );
     }
 }
 
@@ -196,14 +271,23 @@ fn a_stop_ends_the_provider_process_tree_and_releases_the_run() {
             .and_then(|entry| entry["pid"].as_i64())
             .unwrap() as i32;
         let stopped = runs.env.nagi_ok(&["mission", "stop", "m1"]);
-        assert!(stopped.stdout.contains("run stopped"), "{}", stopped.describe());
+        assert!(
+            stopped.stdout.contains("run stopped"),
+            "{}",
+            stopped.describe()
+        );
         let mission = wait_for_mission(&runs.env, "m1", "blocked", status_is("blocked"));
         assert!(
-            mission["status_reason"].as_str().unwrap().starts_with("stopped by uid"),
+            mission["status_reason"]
+                .as_str()
+                .unwrap()
+                .starts_with("stopped by uid"),
             "{provider}: {mission}"
         );
         assert_eq!(mission["run"]["live"], false);
-        crate::panes::eventually("the provider's grandchild to end", || process_is_gone(child));
+        crate::panes::eventually("the provider's grandchild to end", || {
+            process_is_gone(child)
+        });
         crate::panes::eventually("the claim's release", || {
             runs.env.store_fingerprint().1.contains("claims=0")
         });
@@ -211,7 +295,11 @@ fn a_stop_ends_the_provider_process_tree_and_releases_the_run() {
         assert_eq!(steered[0]["action"], "stop", "{provider}: {steered:?}");
         assert!(steered[0].get("delivery").is_none());
         // Stopping again has nothing to stop.
-        assert_eq!(runs.env.error_code("mission.stop", json!({"mission_id": "m1"})), "run_not_active");
+        assert_eq!(
+            runs.env
+                .error_code("mission.stop", json!({"mission_id": "m1"})),
+            "run_not_active"
+        );
     }
 }
 
@@ -219,13 +307,24 @@ fn a_stop_ends_the_provider_process_tree_and_releases_the_run() {
 fn a_follow_up_after_a_server_restart_resumes_the_stored_session() {
     let mut runs = runs_with(
         json!([{"text": "before the restart"}]),
-        &[("NAGI_FAKE_RESUMED_SCRIPT", r#"[{"text": "after the restart"}]"#)],
+        &[(
+            "NAGI_FAKE_RESUMED_SCRIPT",
+            r#"[{"text": "after the restart"}]"#,
+        )],
     );
     runs.env.ok("mission.start", start_params("codex", "r1"));
-    wait_for_mission(&runs.env, "m1", "ready_to_close", status_is("ready_to_close"));
+    wait_for_mission(
+        &runs.env,
+        "m1",
+        "ready_to_close",
+        status_is("ready_to_close"),
+    );
     runs.env.kill_server();
     runs.env.start_server();
-    let sent = runs.env.ok("mission.send", json!({"mission_id": "m1", "text": "one more thing"}));
+    let sent = runs.env.ok(
+        "mission.send",
+        json!({"mission_id": "m1", "text": "one more thing"}),
+    );
     assert_eq!(sent["delivery"], "resumed");
     let done = wait_for_mission(&runs.env, "m1", "ready_to_close", |mission| {
         mission["status"] == "ready_to_close" && mission["run"]["turns"] == 2
@@ -247,31 +346,86 @@ fn steering_is_refused_before_anything_is_written() {
     let runs = runs_with(json!([{"text": "done"}]), &[]);
     let before = runs.env.store_fingerprint();
     for (method, params, code) in [
-        ("mission.send", json!({"mission_id": "m1", "text": "hi"}), "run_not_active"),
-        ("mission.interrupt", json!({"mission_id": "m1"}), "run_not_active"),
-        ("mission.stop", json!({"mission_id": "m1"}), "run_not_active"),
-        ("mission.send", json!({"mission_id": "nope", "text": "hi"}), "mission_not_found"),
-        ("mission.send", json!({"mission_id": "m1", "text": "hi", "priority": "x"}), "invalid_request"),
-        ("mission.send", json!({"mission_id": "m1"}), "invalid_request"),
+        (
+            "mission.send",
+            json!({"mission_id": "m1", "text": "hi"}),
+            "run_not_active",
+        ),
+        (
+            "mission.interrupt",
+            json!({"mission_id": "m1"}),
+            "run_not_active",
+        ),
+        (
+            "mission.stop",
+            json!({"mission_id": "m1"}),
+            "run_not_active",
+        ),
+        (
+            "mission.send",
+            json!({"mission_id": "nope", "text": "hi"}),
+            "mission_not_found",
+        ),
+        (
+            "mission.send",
+            json!({"mission_id": "m1", "text": "hi", "priority": "x"}),
+            "invalid_request",
+        ),
+        (
+            "mission.send",
+            json!({"mission_id": "m1"}),
+            "invalid_request",
+        ),
     ] {
-        assert_eq!(runs.env.error_code(method, params.clone()), code, "{method} {params}");
+        assert_eq!(
+            runs.env.error_code(method, params.clone()),
+            code,
+            "{method} {params}"
+        );
     }
     runs.env.ok("mission.start", start_params("codex", "r1"));
-    wait_for_mission(&runs.env, "m1", "ready_to_close", status_is("ready_to_close"));
+    wait_for_mission(
+        &runs.env,
+        "m1",
+        "ready_to_close",
+        status_is("ready_to_close"),
+    );
     let after_run = runs.env.store_fingerprint();
     for (params, code) in [
-        (json!({"mission_id": "m1", "text": "   "}), "invalid_mission"),
-        (json!({"mission_id": "m1", "text": "x".repeat(8193)}), "invalid_mission"),
+        (
+            json!({"mission_id": "m1", "text": "   "}),
+            "invalid_mission",
+        ),
+        (
+            json!({"mission_id": "m1", "text": "x".repeat(8193)}),
+            "invalid_mission",
+        ),
     ] {
-        assert_eq!(runs.env.error_code("mission.send", params.clone()), code, "{params}");
+        assert_eq!(
+            runs.env.error_code("mission.send", params.clone()),
+            code,
+            "{params}"
+        );
     }
-    assert_eq!(runs.env.error_code("mission.interrupt", json!({"mission_id": "m1"})), "run_not_active");
-    assert_eq!(runs.env.store_fingerprint(), after_run, "nothing was written");
+    assert_eq!(
+        runs.env
+            .error_code("mission.interrupt", json!({"mission_id": "m1"})),
+        "run_not_active"
+    );
+    assert_eq!(
+        runs.env.store_fingerprint(),
+        after_run,
+        "nothing was written"
+    );
     assert_ne!(before, after_run);
     // The CLI reads the text from stdin and says what went wrong.
     let refused = runs.env.nagi(&["mission", "interrupt", "m1"]);
     assert_ne!(refused.status, 0);
-    assert!(refused.stderr.contains("has no turn in progress"), "{}", refused.describe());
+    assert!(
+        refused.stderr.contains("has no turn in progress"),
+        "{}",
+        refused.describe()
+    );
 }
 
 #[test]
@@ -289,7 +443,12 @@ fn a_process_in_a_managed_pane_is_recorded_as_such_and_cannot_read_the_session_i
     }
     let runs = runs_with(json!([{"text": "done"}]), &[]);
     runs.env.ok("mission.start", start_params("codex", "r1"));
-    wait_for_mission(&runs.env, "m1", "ready_to_close", status_is("ready_to_close"));
+    wait_for_mission(
+        &runs.env,
+        "m1",
+        "ready_to_close",
+        status_is("ready_to_close"),
+    );
     let answers = crate::consent::forge_from_pane(
         &runs.env,
         "out = open(sys.argv[1], 'w'); out.write(call('mission.session', {'mission_id': 'm1'})); \
@@ -300,17 +459,26 @@ fn a_process_in_a_managed_pane_is_recorded_as_such_and_cannot_read_the_session_i
     assert!(answers.contains("mission_send_accepted"), "{answers}");
     let steered = steered_events(&runs, 1);
     assert_eq!(steered[0]["actor"]["managed_pane"], true, "{steered:?}");
-    assert_eq!(steered[0]["actor"]["started_by_server"], true, "{steered:?}");
-    wait_for_mission(&runs.env, "m1", "ready_to_close after the follow-up", |mission| {
-        mission["status"] == "ready_to_close" && mission["run"]["turns"] == 2
-    });
+    assert_eq!(
+        steered[0]["actor"]["started_by_server"], true,
+        "{steered:?}"
+    );
+    wait_for_mission(
+        &runs.env,
+        "m1",
+        "ready_to_close after the follow-up",
+        |mission| mission["status"] == "ready_to_close" && mission["run"]["turns"] == 2,
+    );
 }
 
 #[test]
 fn a_line_typed_into_the_runs_pane_is_the_next_turn_and_ctrl_c_interrupts_the_turn() {
     let runs = runs_with(
         json!(["wait_interrupt"]),
-        &[("NAGI_FAKE_RESUMED_SCRIPT", r#"[{"text": "typed turn done"}]"#)],
+        &[(
+            "NAGI_FAKE_RESUMED_SCRIPT",
+            r#"[{"text": "typed turn done"}]"#,
+        )],
     );
     runs.env.ok("mission.start", start_params("codex", "r1"));
     let active = wait_for_mission(&runs.env, "m1", "active with its pane", |mission| {
@@ -321,19 +489,41 @@ fn a_line_typed_into_the_runs_pane_is_the_next_turn_and_ctrl_c_interrupts_the_tu
     // The pane runs the run's console: it greets, then shows the transcript.
     let shown = poll_pane_text(&runs.env, &pane, "Ctrl-C interrupts its turn");
     assert!(shown.contains("Ctrl-C interrupts its turn"), "{shown}");
-    runs.env.ok("pane.send_keys", json!({"pane_id": pane, "keys": ["ctrl+c"]}));
+    runs.env.ok(
+        "pane.send_keys",
+        json!({"pane_id": pane, "keys": ["ctrl+c"]}),
+    );
     let blocked = wait_for_mission(&runs.env, "m1", "blocked", status_is("blocked"));
     let reason = blocked["status_reason"].as_str().unwrap();
     assert!(reason.starts_with("interrupted by uid"), "{reason}");
-    assert!(reason.contains("in a managed pane"), "the console is the actor: {reason}");
-    runs.env.ok("pane.send_text", json!({"pane_id": pane, "text": "carry on please\n"}));
-    let done = wait_for_mission(&runs.env, "m1", "ready_to_close after the typed turn", |mission| {
-        mission["status"] == "ready_to_close" && mission["run"]["turns"] == 2
-    });
-    assert_eq!(done["run"]["pane_id"], pane.as_str(), "the same console goes on");
-    assert_eq!(prompts(&runs).last().map(String::as_str), Some("carry on please"));
+    assert!(
+        reason.contains("in a managed pane"),
+        "the console is the actor: {reason}"
+    );
+    runs.env.ok(
+        "pane.send_text",
+        json!({"pane_id": pane, "text": "carry on please\n"}),
+    );
+    let done = wait_for_mission(
+        &runs.env,
+        "m1",
+        "ready_to_close after the typed turn",
+        |mission| mission["status"] == "ready_to_close" && mission["run"]["turns"] == 2,
+    );
+    assert_eq!(
+        done["run"]["pane_id"],
+        pane.as_str(),
+        "the same console goes on"
+    );
+    assert_eq!(
+        prompts(&runs).last().map(String::as_str),
+        Some("carry on please")
+    );
     let shown = poll_pane_text(&runs.env, &pane, "typed turn done");
-    assert!(shown.contains("sent: the agent resumes its session"), "{shown}");
+    assert!(
+        shown.contains("sent: the agent resumes its session"),
+        "{shown}"
+    );
     assert!(shown.contains("typed turn done"), "{shown}");
 }
 
@@ -346,47 +536,91 @@ fn a_run_uses_the_model_it_was_started_with_and_a_follow_up_that_resumes_may_cha
         params["model"] = json!(model);
         params
     };
-    assert_eq!(runs.env.error_code("mission.start", with_model("codex", "gpt 5; rm -rf /")), "invalid_mission");
     assert_eq!(
-        runs.env.error_code("mission.start", with_model("open_code", "claude-sonnet-4-5")),
+        runs.env
+            .error_code("mission.start", with_model("codex", "gpt 5; rm -rf /")),
+        "invalid_mission"
+    );
+    assert_eq!(
+        runs.env.error_code(
+            "mission.start",
+            with_model("open_code", "claude-sonnet-4-5")
+        ),
         "invalid_mission",
         "OpenCode names a model provider/model"
     );
-    assert_eq!(runs.env.store_fingerprint(), before, "nothing was written or started");
+    assert_eq!(
+        runs.env.store_fingerprint(),
+        before,
+        "nothing was written or started"
+    );
     assert_eq!(count_events(&runs, "started"), 0, "no provider was started");
 
     let mut params = with_model("codex", "gpt-5.4");
     params["reasoning_effort"] = json!("high");
     runs.env.ok("mission.start", params);
-    let first = wait_for_mission(&runs.env, "m1", "ready_to_close", status_is("ready_to_close"));
+    let first = wait_for_mission(
+        &runs.env,
+        "m1",
+        "ready_to_close",
+        status_is("ready_to_close"),
+    );
     assert_eq!(first["run"]["model"], "gpt-5.4");
     assert_eq!(first["run"]["reasoning_effort"], "high");
-    runs.env.nagi_ok(&["mission", "send", "m1", "again, bigger", "--model", "gpt-5.5"]);
+    runs.env.nagi_ok(&[
+        "mission",
+        "send",
+        "m1",
+        "again, bigger",
+        "--model",
+        "gpt-5.5",
+    ]);
     let second = wait_for_mission(&runs.env, "m1", "ready_to_close again", |mission| {
         mission["status"] == "ready_to_close" && mission["run"]["turns"] == 2
     });
     assert_eq!(second["run"]["model"], "gpt-5.5");
-    assert_eq!(second["run"]["reasoning_effort"], "high", "kept from the start");
+    assert_eq!(
+        second["run"]["reasoning_effort"], "high",
+        "kept from the start"
+    );
     let turns: Vec<Value> = log_entries(&runs.log)
         .into_iter()
         .filter(|entry| entry["event"] == "received" && entry["frame"]["method"] == "turn/start")
         .map(|entry| entry["frame"]["params"].clone())
         .collect();
     assert_eq!(turns.len(), 2, "{turns:?}");
-    assert_eq!((turns[0]["model"].clone(), turns[0]["effort"].clone()), (json!("gpt-5.4"), json!("high")));
-    assert_eq!((turns[1]["model"].clone(), turns[1]["effort"].clone()), (json!("gpt-5.5"), json!("high")));
+    assert_eq!(
+        (turns[0]["model"].clone(), turns[0]["effort"].clone()),
+        (json!("gpt-5.4"), json!("high"))
+    );
+    assert_eq!(
+        (turns[1]["model"].clone(), turns[1]["effort"].clone()),
+        (json!("gpt-5.5"), json!("high"))
+    );
     let shown = runs.env.nagi_ok(&["mission", "get", "m1"]);
-    assert!(shown.stdout.contains("model gpt-5.5 (high effort)"), "{}", shown.describe());
+    assert!(
+        shown.stdout.contains("model gpt-5.5 (high effort)"),
+        "{}",
+        shown.describe()
+    );
 }
 
 #[test]
 fn a_line_typed_through_nagi_pane_attach_in_tmux_is_the_next_turn_and_the_console_draws_the_run() {
     let runs = runs_with(
         json!([{"text": "first turn words"}, {"tool": "cat README.md", "output": "the readme"}]),
-        &[("NAGI_FAKE_RESUMED_SCRIPT", r#"[{"text": "typed turn answer"}]"#)],
+        &[(
+            "NAGI_FAKE_RESUMED_SCRIPT",
+            r#"[{"text": "typed turn answer"}]"#,
+        )],
     );
     runs.env.ok("mission.start", start_params("codex", "r1"));
-    let first = wait_for_mission(&runs.env, "m1", "ready_to_close", status_is("ready_to_close"));
+    let first = wait_for_mission(
+        &runs.env,
+        "m1",
+        "ready_to_close",
+        status_is("ready_to_close"),
+    );
     let pane = first["run"]["pane_id"].as_str().unwrap().to_string();
     let Some(tmux) = crate::panes::Tmux::start(&runs.env.root()) else {
         return;
@@ -397,23 +631,50 @@ fn a_line_typed_through_nagi_pane_attach_in_tmux_is_the_next_turn_and_the_consol
         runs.env.home().display(),
         nagi_binary().display()
     );
-    tmux.run(&["new-session", "-d", "-s", "t", "-x", "120", "-y", "30", &attach]);
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "t",
+        "-x",
+        "120",
+        "-y",
+        "30",
+        &attach,
+    ]);
     // The console draws the run: its greeting, the agent's words, the tool call and its
     // output, and the turn's end.
     let drawn = tmux.wait_for("t", "the run's console", |screen| {
         screen.contains("first turn words") && screen.contains("the turn ended")
     });
-    for expected in ["[console] mission m1: type a line", "first turn words", "cat README.md", "the readme"] {
-        assert!(drawn.contains(expected), "{expected:?} is not on the console:\n{drawn}");
+    for expected in [
+        "[console] mission m1: type a line",
+        "first turn words",
+        "cat README.md",
+        "the readme",
+    ] {
+        assert!(
+            drawn.contains(expected),
+            "{expected:?} is not on the console:\n{drawn}"
+        );
     }
     tmux.run(&["send-keys", "-t", "t", "please carry on", "Enter"]);
     let answered = tmux.wait_for("t", "the typed turn's answer", |screen| {
         screen.contains("typed turn answer")
     });
-    assert!(answered.contains("sent: the agent resumes its session"), "{answered}");
-    let done = wait_for_mission(&runs.env, "m1", "ready_to_close after the typed turn", |mission| {
-        mission["status"] == "ready_to_close" && mission["run"]["turns"] == 2
-    });
+    assert!(
+        answered.contains("sent: the agent resumes its session"),
+        "{answered}"
+    );
+    let done = wait_for_mission(
+        &runs.env,
+        "m1",
+        "ready_to_close after the typed turn",
+        |mission| mission["status"] == "ready_to_close" && mission["run"]["turns"] == 2,
+    );
     assert_eq!(done["run"]["pane_id"], pane.as_str());
-    assert_eq!(prompts(&runs).last().map(String::as_str), Some("please carry on"));
+    assert_eq!(
+        prompts(&runs).last().map(String::as_str),
+        Some("please carry on")
+    );
 }

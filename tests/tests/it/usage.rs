@@ -32,14 +32,29 @@ fn each_providers_reported_usage_is_recorded_per_turn_and_summed_per_run_mission
     ] {
         let runs = runs_with(json!([{"text": "done"}]), &[]);
         runs.env.ok("mission.start", start_params(provider, "r1"));
-        let first = wait_for_mission(&runs.env, "m1", "ready_to_close", status_is("ready_to_close"));
-        assert_eq!(first["run"]["usage"], usage(100, 40, 20, 5, first_cost), "{provider}: {first}");
+        let first = wait_for_mission(
+            &runs.env,
+            "m1",
+            "ready_to_close",
+            status_is("ready_to_close"),
+        );
+        assert_eq!(
+            first["run"]["usage"],
+            usage(100, 40, 20, 5, first_cost),
+            "{provider}: {first}"
+        );
         assert_eq!(first["usage"], first["run"]["usage"], "{provider}");
 
-        runs.env.ok("mission.send", json!({"mission_id": "m1", "text": "once more"}));
-        let second = wait_for_mission(&runs.env, "m1", "ready_to_close after the follow-up", |mission| {
-            mission["status"] == "ready_to_close" && mission["run"]["turns"] == 2
-        });
+        runs.env.ok(
+            "mission.send",
+            json!({"mission_id": "m1", "text": "once more"}),
+        );
+        let second = wait_for_mission(
+            &runs.env,
+            "m1",
+            "ready_to_close after the follow-up",
+            |mission| mission["status"] == "ready_to_close" && mission["run"]["turns"] == 2,
+        );
         let both = usage(200, 80, 40, 10, both_costs);
         assert_eq!(second["run"]["usage"], both, "{provider}: {second}");
         assert_eq!(second["usage"], both, "{provider}");
@@ -49,18 +64,26 @@ fn each_providers_reported_usage_is_recorded_per_turn_and_summed_per_run_mission
         assert_eq!(report["missions"][0]["mission_id"], "m1");
         assert_eq!(report["missions"][0]["turns"], 2, "{report}");
         let future = nagi_mission::clock::now_millis() + 3_600_000;
-        let empty = runs.env.ok("mission.usage", json!({"since_millis": future}));
+        let empty = runs
+            .env
+            .ok("mission.usage", json!({"since_millis": future}));
         assert_eq!(empty["missions"], json!([]), "{empty}");
         assert_eq!(empty["usage"], usage(0, 0, 0, 0, None));
 
         let printed = runs.env.nagi_ok(&["usage", "--since", "1h"]);
         assert!(
-            printed.stdout.contains("200 in (80 cached), 40 out (10 reasoning)"),
+            printed
+                .stdout
+                .contains("200 in (80 cached), 40 out (10 reasoning)"),
             "{provider}: {}",
             printed.describe()
         );
         let shown = runs.env.nagi_ok(&["mission", "get", "m1"]);
-        assert!(shown.stdout.contains("run usage   200 in (80 cached)"), "{}", shown.describe());
+        assert!(
+            shown.stdout.contains("run usage   200 in (80 cached)"),
+            "{}",
+            shown.describe()
+        );
     }
 }
 
@@ -68,11 +91,13 @@ fn each_providers_reported_usage_is_recorded_per_turn_and_summed_per_run_mission
 fn a_usage_report_is_refused_for_bad_input_before_anything_is_read() {
     let runs = runs_with(json!([{"text": "done"}]), &[]);
     assert_eq!(
-        runs.env.error_code("mission.usage", json!({"mission_id": "nope"})),
+        runs.env
+            .error_code("mission.usage", json!({"mission_id": "nope"})),
         "mission_not_found"
     );
     assert_eq!(
-        runs.env.error_code("mission.usage", json!({"since": "yesterday"})),
+        runs.env
+            .error_code("mission.usage", json!({"since": "yesterday"})),
         "invalid_request"
     );
     let refused = runs.env.nagi(&["usage", "--since", "the other day"]);

@@ -46,12 +46,18 @@ pub(super) const VALID_PARAMS: &[(&str, &str)] = &[
     ("mission.proof.get", r#"{"mission_id":"m-1"}"#),
     ("mission.proof.export", r#"{"mission_id":"m-1"}"#),
     ("mission.delete", r#"{"mission_id":"m-1"}"#),
-    ("mission.send", r#"{"mission_id":"m-1","text":"also run the tests"}"#),
+    (
+        "mission.send",
+        r#"{"mission_id":"m-1","text":"also run the tests"}"#,
+    ),
     ("mission.interrupt", r#"{"mission_id":"m-1"}"#),
     ("mission.stop", r#"{"mission_id":"m-1"}"#),
     ("mission.session", r#"{"mission_id":"m-1"}"#),
     ("mission.usage", r#"{"since_millis":1796400000000}"#),
-    ("notification.show", r#"{"title":"build failed","body":"api workspace","position":"top-left","sound":"request"}"#),
+    (
+        "notification.show",
+        r#"{"title":"build failed","body":"api workspace","position":"top-left","sound":"request"}"#,
+    ),
     (
         "mission.handoff.get",
         r#"{"artifact_sha256":"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"}"#,

@@ -95,7 +95,7 @@ fn a_codex_patch_in_a_read_only_run_waits_as_attention_that_the_public_socket_ca
             .contains(WRITTEN_FILE),
         "the request names the file: {item}"
     );
-    session.wait_for_pane_text(&mission, "answer it in the cockpit");
+    session.wait_for_pane_text(&mission, "answer it in `nagi cockpit`");
 
     // Approving would write the workspace: only the cockpit may, never the public socket.
     let store_before = session.env.store_fingerprint();

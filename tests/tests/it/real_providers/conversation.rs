@@ -40,9 +40,19 @@ fn two_turn_conversation(provider: RealProvider) {
     }
     let first = session.wait_for_review_with_evidence("talk-m");
     session.wait_for_pane_text(&first, FIRST_ANSWER);
-    assert_eq!(first["run"]["live"], false, "no idle provider after a turn: {first}");
+    assert_eq!(
+        first["run"]["live"], false,
+        "no idle provider after a turn: {first}"
+    );
+    if provider == RealProvider::OpenCodeAcp {
+        // `opencode acp` counts the turn's tokens in its prompt response (no cost per turn).
+        assert_usage_is_what_the_mock_reported(&session, "talk-m", false);
+    }
 
-    let sent = session.env.ok("mission.send", json!({"mission_id": "talk-m", "text": FOLLOW_UP}));
+    let sent = session.env.ok(
+        "mission.send",
+        json!({"mission_id": "talk-m", "text": FOLLOW_UP}),
+    );
     assert_eq!(sent["delivery"], "resumed", "{sent}");
     let deadline = Instant::now() + TURN_DEADLINE;
     let second = loop {
@@ -62,15 +72,30 @@ fn two_turn_conversation(provider: RealProvider) {
         std::thread::sleep(Duration::from_millis(200));
     };
     session.wait_for_pane_text(&second, SECOND_ANSWER);
-    assert_eq!(second["run"]["run_id"], "run-1", "the same run goes on: {second}");
-    assert_eq!(second["run"]["live"], false, "the provider stopped again: {second}");
+    // The CLI streamed both answers, and the console drew them as they came.
+    let streamed = session.streamed_agent_text("talk-m", "run-1");
+    assert!(
+        streamed.contains(FIRST_ANSWER) && streamed.contains(SECOND_ANSWER),
+        "streamed: {streamed:?}"
+    );
+    assert_eq!(
+        second["run"]["run_id"], "run-1",
+        "the same run goes on: {second}"
+    );
+    assert_eq!(
+        second["run"]["live"], false,
+        "the provider stopped again: {second}"
+    );
 
     // The model got the follow-up in the same conversation: the last request carries the
     // first answer and the follow-up, and the mission prompt once.
     let requests = session.mock.main_requests();
     let last = requests.last().expect("model requests");
     let body = last.body_text();
-    assert!(body.contains(FOLLOW_UP), "the follow-up reached the model: {body}");
+    assert!(
+        body.contains(FOLLOW_UP),
+        "the follow-up reached the model: {body}"
+    );
     assert!(
         body.contains(FIRST_ANSWER),
         "the resumed session carries the first turn: {body}"
