@@ -21,13 +21,10 @@ pub struct Transcript {
 /// The console records' file, and the streamed text not written yet.
 struct Records {
     sink: Sink,
-    /// Streamed agent text up to its next whitespace: a secret is one word, so redacting
-    /// whole words redacts it even when the provider streamed it in pieces.
-    unsent_delta: String,
+    /// The agent's streamed text, written as early as no secret could be cut in two (see
+    /// `nagi_mission::redact::StreamRedactor`).
+    stream: nagi_mission::redact::StreamRedactor,
 }
-
-/// Streamed text held back longer than this is written anyway (a very long word).
-const MAX_UNSENT_DELTA_BYTES: usize = 512;
 
 /// Where lines go: kept in memory until the file is opened (a run opens its transcript
 /// once the provider's session is bound, so that creating the file and its directory
@@ -53,12 +50,16 @@ static TERMINAL_SEQUENCE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLoc
 /// other control characters except newlines and tabs dropped; and secrets are redacted,
 /// since the transcript is kept on disk and shown in the run's pane.
 fn clean(text: &str) -> String {
-    let without_sequences = TERMINAL_SEQUENCE.replace_all(text, "");
-    let printable: String = without_sequences
+    nagi_mission::redact::redact(&printable(text)).into_owned()
+}
+
+/// Text without terminal sequences and control characters (newlines and tabs kept).
+fn printable(text: &str) -> String {
+    TERMINAL_SEQUENCE
+        .replace_all(text, "")
         .chars()
         .filter(|character| !character.is_control() || matches!(character, '\n' | '\t'))
-        .collect();
-    nagi_mission::redact::redact(&printable).into_owned()
+        .collect()
 }
 
 impl Transcript {
@@ -77,7 +78,7 @@ impl Transcript {
             sink: Mutex::new(Sink::Pending(Vec::new())),
             records: Mutex::new(Records {
                 sink: Sink::Pending(Vec::new()),
-                unsent_delta: String::new(),
+                stream: Default::default(),
             }),
         }
     }
@@ -104,41 +105,23 @@ impl Transcript {
     /// Appends one console record, after the streamed text held back before it.
     fn record(&self, record: &ConsoleRecord) {
         if let Ok(mut records) = self.records.lock() {
-            let unsent = std::mem::take(&mut records.unsent_delta);
-            if !unsent.is_empty() {
-                records.write(&ConsoleRecord::AgentDelta {
-                    text: clean(&unsent),
-                });
+            let held = records.stream.finish();
+            if !held.is_empty() {
+                records.write(&ConsoleRecord::AgentDelta { text: held });
             }
             records.write(record);
         }
     }
 
-    /// A piece of the agent's streamed text: written up to its last whitespace (see
-    /// [`Records::unsent_delta`]).
+    /// A piece of the agent's streamed text: written as soon as it is safe to show.
     fn delta(&self, text: &str) {
         let Ok(mut records) = self.records.lock() else {
             return;
         };
-        records.unsent_delta.push_str(text);
-        let cut = if records.unsent_delta.len() > MAX_UNSENT_DELTA_BYTES {
-            records.unsent_delta.len()
-        } else {
-            match records.unsent_delta.rfind(char::is_whitespace) {
-                Some(at) => {
-                    at + records.unsent_delta[at..]
-                        .chars()
-                        .next()
-                        .map_or(0, char::len_utf8)
-                }
-                None => return,
-            }
-        };
-        let rest = records.unsent_delta.split_off(cut);
-        let ready = std::mem::replace(&mut records.unsent_delta, rest);
-        records.write(&ConsoleRecord::AgentDelta {
-            text: clean(&ready),
-        });
+        let shown = records.stream.push(&printable(text));
+        if !shown.is_empty() {
+            records.write(&ConsoleRecord::AgentDelta { text: shown });
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -354,8 +337,7 @@ mod tests {
     }
 
     #[test]
-    fn streamed_pieces_reach_the_console_records_by_whole_words_and_a_secret_split_across_pieces_is_redacted()
-     {
+    fn streamed_pieces_reach_the_console_records_and_a_secret_split_across_pieces_is_redacted() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.log");
         let transcript = Transcript::open(&path).unwrap();

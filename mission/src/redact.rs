@@ -33,10 +33,14 @@
 //! rules are repeated until the text no longer changes: redacting twice gives
 //! the same text as redacting once.
 
+mod stream;
+
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
+
+pub use stream::StreamRedactor;
 
 /// What every secret is replaced with.
 pub const REDACTED: &str = "[REDACTED]";
@@ -337,7 +341,7 @@ mod tests {
     use super::*;
 
     /// (rule, input, expected output)
-    const CASES: &[(&str, &str, &str)] = &[
+    pub(super) const CASES: &[(&str, &str, &str)] = &[
         (
             "bearer",
             "curl -H 'Bearer abcdefghijkl1234'",
