@@ -61,6 +61,17 @@ fn run_is_live(engine: &Engine, mission: &Mission) -> bool {
     live_run(engine, mission).is_some()
 }
 
+/// Whether the mission is between a turn's end and its settled status: its checks run, or
+/// it is still active while its provider is no longer live.
+fn is_settling(engine: &Engine, mission: &Mission) -> bool {
+    mission.checks_in_flight.is_some()
+        || matches!(
+            mission.status,
+            MissionStatus::Preparing | MissionStatus::Active
+        ) && mission.run.is_some()
+            && !run_is_live(engine, mission)
+}
+
 fn follow_up(params: &MissionSendParams) -> FollowUp {
     FollowUp {
         text: params.text.clone(),
@@ -76,7 +87,16 @@ pub async fn send(
     params: MissionSendParams,
     actor: RunActorV1,
 ) -> Result<ResponseResult, EngineError> {
-    let mission = engine.missions.get_checked(&params.mission_id)?;
+    let mut mission = engine.missions.get_checked(&params.mission_id)?;
+    if is_settling(engine, &mission) {
+        // A line typed as a turn ends lands while the run finishes (its checks, its
+        // proof): it goes on once the mission has settled rather than being refused.
+        wait_for(engine, &params.mission_id, |engine, mission| {
+            !is_settling(engine, mission)
+        })
+        .await;
+        mission = engine.missions.get_checked(&params.mission_id)?;
+    }
     // Every refusal comes before anything is written or started.
     let live = live_run(engine, &mission);
     decide_send(

@@ -45,6 +45,9 @@ struct Shared {
     log_dir: Option<PathBuf>,
     requests: Mutex<Vec<LoggedRequest>>,
     next_sequence: AtomicU64,
+    /// When each scenario step's reply started to go out (its first streamed token), in
+    /// the order they went.
+    replies_sent: Mutex<Vec<(usize, std::time::Instant)>>,
 }
 
 /// A running mock model server. Dropping it stops accepting requests.
@@ -80,6 +83,7 @@ impl MockModelServer {
             log_dir: config.log_dir,
             requests: Mutex::new(Vec::new()),
             next_sequence: AtomicU64::new(1),
+            replies_sent: Mutex::new(Vec::new()),
         });
         let accept_thread = {
             let server = Arc::clone(&server);
@@ -109,6 +113,15 @@ impl MockModelServer {
     }
 
     /// `http://127.0.0.1:<port>` (no trailing slash, no `/v1`).
+    /// When each answered scenario step's reply started to go out: (step index, instant).
+    pub fn replies_sent(&self) -> Vec<(usize, std::time::Instant)> {
+        self.shared
+            .replies_sent
+            .lock()
+            .expect("reply log lock")
+            .clone()
+    }
+
     pub fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}", self.address.port())
     }
@@ -265,6 +278,13 @@ fn handle_request(shared: &Shared, mut request: tiny_http::Request) {
     }
     let content_type = tiny_http::Header::from_bytes("Content-Type", reply.content_type)
         .expect("static content type is a valid header");
+    if let Some(index) = step_index {
+        shared
+            .replies_sent
+            .lock()
+            .expect("reply log lock")
+            .push((index, std::time::Instant::now()));
+    }
     let response = tiny_http::Response::from_data(reply.body)
         .with_status_code(reply.status)
         .with_header(content_type);

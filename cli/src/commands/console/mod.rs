@@ -8,6 +8,7 @@
 //! edits what is typed, and turns Ctrl-C into SIGINT for this process, which asks the
 //! server for the interrupt instead of ending the console.
 
+mod appended;
 mod draw;
 
 use std::io::Write;
@@ -24,9 +25,6 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt};
 use crate::CommandResult;
 use crate::context::Context;
 use crate::exit::{CliError, EXIT_OK};
-
-/// How often the records are read for what was appended.
-const FOLLOW_INTERVAL: Duration = Duration::from_millis(10);
 
 /// Records kept to draw again when the pane's width changes.
 const REDRAWN_RECORDS: usize = 5_000;
@@ -239,11 +237,14 @@ async fn follow(path: PathBuf, drawer: SharedDrawer) {
             Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
         }
     };
+    let mut appended = appended::Appended::watch(&path);
     let mut buffer = vec![0u8; 64 * 1024];
     let mut partial = Vec::new();
     loop {
         match file.read(&mut buffer).await {
-            Ok(0) => tokio::time::sleep(FOLLOW_INTERVAL).await,
+            Ok(0) => {
+                appended.next().await;
+            }
             Ok(read) => {
                 partial.extend_from_slice(&buffer[..read]);
                 let Some(end) = partial.iter().rposition(|byte| *byte == b'\n') else {
