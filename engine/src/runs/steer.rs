@@ -88,11 +88,26 @@ pub async fn send(
     actor: RunActorV1,
 ) -> Result<ResponseResult, EngineError> {
     let mut mission = engine.missions.get_checked(&params.mission_id)?;
-    if is_settling(engine, &mission) {
+    let claim_key = mission.run.as_ref().and_then(|run| {
+        engine
+            .checkouts
+            .canonical_checkout(&run.worktree_path)
+            .ok()
+            .map(|checkout| checkout.claim_key())
+    });
+    let settling = |engine: &Engine, mission: &Mission| {
+        is_settling(engine, mission)
+            || !run_is_live(engine, mission)
+                && claim_key
+                    .as_ref()
+                    .is_some_and(|key| engine.claim_locks.is_held(key))
+    };
+    if settling(engine, &mission) {
         // A line typed as a turn ends lands while the run finishes (its checks, its
-        // proof): it goes on once the mission has settled rather than being refused.
+        // proof, the release of its checkout): it goes on once the mission has settled
+        // rather than being refused.
         wait_for(engine, &params.mission_id, |engine, mission| {
-            !is_settling(engine, mission)
+            !settling(engine, mission)
         })
         .await;
         mission = engine.missions.get_checked(&params.mission_id)?;

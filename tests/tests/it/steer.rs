@@ -678,3 +678,43 @@ fn a_line_typed_through_nagi_pane_attach_in_tmux_is_the_next_turn_and_the_consol
         Some("please carry on")
     );
 }
+
+#[test]
+fn a_follow_up_sent_while_the_turns_checks_run_waits_for_them_and_resumes() {
+    let runs = runs_with(
+        json!([{"text": "first answer"}]),
+        &[("NAGI_FAKE_RESUMED_SCRIPT", r#"[{"text": "second answer"}]"#)],
+    );
+    // A mission whose check is slow enough that the follow-up comes while it runs.
+    runs.env.ok(
+        "mission.create",
+        create_params("m2", &runs.repo.path_text()),
+    );
+    runs.env.ok(
+        "mission.configure",
+        configure_params("m2", "sh", &["-c", "sleep 1"]),
+    );
+    let mut start = start_params("codex", "r1");
+    start["mission_id"] = json!("m2");
+    runs.env.ok("mission.start", start);
+    wait_for_mission(&runs.env, "m2", "the turn's checks to run", |mission| {
+        // The turn is over and its checks have not reported yet.
+        mission["run"]["last_turn_outcome"] == "completed"
+            && mission["status"] == "review_required"
+            && mission["checks"][0]["status"] == "missing"
+    });
+    // A person types the next line as the turn ends: it is not refused as busy.
+    let sent = runs.env.ok(
+        "mission.send",
+        json!({"mission_id": "m2", "text": "and the next thing"}),
+    );
+    assert_eq!(sent["delivery"], "resumed", "{sent}");
+    let done = wait_for_mission(&runs.env, "m2", "the second turn proved", |mission| {
+        mission["status"] == "ready_to_close" && mission["run"]["turns"] == 2
+    });
+    assert_eq!(done["checks"][0]["status"], "passed", "{done}");
+    assert_eq!(
+        prompts(&runs).last().map(String::as_str),
+        Some("and the next thing")
+    );
+}
