@@ -58,6 +58,9 @@ pub enum PaneCommand {
         #[arg(required = true, value_name = "KEY")]
         keys: Vec<String>,
     },
+    /// The processes of a pane: those in its terminal's foreground, and the agent that
+    /// works for it outside the terminal (a run's provider, whose console the pane shows).
+    Processes { pane_id: String },
     /// Close a pane and end its whole process tree.
     Close { pane_id: String },
     /// Mirror a pane live in this terminal and type into it.
@@ -68,6 +71,28 @@ pub enum PaneCommand {
         #[arg(long)]
         observe: bool,
     },
+}
+
+/// `nagi pane processes`: one line per process, foreground first.
+fn processes_text(result: &Value) -> String {
+    let info = &result["process_info"];
+    let mut out = String::new();
+    for (role, key) in [
+        ("terminal", "foreground_processes"),
+        ("agent", "agent_processes"),
+    ] {
+        for process in info[key].as_array().into_iter().flatten() {
+            let command = process["cmdline"]
+                .as_str()
+                .or_else(|| process["name"].as_str())
+                .unwrap_or("?");
+            out.push_str(&format!("{role:<8} {:>7}  {command}\n", process["pid"]));
+        }
+    }
+    if out.is_empty() {
+        out.push_str("no running process\n");
+    }
+    out
 }
 
 fn text(value: &Value, key: &str) -> String {
@@ -200,6 +225,10 @@ pub fn run(context: &Context, command: PaneCommand) -> CommandResult {
             let result =
                 context.request("pane.send_keys", json!({"pane_id": pane_id, "keys": keys}))?;
             context.print(&result, |_| String::new())
+        }
+        PaneCommand::Processes { pane_id } => {
+            let result = context.request("pane.process_info", json!({"pane_id": pane_id}))?;
+            context.print(&result, processes_text)
         }
         PaneCommand::Close { pane_id } => {
             let result = context.request("pane.close", json!({"pane_id": pane_id}))?;

@@ -156,6 +156,22 @@ fn the_runs_pane_names_the_console_in_its_terminal_and_the_provider_as_its_agent
         "{working}"
     );
 
+    // The CLI says the same for a person.
+    let shown = runs.env.nagi_ok(&["pane", "processes", &pane]);
+    assert!(
+        shown.stdout.contains("terminal") && shown.stdout.contains(" run console m1"),
+        "{}",
+        shown.describe()
+    );
+    assert!(
+        shown
+            .stdout
+            .lines()
+            .any(|line| line.starts_with("agent") && line.contains("fake_codex app-server")),
+        "{}",
+        shown.describe()
+    );
+
     std::fs::write(&go_path, "").unwrap();
     wait_for_mission(
         &runs.env,
