@@ -147,6 +147,9 @@ struct ClaudeSession {
     /// Control requests we answered: Claude echoes our responses back on stdout.
     answered: HashSet<String>,
     last_activity: Instant,
+    /// The tools called and not answered yet, by call id: a result is shown under its
+    /// tool's name.
+    tool_calls: HashMap<String, String>,
 }
 
 impl ClaudeSession {
@@ -166,6 +169,7 @@ impl ClaudeSession {
             pending: HashMap::new(),
             answered: HashSet::new(),
             last_activity: Instant::now(),
+            tool_calls: HashMap::new(),
         }
     }
 
@@ -398,9 +402,10 @@ impl ClaudeSession {
                         ContentBlock::Text(text) if !text.is_empty() => {
                             transcript(io, TranscriptLine::AgentText(text)).await?
                         }
-                        ContentBlock::ToolUse { name, input } => {
-                            transcript(io, TranscriptLine::ToolCall(format!("{name} {input}")))
-                                .await?
+                        ContentBlock::ToolUse { id, name, input } => {
+                            let call = format!("{name} {input}");
+                            self.tool_calls.insert(id, name);
+                            transcript(io, TranscriptLine::ToolCall(call)).await?
                         }
                         _ => {}
                     }
@@ -410,11 +415,21 @@ impl ClaudeSession {
             ClaudeFrame::User { content, is_replay } => {
                 if !is_replay {
                     for block in content {
-                        if let ContentBlock::ToolResult(text) = block {
+                        if let ContentBlock::ToolResult {
+                            tool_use_id,
+                            text,
+                            is_error,
+                        } = block
+                        {
+                            let tool = self
+                                .tool_calls
+                                .remove(&tool_use_id)
+                                .unwrap_or_else(|| "tool".to_string());
+                            let status = if is_error { "failed" } else { "completed" };
                             transcript(
                                 io,
                                 TranscriptLine::ToolResult {
-                                    title: "result".into(),
+                                    title: format!("{tool} [{status}]"),
                                     output: text,
                                 },
                             )

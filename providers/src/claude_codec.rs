@@ -20,8 +20,17 @@ fn violation(message: impl Into<String>) -> ClaudeCodecError {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ContentBlock {
     Text(String),
-    ToolUse { name: String, input: Value },
-    ToolResult(String),
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    /// A tool's result, for the call `tool_use_id`; `is_error` when the tool failed.
+    ToolResult {
+        tool_use_id: String,
+        text: String,
+        is_error: bool,
+    },
 }
 
 /// A `can_use_tool` control request: Claude asks whether a tool may run.
@@ -267,12 +276,15 @@ fn parse_content(content: Option<&Value>) -> Result<Vec<ContentBlock>, ClaudeCod
             .filter_map(|block| match block.get("type").and_then(Value::as_str) {
                 Some("text") => string_field(block, "text").map(ContentBlock::Text),
                 Some("tool_use") => Some(ContentBlock::ToolUse {
+                    id: string_field(block, "id").unwrap_or_default(),
                     name: string_field(block, "name").unwrap_or_default(),
                     input: block.get("input").cloned().unwrap_or(Value::Null),
                 }),
-                Some("tool_result") => Some(ContentBlock::ToolResult(tool_result_text(
-                    block.get("content"),
-                ))),
+                Some("tool_result") => Some(ContentBlock::ToolResult {
+                    tool_use_id: string_field(block, "tool_use_id").unwrap_or_default(),
+                    text: tool_result_text(block.get("content")),
+                    is_error: block.get("is_error").and_then(Value::as_bool) == Some(true),
+                }),
                 _ => None,
             })
             .collect()),

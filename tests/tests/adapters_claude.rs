@@ -36,7 +36,7 @@ async fn read_only_run_uses_plan_mode_and_binds_the_init_session() {
     // Streamed first (`--include-partial-messages`), then whole.
     assert_eq!(run.streamed_text(), "hello from claude");
     assert!(run.saw(|event| matches!(event, ProviderEvent::Transcript(TranscriptLine::ToolCall(c)) if c.starts_with("Bash"))));
-    assert!(run.saw(|event| matches!(event, ProviderEvent::Transcript(TranscriptLine::ToolResult { output, .. }) if output == "README")));
+    assert!(run.saw(|event| matches!(event, ProviderEvent::Transcript(TranscriptLine::ToolResult { title, output }) if title == "Bash [completed]" && output == "README")), "a result is shown under its tool's name");
     run.shutdown().await;
 
     let args = started_args(&fixture);
