@@ -75,6 +75,44 @@ impl Drop for ClaimLock<'_> {
     }
 }
 
+/// Ends a recorded run that could not go on: the mission gets `status` with `reason`
+/// (`outcome` names it in the run's history), the claim is released when one was taken
+/// (`claim_key` not empty), and the run's project services stop. Returns the status
+/// commit's error, if it failed.
+async fn end_unstarted_run(
+    engine: &Arc<Engine>,
+    mission_id: &MissionId,
+    run: &Run,
+    claim_key: &str,
+    status: MissionStatus,
+    reason: String,
+    outcome: String,
+) -> Result<(), EngineError> {
+    let committed = commit(engine, mission_id, move |mission| {
+        run::status_change(mission, status, reason, Some(outcome), now_millis())
+    })
+    .await;
+    // The claim and the services go even when the status could not be written: the run
+    // is over either way.
+    if !claim_key.is_empty() {
+        let _ = release_claim(
+            engine,
+            HeldClaim {
+                mission_id,
+                run_id: &run.run_id,
+                checkout_key: claim_key,
+            },
+        )
+        .await;
+    }
+    if run.execute_project_recipe
+        && let Err(error) = super::recipe::stop_run_services(engine, mission_id, &run.run_id).await
+    {
+        tracing::warn!(%mission_id, %error, "the ended run's services could not be stopped");
+    }
+    committed
+}
+
 /// Undo of a run whose project recipe failed (its setup or services, at start or on
 /// handoff): the mission becomes `failed` with `reason`, the claim is released and
 /// whatever services were up are stopped.
@@ -85,27 +123,17 @@ pub async fn fail_recipe_run(
     claim_key: &str,
     reason: String,
 ) -> Result<(), EngineError> {
-    commit(engine, mission_id, move |mission| {
-        run::status_change(
-            mission,
-            MissionStatus::Failed,
-            reason,
-            Some("project recipe failed".into()),
-            now_millis(),
-        )
-    })
-    .await?;
-    let _ = release_claim(
+    let outcome = "project recipe failed".to_string();
+    end_unstarted_run(
         engine,
-        HeldClaim {
-            mission_id,
-            run_id: &run.run_id,
-            checkout_key: claim_key,
-        },
+        mission_id,
+        run,
+        claim_key,
+        MissionStatus::Failed,
+        reason,
+        outcome,
     )
-    .await;
-    super::recipe::stop_if_failed(engine, mission_id, &run.run_id).await;
-    Ok(())
+    .await
 }
 
 /// Undo of a launch that failed once the run was recorded: the mission becomes `failed`,
@@ -121,39 +149,26 @@ pub async fn fail_launch(
     launch_error: EngineError,
 ) -> EngineError {
     let reason = format!("{what}: {launch_error}");
-    let reason_for_commit = reason.clone();
-    let failed = commit(engine, mission_id, move |mission| {
-        run::status_change(
-            mission,
-            MissionStatus::Failed,
-            reason_for_commit,
-            Some("failed to start".into()),
-            now_millis(),
-        )
-    })
-    .await;
-    if let Err(error) = failed {
-        return error;
-    }
-    let _ = release_claim(
+    let outcome = "failed to start".to_string();
+    match end_unstarted_run(
         engine,
-        HeldClaim {
-            mission_id,
-            run_id: &run.run_id,
-            checkout_key: claim_key,
-        },
+        mission_id,
+        run,
+        claim_key,
+        MissionStatus::Failed,
+        reason.clone(),
+        outcome,
     )
-    .await;
-    if run.execute_project_recipe {
-        super::recipe::stop_if_failed(engine, mission_id, &run.run_id).await;
+    .await
+    {
+        Ok(()) => MissionError::ProviderStartFailed(reason).into(),
+        Err(error) => error,
     }
-    MissionError::ProviderStartFailed(reason).into()
 }
 
 /// Undo of a run that could not be started again on its stored session (recovery after a
-/// restart, or a follow-up after the run ended): the mission is `blocked` with `reason`
-/// (`outcome` names it in the run's history), the claim is released when one was taken
-/// (`claim_key` not empty), and the run's project services stop.
+/// restart, or a follow-up after the run ended): the mission is `blocked` with `reason`,
+/// `outcome` naming it in the run's history.
 pub async fn block_failed_relaunch(
     engine: &Arc<Engine>,
     mission_id: &MissionId,
@@ -163,30 +178,17 @@ pub async fn block_failed_relaunch(
     outcome: &str,
 ) {
     let outcome = outcome.to_string();
-    let _ = commit(engine, mission_id, move |mission| {
-        run::status_change(
-            mission,
-            MissionStatus::Blocked,
-            reason,
-            Some(outcome),
-            now_millis(),
-        )
-    })
+    let ended = end_unstarted_run(
+        engine,
+        mission_id,
+        run,
+        claim_key,
+        MissionStatus::Blocked,
+        reason,
+        outcome,
+    )
     .await;
-    if !claim_key.is_empty() {
-        let _ = release_claim(
-            engine,
-            HeldClaim {
-                mission_id,
-                run_id: &run.run_id,
-                checkout_key: claim_key,
-            },
-        )
-        .await;
-    }
-    if run.execute_project_recipe
-        && let Err(error) = super::recipe::stop_run_services(engine, mission_id, &run.run_id).await
-    {
-        tracing::warn!(%mission_id, %error, "the blocked run's services could not be stopped");
+    if let Err(error) = ended {
+        tracing::warn!(%mission_id, %error, "the run that could not start again was not blocked");
     }
 }
