@@ -36,23 +36,7 @@ fn the_console_draws_streamed_text_folded_tool_output_the_diff_stat_and_the_turn
     let Some(tmux) = crate::panes::Tmux::start(&runs.env.root()) else {
         return;
     };
-    let attach = format!(
-        "env -u NAGI_SOCKET_PATH -u NAGI_SESSION NAGI_CONFIG_DIR={} HOME={} {} pane attach {pane}",
-        runs.env.config_dir.display(),
-        runs.env.home().display(),
-        nagi_binary().display()
-    );
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "t",
-        "-x",
-        "100",
-        "-y",
-        "50",
-        &attach,
-    ]);
+    tmux.attach_pane(&runs.env, &pane, 100, 50);
     let screen = tmux.wait_for("t", "the end of the run's first turn", |screen| {
         screen.contains("── turn 1 completed")
     });

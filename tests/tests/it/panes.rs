@@ -385,6 +385,29 @@ impl Tmux {
         });
     }
 
+    /// A `cols`×`rows` session `t` running the real `nagi pane attach PANE` against the
+    /// test's server (its own socket variables removed, its config folder and HOME given).
+    pub fn attach_pane(&self, env: &TestEnv, pane_id: &str, cols: u16, rows: u16) {
+        let attach = format!(
+            "env -u NAGI_SOCKET_PATH -u NAGI_SESSION NAGI_CONFIG_DIR={} HOME={} {} pane attach {pane_id}",
+            env.config_dir.display(),
+            env.home().display(),
+            nagi_binary().display()
+        );
+        let (cols, rows) = (cols.to_string(), rows.to_string());
+        self.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            &cols,
+            "-y",
+            &rows,
+            &attach,
+        ]);
+    }
+
     pub fn capture(&self, target: &str) -> String {
         self.run(&["capture-pane", "-p", "-t", target])
     }

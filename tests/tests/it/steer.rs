@@ -625,23 +625,7 @@ fn a_line_typed_through_nagi_pane_attach_in_tmux_is_the_next_turn_and_the_consol
     let Some(tmux) = crate::panes::Tmux::start(&runs.env.root()) else {
         return;
     };
-    let attach = format!(
-        "env -u NAGI_SOCKET_PATH -u NAGI_SESSION NAGI_CONFIG_DIR={} HOME={} {} pane attach {pane}",
-        runs.env.config_dir.display(),
-        runs.env.home().display(),
-        nagi_binary().display()
-    );
-    tmux.run(&[
-        "new-session",
-        "-d",
-        "-s",
-        "t",
-        "-x",
-        "120",
-        "-y",
-        "30",
-        &attach,
-    ]);
+    tmux.attach_pane(&runs.env, &pane, 120, 30);
     // The console draws the run: its greeting, the agent's words, the tool call and its
     // output, and the turn's end.
     let drawn = tmux.wait_for("t", "the run's console", |screen| {
