@@ -27,60 +27,6 @@ const CONTINUED_TEXT: &str = "Continuing after the restart.";
 /// How long the mock holds back the answer the server dies waiting for.
 const HELD_BACK_MS: u64 = 8_000;
 
-/// The pids of live processes whose environment has `HOME=<home>`: the providers (and their
-/// helpers) this test's server started, since every one of them got this test's own HOME.
-fn provider_processes(home: &Path) -> BTreeSet<u32> {
-    let needle = format!("HOME={}", home.display()).into_bytes();
-    let mut pids = BTreeSet::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return pids;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|name| name.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
-            continue;
-        };
-        let is_zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map(|stat| {
-                stat.rsplit(')')
-                    .next()
-                    .is_some_and(|rest| rest.trim_start().starts_with('Z'))
-            })
-            .unwrap_or(true);
-        if !is_zombie
-            && environ
-                .split(|byte| *byte == 0)
-                .any(|variable| variable == needle.as_slice())
-        {
-            pids.insert(pid);
-        }
-    }
-    pids
-}
-
-/// Kills, by pid, whatever provider process of this test is still alive when the test ends,
-/// so a failing test leaves nothing behind.
-struct ProviderSweep {
-    home: PathBuf,
-}
-
-impl Drop for ProviderSweep {
-    fn drop(&mut self) {
-        for pid in provider_processes(&self.home) {
-            // SAFETY: signalling a process this test's server started (found by its HOME).
-            unsafe {
-                libc::kill(pid as i32, libc::SIGKILL);
-            }
-        }
-    }
-}
-
 fn wait_until_no_provider_process(home: &Path, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
