@@ -7,12 +7,14 @@
 //! - `children`: the child subreaper, the registry of owned children and the orphan reaper.
 //! - `signals`: signals that hit only the process that was meant.
 //! - `locks`: the server's `flock` and the byte-range locks of checkout claims.
+//! - `fds`: non-blocking descriptors (a pane's PTY master) and waiting for them.
 //!
 //! What is deliberately not here: spawning (each owner spawns through its library:
 //! portable-pty, `std::process`, `tokio::process`) and Landlock, which belongs to the
 //! provider launch that builds the ruleset.
 
 pub mod children;
+pub mod fds;
 pub mod locks;
 pub mod peer;
 pub mod procfs;

@@ -4,11 +4,11 @@
 //!
 //! Lock order: `terminal` before `session`; `meta` is never held with either.
 
-use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
+use nagi_os::fds::{Readiness, wait_ready};
 use nagi_schema::pane::{
     MAX_READ_LINES, PaneExitStatus, PaneInfo, PaneProcessInfo, PaneProcessInfoProcess,
     PaneReadResult, PaneScrollInfo, ReadFormat, ReadSource,
@@ -58,18 +58,65 @@ pub struct PaneMeta {
     pub agent_pid: Option<u32>,
 }
 
-/// Output handed from the reader thread to the parser thread.
+/// Output handed from the reader to the parser thread.
 #[derive(Default)]
 pub struct Pending {
     pub bytes: Vec<u8>,
     pub eof: bool,
+    /// A batch is being fed to the screen (by the parser thread, or by the reader
+    /// itself for a small read while the parser was idle): output read meanwhile must
+    /// queue behind it.
+    pub parsing: bool,
+}
+
+/// Who reads the master, where a task and the reader thread take turns (see
+/// `output`).
+#[derive(Debug, Default)]
+pub struct ReaderTurn {
+    /// The reader thread reads (output streams); otherwise the task does.
+    pub thread_reads: bool,
+    /// The task is gone (its runtime stopped): the thread reads from now on.
+    pub task_gone: bool,
+    /// The output ended: nobody reads anymore.
+    pub ended: bool,
+}
+
+/// The input side of a pane's PTY master (non-blocking, see `pty`).
+pub struct PaneInput {
+    pub writer: Box<dyn std::io::Write + Send>,
+    /// Input accepted but not yet taken by the terminal, whose input buffer was full: it
+    /// goes in before any later input.
+    pub backlog: Vec<u8>,
+}
+
+/// How much of an input [`PaneCore::try_session_input`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputWritten {
+    All,
+    /// Some of it waits in the backlog: [`PaneCore::flush_input`] must finish it.
+    Backlogged,
+}
+
+/// Writes as much of `bytes` as the terminal takes now, without waiting.
+fn write_available(writer: &mut dyn std::io::Write, bytes: &[u8]) -> std::io::Result<usize> {
+    let mut written = 0;
+    while written < bytes.len() {
+        match writer.write(&bytes[written..]) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(count) => written += count,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(written)
 }
 
 pub struct PaneCore {
     pub identity: PaneIdentity,
     pub terminal: Mutex<Terminal>,
     pub session: Mutex<SessionState>,
-    pub writer: Mutex<Box<dyn std::io::Write + Send>>,
+    pub input: Mutex<PaneInput>,
     pub master: Mutex<Box<dyn MasterPty + Send>>,
     pub master_fd: Option<i32>,
     pub tty: Option<String>,
@@ -81,6 +128,14 @@ pub struct PaneCore {
     pub pending: Mutex<Pending>,
     pub data_ready: Condvar,
     pub space_ready: Condvar,
+    /// The same for a reader that runs as a task.
+    pub space_notify: tokio::sync::Notify,
+    /// Whether the reader task or the reader thread reads the master (see `output`).
+    pub reader_turn: Mutex<ReaderTurn>,
+    /// Tells the reader thread that its turn came (or that the task is gone).
+    pub turn_changed: Condvar,
+    /// Tells the reader task that its turn came back (or that the output ended).
+    pub turn_back: tokio::sync::Notify,
     /// Set by the parser thread when the output after EOF is fully processed.
     pub drained: Mutex<bool>,
     pub drained_ready: Condvar,
@@ -146,6 +201,13 @@ impl PaneCore {
         let revision = self.revision.fetch_add(1, Ordering::AcqRel) + 1;
         self.changes.send_replace(revision);
         revision
+    }
+
+    /// Tells the reader that the parser took pending output, or that the pane is closing:
+    /// a reader waiting for space goes on.
+    pub fn wake_reader(&self) {
+        self.space_ready.notify_all();
+        self.space_notify.notify_one();
     }
 
     /// The process ended and its output is fully processed: nothing will change anymore.
@@ -268,20 +330,46 @@ impl PaneCore {
         Ok(())
     }
 
+    fn io_error(&self, error: &std::io::Error) -> PaneError {
+        PaneError::PaneIo {
+            pane_id: self.identity.pane_id.clone(),
+            message: error.to_string(),
+        }
+    }
+
+    /// Writes the backlog and then `bytes` to the terminal, waiting while its input buffer
+    /// is full. On an error the rest is dropped.
+    fn write_waiting(&self, input: &mut PaneInput, bytes: &[u8]) -> Result<(), PaneError> {
+        let mut rest = std::mem::take(&mut input.backlog);
+        rest.extend_from_slice(bytes);
+        let mut from = 0;
+        while from < rest.len() {
+            from += write_available(&mut *input.writer, &rest[from..])
+                .map_err(|error| self.io_error(&error))?;
+            if from < rest.len() {
+                // Full: wait until the program reads some of its input.
+                let Some(fd) = self.master_fd else {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    continue;
+                };
+                wait_ready(fd, Readiness::Writable).map_err(|error| self.io_error(&error))?;
+            }
+        }
+        input.writer.flush().map_err(|error| self.io_error(&error))
+    }
+
     /// Writes bytes to the terminal. Blocks while the terminal's input buffer is full.
     pub fn write_input(&self, bytes: &[u8]) -> Result<(), PaneError> {
         self.ensure_running()?;
         if bytes.is_empty() {
             return Ok(());
         }
-        let mut writer = lock(&self.writer);
-        writer
-            .write_all(bytes)
-            .and_then(|()| writer.flush())
-            .map_err(|error| PaneError::PaneIo {
-                pane_id: self.identity.pane_id.clone(),
-                message: error.to_string(),
-            })
+        self.write_waiting(&mut lock(&self.input), bytes)
+    }
+
+    /// Writes what waits in the backlog. Blocks while the terminal's input buffer is full.
+    pub fn flush_input(&self) -> Result<(), PaneError> {
+        self.write_waiting(&mut lock(&self.input), &[])
     }
 
     /// Encodes key combos for the terminal's current cursor-key mode.
@@ -455,6 +543,50 @@ impl PaneCore {
                 client_id: client_id.to_string(),
             })
         }
+    }
+
+    /// Typing from the controller, done at once where nothing can make it wait: the
+    /// common case of a key typed at the live screen, written to the terminal right on
+    /// the connection's task. `None` when it has to wait (the session or the input is busy
+    /// on another thread, or the view must first come back from the history): then
+    /// [`session_input`](Self::session_input) does it on a blocking thread. When the
+    /// terminal took only part of it, the rest is in the backlog.
+    pub fn try_session_input(
+        &self,
+        client_id: &str,
+        data: &[u8],
+    ) -> Option<Result<InputWritten, PaneError>> {
+        {
+            let session = self.session.try_lock().ok()?;
+            if !session.is_controller(client_id) {
+                return Some(Err(PaneError::NotController {
+                    session_id: self.identity.terminal_id.clone(),
+                    client_id: client_id.to_string(),
+                }));
+            }
+            if !data.is_empty() && session.view_offset() != 0 {
+                return None;
+            }
+        }
+        if let Err(error) = self.ensure_running() {
+            return Some(Err(error));
+        }
+        let mut input = self.input.try_lock().ok()?;
+        if data.is_empty() {
+            return Some(Ok(InputWritten::All));
+        }
+        if !input.backlog.is_empty() {
+            input.backlog.extend_from_slice(data);
+            return Some(Ok(InputWritten::Backlogged));
+        }
+        Some(match write_available(&mut *input.writer, data) {
+            Ok(written) if written == data.len() => Ok(InputWritten::All),
+            Ok(written) => {
+                input.backlog.extend_from_slice(&data[written..]);
+                Ok(InputWritten::Backlogged)
+            }
+            Err(error) => Err(self.io_error(&error)),
+        })
     }
 
     /// Typing from the controller; like a terminal, it brings the view back to the live

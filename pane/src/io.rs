@@ -15,7 +15,7 @@ use nagi_schema::pane_events::{
 use nagi_schema::session_protocol::{SessionLeft, SessionRole, SessionScrollStep};
 
 use super::attach::SessionMembership;
-use super::core::{PaneCore, lock, wants_ansi};
+use super::core::{InputWritten, PaneCore, lock, wants_ansi};
 use super::error::PaneError;
 use super::host::PaneHost;
 use super::keys::parse_key_combos;
@@ -252,7 +252,9 @@ impl PaneHost {
         })
     }
 
-    /// `session_input` (controller only).
+    /// `session_input` (controller only). A key typed at the live screen is written right
+    /// here when the terminal takes it at once (the common case, and what keeps the echo
+    /// quick); otherwise the writing waits on a blocking thread.
     pub async fn session_input(
         &self,
         session_id: &str,
@@ -260,15 +262,28 @@ impl PaneHost {
         data: &str,
     ) -> Result<(), PaneError> {
         let core = self.pane_by_terminal(session_id)?;
-        let bytes = data.as_bytes().to_vec();
+        let bytes = data.as_bytes();
+        let flush_only = match core.try_session_input(client_id, bytes) {
+            Some(Ok(InputWritten::All)) => return Ok(()),
+            Some(Ok(InputWritten::Backlogged)) => true,
+            Some(Err(error)) => return Err(error),
+            None => false,
+        };
+        let bytes = bytes.to_vec();
         let client_id = client_id.to_string();
         let pane_id = core.identity.pane_id.clone();
-        tokio::task::spawn_blocking(move || core.session_input(&client_id, &bytes))
-            .await
-            .map_err(|error| PaneError::PaneIo {
-                pane_id,
-                message: format!("input task failed: {error}"),
-            })?
+        tokio::task::spawn_blocking(move || {
+            if flush_only {
+                core.flush_input()
+            } else {
+                core.session_input(&client_id, &bytes)
+            }
+        })
+        .await
+        .map_err(|error| PaneError::PaneIo {
+            pane_id,
+            message: format!("input task failed: {error}"),
+        })?
     }
 
     /// `session_resize` (controller only, at least 20x5).

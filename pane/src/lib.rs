@@ -9,8 +9,10 @@
 //! Code map:
 //! - `host`: the registry, config, lookups; `lifecycle`: create/close/rename/move/focus;
 //!   `io`: reads, input, reports, sessions; `methods`: the method dispatcher.
-//! - `core`: the per-pane shared state; `pty`: spawning and the reader, parser and waiter
-//!   threads; `process`: subreaper, reaping, process-tree termination, /proc details.
+//! - `core`: the per-pane shared state; `pty`: spawning, and the waiter thread; `output`:
+//!   the reader (a runtime task while the pane is quiet, a thread while output streams)
+//!   and the parser thread; `process`: subreaper, reaping, process-tree termination,
+//!   /proc details.
 //! - `screen`: the vt100 terminal and reads; `scrollback`: the compact row store;
 //!   `fast_forward`: skipping rows nobody can see during floods; `scroll`: the view of a
 //!   pane's history that the attach controller scrolls.
@@ -30,6 +32,7 @@ pub mod keys;
 mod lifecycle;
 pub mod metadata;
 mod methods;
+mod output;
 pub mod process;
 mod provenance;
 mod pty;

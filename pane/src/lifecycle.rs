@@ -367,7 +367,7 @@ impl PaneHost {
         let mut endings = Vec::new();
         for pane in &removal.panes {
             pane.closing.store(true, Ordering::Release);
-            pane.space_ready.notify_all();
+            pane.wake_reader();
             let identity = pane.process_identity();
             endings.push(tokio::task::spawn_blocking(move || {
                 process::terminate_pane_processes(&identity, grace)

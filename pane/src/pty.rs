@@ -1,39 +1,28 @@
-//! Starting a pane process on a PTY, and the three threads of a pane.
-//!
-//! - The reader thread reads the PTY master (64 KiB reads) and appends to a pending
-//!   buffer. It blocks when 8 MiB are pending, which back-pressures the program the same
-//!   way a slow terminal does.
-//! - The parser thread takes everything pending at once (two buffers swap, so nothing is
-//!   copied or allocated per read), feeds it to the screen, appends it to the session ring
-//!   and fans it out to attached members (or, while the pane's view is in its history,
-//!   keeps that view on its rows), all under one lock acquisition per batch. When
-//!   it falls behind, batches grow, and the screen can fast-forward over rows that scroll
-//!   out of the scrollback unseen (see `fast_forward`), so it catches up.
-//! - The waiter thread waits for the pane's child (`waitpid` on that pid only), records
-//!   the exit status, and after the remaining output is parsed emits `pane_exited` and the
-//!   session's `closed` frame.
+//! Starting a pane process on a PTY, and the threads (and task) of a pane: the reader and
+//! the parser of its output (see `output`), and the waiter, which waits for the pane's
+//! child (`waitpid` on that pid only), records the exit status, and after the remaining
+//! output is parsed emits `pane_exited` and the session's `closed` frame.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
+use nagi_os::fds::set_nonblocking;
 use nagi_schema::pane::PaneExitStatus;
 use nagi_schema::pane_events::PaneEventData;
 use portable_pty::{Child, CommandBuilder, PtySize, native_pty_system};
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 
-use super::attach::{KeyframeSource, SessionState};
-use super::core::{PaneCore, PaneIdentity, PaneMeta, Pending, lock};
+use super::attach::SessionState;
+use super::core::{PaneCore, PaneIdentity, PaneInput, PaneMeta, Pending, ReaderTurn, lock};
 use super::error::PaneError;
 use super::events::EventBus;
+use super::output;
 use super::process;
 use super::screen::Terminal;
 
-const READ_BUFFER_BYTES: usize = 64 * 1024;
-const MAX_PENDING_BYTES: usize = 8 * 1024 * 1024;
 /// After the child exits, how long to wait for the last output before announcing it.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
 
@@ -115,6 +104,12 @@ pub fn spawn_pane(launch: PaneLaunch) -> Result<Arc<PaneCore>, PaneError> {
     let pair = native_pty_system()
         .openpty(size)
         .map_err(|error| spawn_failed(&program, format!("openpty: {error}")))?;
+    // The master is non-blocking, so that typing can be written to it right on the
+    // connection's task when the terminal takes it at once (`try_session_input`); the
+    // reader and blocking writes wait for readiness instead.
+    if let Some(fd) = pair.master.as_raw_fd() {
+        set_nonblocking(fd).map_err(|error| spawn_failed(&program, error))?;
+    }
     let command = build_command(&launch);
     let child = process::with_spawn_lock(|| {
         let child = pair
@@ -164,7 +159,10 @@ pub fn spawn_pane(launch: PaneLaunch) -> Result<Arc<PaneCore>, PaneError> {
             launch.queue_capacity,
             launch.keyframe_interval_bytes,
         )),
-        writer: Mutex::new(writer),
+        input: Mutex::new(PaneInput {
+            writer,
+            backlog: Vec::new(),
+        }),
         master: Mutex::new(pair.master),
         master_fd,
         tty,
@@ -178,113 +176,34 @@ pub fn spawn_pane(launch: PaneLaunch) -> Result<Arc<PaneCore>, PaneError> {
         pending: Mutex::new(Pending::default()),
         data_ready: Condvar::new(),
         space_ready: Condvar::new(),
+        space_notify: Notify::new(),
+        reader_turn: Mutex::new(ReaderTurn::default()),
+        turn_changed: Condvar::new(),
+        turn_back: Notify::new(),
         drained: Mutex::new(false),
         drained_ready: Condvar::new(),
         closing: AtomicBool::new(false),
         finished: AtomicBool::new(false),
         events: launch.events.clone(),
     });
+    let registered = output::register_master(master_fd);
+    let shared = registered.is_some();
     let reader_core = core.clone();
     spawn_thread("nagi-pane-reader", 256 * 1024, move || {
-        reader_loop(&reader_core, reader)
+        output::reader_thread(&reader_core, reader, shared)
     })?;
+    if let Some((runtime, master)) = registered {
+        runtime.spawn(output::read_while_quiet(core.clone(), master));
+    }
     let parser_core = core.clone();
     spawn_thread("nagi-pane-parser", 1024 * 1024, move || {
-        parser_loop(&parser_core)
+        output::parser_loop(&parser_core)
     })?;
     let waiter_core = core.clone();
     spawn_thread("nagi-pane-waiter", 256 * 1024, move || {
         waiter_loop(&waiter_core, child)
     })?;
     Ok(core)
-}
-
-fn reader_loop(core: &PaneCore, mut reader: Box<dyn Read + Send>) {
-    let mut buffer = vec![0u8; READ_BUFFER_BYTES];
-    loop {
-        match reader.read(&mut buffer) {
-            Ok(0) => break,
-            Ok(count) => {
-                let mut pending = lock(&core.pending);
-                while pending.bytes.len() >= MAX_PENDING_BYTES
-                    && !core.closing.load(Ordering::Acquire)
-                {
-                    pending = core
-                        .space_ready
-                        .wait(pending)
-                        .unwrap_or_else(|poisoned| poisoned.into_inner());
-                }
-                let was_empty = pending.bytes.is_empty();
-                pending.bytes.extend_from_slice(&buffer[..count]);
-                drop(pending);
-                if was_empty {
-                    core.data_ready.notify_one();
-                }
-            }
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-            // EIO once every process closed the slave side.
-            Err(_) => break,
-        }
-    }
-    lock(&core.pending).eof = true;
-    core.data_ready.notify_one();
-}
-
-fn process_batch(core: &PaneCore, batch: &[u8]) {
-    let (title_changed, scrolled) = {
-        let mut terminal = lock(&core.terminal);
-        let pushed_before = terminal.pushed_rows();
-        terminal.process(batch);
-        let title_changed = terminal.take_title_change();
-        let mut session = lock(&core.session);
-        session.record_output(batch);
-        if session.keyframe_due() {
-            let (rows, cols) = terminal.size();
-            session.record_keyframe(KeyframeSource {
-                data: terminal.keyframe(),
-                cols,
-                rows,
-            });
-        }
-        let pushed = terminal.pushed_rows() - pushed_before;
-        let scrolled = core.follow_output(&terminal, &mut session, pushed);
-        (title_changed, scrolled)
-    };
-    core.bump_revision();
-    if title_changed {
-        core.emit_updated();
-    }
-    if let Some(scroll) = scrolled {
-        core.announce_scroll(scroll);
-    }
-}
-
-fn parser_loop(core: &PaneCore) {
-    let mut batch: Vec<u8> = Vec::new();
-    loop {
-        {
-            let mut pending = lock(&core.pending);
-            while pending.bytes.is_empty() && !pending.eof {
-                pending = core
-                    .data_ready
-                    .wait(pending)
-                    .unwrap_or_else(|poisoned| poisoned.into_inner());
-            }
-            if pending.bytes.is_empty() && pending.eof {
-                break;
-            }
-            std::mem::swap(&mut pending.bytes, &mut batch);
-        }
-        core.space_ready.notify_one();
-        process_batch(core, &batch);
-        let was_small = batch.len() < READ_BUFFER_BYTES;
-        batch.clear();
-        if was_small && batch.capacity() > 4 * READ_BUFFER_BYTES {
-            batch = Vec::new();
-        }
-    }
-    *lock(&core.drained) = true;
-    core.drained_ready.notify_all();
 }
 
 fn exit_status_of(child: &mut Box<dyn Child + Send + Sync>) -> PaneExitStatus {

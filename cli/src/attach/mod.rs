@@ -9,10 +9,12 @@
 //! resumes where it stopped. The terminal is restored on every way out (see
 //! `terminal.rs`).
 
+mod connection;
 mod input;
+mod keyboard;
 mod terminal;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -21,17 +23,15 @@ use nagi_schema::session_protocol::{
     SessionRole, SessionServerMessage,
 };
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::UnixStream;
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::mpsc;
 
 use crate::CommandResult;
 use crate::connect::session_paths;
 use crate::context::Context;
 use crate::exit::{CliError, EXIT_OK};
+use connection::{LineReader, LineWriter};
 use input::{InputDecoder, KeyboardAction};
+use keyboard::Keyboard;
 use terminal::RawTerminal;
 
 pub const ATTACH_LONG_HELP: &str = "Mirror a pane live in this terminal and type into it.
@@ -61,7 +61,7 @@ struct Attach {
     requested: SessionRole,
     role: SessionRole,
     last_seq: u64,
-    writer: OwnedWriteHalf,
+    writer: LineWriter,
 }
 
 fn to_line(message: &SessionClientMessage) -> String {
@@ -135,44 +135,18 @@ impl Attach {
     }
 }
 
-/// Reads the keyboard in a thread of its own (a blocking read that is simply abandoned at
-/// exit), handing the bytes to the attach loop.
-fn spawn_keyboard_reader() -> mpsc::Receiver<Vec<u8>> {
-    let (sender, receiver) = mpsc::channel(64);
-    std::thread::spawn(move || {
-        let mut stdin = std::io::stdin().lock();
-        let mut buffer = [0u8; 4096];
-        loop {
-            match stdin.read(&mut buffer) {
-                Ok(0) | Err(_) => return,
-                Ok(count) => {
-                    if sender.blocking_send(buffer[..count].to_vec()).is_err() {
-                        return;
-                    }
-                }
-            }
-        }
-    });
-    receiver
-}
-
-async fn read_message(
-    lines: &mut tokio::io::Lines<BufReader<OwnedReadHalf>>,
-) -> Option<SessionServerMessage> {
+async fn read_message(lines: &mut LineReader) -> Option<SessionServerMessage> {
     loop {
-        let line = lines.next_line().await.ok()??;
-        if line.trim().is_empty() {
+        let line = lines.next_line().await?;
+        if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        return serde_json::from_str(&line).ok();
+        return serde_json::from_slice(&line).ok();
     }
 }
 
-async fn attach_loop(
-    attach: &mut Attach,
-    lines: &mut tokio::io::Lines<BufReader<OwnedReadHalf>>,
-) -> std::io::Result<Outcome> {
-    let mut keyboard = spawn_keyboard_reader();
+async fn attach_loop(attach: &mut Attach, lines: &mut LineReader) -> std::io::Result<Outcome> {
+    let mut keyboard = Keyboard::open();
     let mut decoder = InputDecoder::default();
     let mut resized = signal(SignalKind::window_change())?;
     let mut terminate = signal(SignalKind::terminate())?;
@@ -196,7 +170,7 @@ async fn attach_loop(
                 }
                 Some(SessionServerMessage::Error { .. }) => {}
             },
-            bytes = keyboard.recv() => {
+            bytes = keyboard.read() => {
                 let Some(bytes) = bytes else { return Ok(Outcome::Detached) };
                 if attach.role != SessionRole::Controller && input::observer_leaves(&bytes) {
                     let _ = attach.send(&SessionClientMessage::LeaveSession { session_id: attach.session_id.clone() }).await;
@@ -236,9 +210,7 @@ async fn attach_to(
     let unreachable = |error: std::io::Error| {
         CliError::Unreachable(format!("the attach connection failed: {error}"))
     };
-    let stream = UnixStream::connect(socket).await.map_err(unreachable)?;
-    let (read_half, writer) = stream.into_split();
-    let mut lines = BufReader::new(read_half).lines();
+    let (mut lines, writer) = connection::connect(socket).map_err(unreachable)?;
     let requested = if observe {
         SessionRole::Observer
     } else {

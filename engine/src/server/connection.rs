@@ -14,7 +14,6 @@ use nagi_schema::pane_events::PaneEventMatch;
 use nagi_schema::results::ResponseResult;
 use tokio::io::{AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::UnixStream;
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use std::os::fd::AsRawFd;
 
@@ -22,14 +21,15 @@ use super::framing::{Frame, LineReader};
 use super::line_budget::PartialLineBudget;
 use super::live_events::{self, LiveEvents};
 use super::reply_poll::{ConnectionPoll, ReplyPolling, Serving};
+use super::socket::{self, SocketRead, SocketWrite};
 use crate::api::{self, Peer, Reply};
 use crate::consent::peer::judge_connection;
 use crate::engine::Engine;
 use crate::errors::{EngineError, wire_error};
 use nagi_os::peer::PeerProcess;
 
-pub(super) type Lines = LineReader<BufReader<OwnedReadHalf>>;
-pub(super) type Output = BufWriter<OwnedWriteHalf>;
+pub(super) type Lines = LineReader<BufReader<SocketRead>>;
+pub(super) type Output = BufWriter<SocketWrite>;
 
 async fn write_line(output: &mut Output, line: &str) -> std::io::Result<()> {
     output.write_all(line.as_bytes()).await?;
@@ -72,7 +72,13 @@ pub async fn serve_connection(
         let process = PeerProcess::of_socket(stream.as_raw_fd(), credentials.pid());
         judge_connection(&engine, credentials.uid(), process)
     });
-    let (read_half, write_half) = stream.into_split();
+    let (read_half, write_half) = match socket::split(stream) {
+        Ok(halves) => halves,
+        Err(error) => {
+            tracing::warn!(%error, "cannot register the connection; closing it");
+            return;
+        }
+    };
     let mut output: Output = BufWriter::with_capacity(64 * 1024, write_half);
     let peer = match (credentials, verdict) {
         (Ok(credentials), Some(consent)) if credentials.uid() == engine.server_uid => Peer {

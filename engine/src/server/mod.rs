@@ -7,6 +7,7 @@ pub mod line_budget;
 pub mod live_events;
 pub mod reply_poll;
 pub mod session;
+pub mod socket;
 
 use std::sync::Arc;
 use std::time::Duration;

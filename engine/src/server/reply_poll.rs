@@ -127,7 +127,7 @@ impl ConnectionPoll {
         {
             return Polled::Skipped;
         }
-        let fd = lines.get_ref().get_ref().as_ref().as_raw_fd();
+        let fd = lines.get_ref().get_ref().as_raw_fd();
         let deadline = Instant::now() + shared.window;
         let polled = read_ahead_until(fd, deadline, lines);
         shared.someone_polls.store(false, Ordering::SeqCst);
@@ -187,7 +187,7 @@ mod tests {
         let (server, client) = std::os::unix::net::UnixStream::pair().unwrap();
         server.set_nonblocking(true).unwrap();
         let server = tokio::net::UnixStream::from_std(server).unwrap();
-        let (read_half, _write_half) = server.into_split();
+        let (read_half, _write_half) = crate::server::socket::split(server).unwrap();
         (LineReader::new(BufReader::new(read_half), 1024), client)
     }
 
