@@ -35,6 +35,7 @@ use super::attach::KeyframeSource;
 use super::core::{PaneCore, lock};
 
 const READ_BUFFER_BYTES: usize = 64 * 1024;
+const TASK_READ_BUFFER_BYTES: usize = 16 * 1024;
 const MAX_PENDING_BYTES: usize = 8 * 1024 * 1024;
 /// The largest read the reader feeds to the screen itself when the parser is idle.
 const INLINE_READ_BYTES: usize = 4 * 1024;
@@ -57,11 +58,16 @@ pub fn register_master(master_fd: Option<RawFd>) -> Option<(Handle, AsyncFd<File
         .try_clone_to_owned()
         .ok()?;
     let _context = runtime.enter();
+    let master = register(File::from(master)).ok()?;
+    Some((runtime, master))
+}
+
+/// Registers the master for readability with the current runtime.
+fn register(master: File) -> std::io::Result<AsyncFd<File>> {
     // SAFETY: the AsyncFd owns the File, whose descriptor stays open and the same until
     // the AsyncFd is dropped.
-    let master =
-        unsafe { AsyncFd::register_with_interest(File::from(master), Interest::READABLE) }.ok()?;
-    Some((runtime, master))
+    unsafe { AsyncFd::register_with_interest(master, Interest::READABLE) }
+        .map_err(|error| error.into_parts().1)
 }
 
 /// Marks the task gone however it ends, so that the reader thread reads on alone.
@@ -74,45 +80,29 @@ impl Drop for TaskGone<'_> {
     }
 }
 
+/// How the task's reading stopped.
+enum Stopped {
+    /// Output streams: the reader thread should read it.
+    Streaming,
+    /// The output ended.
+    Ended,
+}
+
 /// The reader as a task of the server's runtime, while the output is quiet (see the
 /// module docs).
-pub async fn read_while_quiet(core: Arc<PaneCore>, master: AsyncFd<File>) {
+pub async fn read_while_quiet(core: Arc<PaneCore>, mut master: AsyncFd<File>) {
     let _gone = TaskGone(&core);
-    let mut buffer = vec![0u8; READ_BUFFER_BYTES];
-    let mut last_read = Instant::now();
+    // A terminal hands over at most 4 KiB per read; streams go to the thread's buffer.
+    let mut buffer = vec![0u8; TASK_READ_BUFFER_BYTES];
     loop {
-        let Ok(mut ready) = master.readable().await else {
-            break;
-        };
-        let count = match ready.try_io(|master| master.get_ref().read(&mut buffer)) {
-            Err(_would_block) => continue,
-            Ok(Ok(0)) => break,
-            Ok(Ok(count)) => count,
-            Ok(Err(error)) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-            // EIO once every process closed the slave side.
-            Ok(Err(_)) => break,
-        };
-        let quiet = last_read.elapsed() >= QUIET;
-        last_read = Instant::now();
-        if quiet && count <= INLINE_READ_BYTES && parse_inline(&core, &buffer[..count]) {
-            // An answer to a keystroke, most likely all there is: wait for the next
-            // output without a read that would only say so.
-            ready.clear_ready();
-            continue;
+        if let Stopped::Ended = read_until_streaming(&core, &master, &mut buffer).await {
+            lock(&core.reader_turn).ended = true;
+            end_of_output(&core);
+            return;
         }
-        drop(ready);
-        loop {
-            // Made before the check, so a wake-up between the check and the wait is kept.
-            let space = core.space_notify.notified();
-            if queue_output(&core, &buffer[..count]) {
-                break;
-            }
-            space.await;
-        }
-        if quiet {
-            continue;
-        }
-        // The output streams: the reader thread reads it until it pauses.
+        // The reader thread reads the stream until it pauses. Meanwhile the master is out
+        // of the runtime's poll, so that the stream wakes no worker.
+        let file = master.into_inner();
         lock(&core.reader_turn).thread_reads = true;
         core.turn_changed.notify_all();
         loop {
@@ -128,10 +118,57 @@ pub async fn read_while_quiet(core: Arc<PaneCore>, master: AsyncFd<File>) {
             }
             back.await;
         }
-        last_read = Instant::now();
+        master = match register(file) {
+            Ok(master) => master,
+            // The thread reads on alone (see `TaskGone`).
+            Err(_) => return,
+        };
     }
-    lock(&core.reader_turn).ended = true;
-    end_of_output(&core);
+}
+
+/// Reads while the output is quiet, until it streams or ends.
+async fn read_until_streaming(
+    core: &PaneCore,
+    master: &AsyncFd<File>,
+    buffer: &mut [u8],
+) -> Stopped {
+    // The turn starts after a pause (the pane's start, or the one the thread saw).
+    let mut last_read = Instant::now()
+        .checked_sub(QUIET)
+        .unwrap_or_else(Instant::now);
+    loop {
+        let Ok(mut ready) = master.readable().await else {
+            return Stopped::Ended;
+        };
+        let count = match ready.try_io(|master| master.get_ref().read(buffer)) {
+            Err(_would_block) => continue,
+            Ok(Ok(0)) => return Stopped::Ended,
+            Ok(Ok(count)) => count,
+            Ok(Err(error)) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            // EIO once every process closed the slave side.
+            Ok(Err(_)) => return Stopped::Ended,
+        };
+        let quiet = last_read.elapsed() >= QUIET;
+        last_read = Instant::now();
+        if quiet && count <= INLINE_READ_BYTES && parse_inline(core, &buffer[..count]) {
+            // An answer to a keystroke, most likely all there is: wait for the next
+            // output without a read that would only say so.
+            ready.clear_ready();
+            continue;
+        }
+        drop(ready);
+        loop {
+            // Made before the check, so a wake-up between the check and the wait is kept.
+            let space = core.space_notify.notified();
+            if queue_output(core, &buffer[..count]) {
+                break;
+            }
+            space.await;
+        }
+        if !quiet {
+            return Stopped::Streaming;
+        }
+    }
 }
 
 /// The reader thread: in turns with the task (`shared`), or all along.
