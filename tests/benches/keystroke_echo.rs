@@ -27,7 +27,7 @@ mod common;
 
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt as _;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -71,43 +71,11 @@ struct PtyClient {
     buffer: Vec<u8>,
 }
 
-fn open_pty() -> (OwnedFd, OwnedFd) {
-    let mut master = -1;
-    let mut slave = -1;
-    let size = libc::winsize {
-        ws_row: ROWS,
-        ws_col: COLS,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: openpty writes two descriptors into the given ints; the size is read only.
-    let result = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            &size,
-        )
-    };
-    assert_eq!(
-        result,
-        0,
-        "openpty failed: {}",
-        std::io::Error::last_os_error()
-    );
-    // SAFETY: both descriptors were just opened and are owned here.
-    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
-    // SAFETY: fcntl on a descriptor we own.
-    unsafe { libc::fcntl(master.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) };
-    (master, slave)
-}
-
 impl PtyClient {
     /// Starts `command` in a session of its own with the pty's slave as its controlling
     /// terminal and its stdin, stdout and stderr.
     fn spawn(name: &'static str, mut command: Command) -> PtyClient {
-        let (master, slave) = open_pty();
+        let (master, slave) = nagi_tests::pty::open_pty(ROWS, COLS);
         let stdio = |fd: &OwnedFd| Stdio::from(fd.try_clone().expect("dup the pty slave"));
         command
             .stdin(stdio(&slave))

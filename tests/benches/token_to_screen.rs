@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Read;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -54,7 +54,7 @@ struct AttachedScreen {
 
 impl AttachedScreen {
     fn attach(env: &TestEnv, pane_id: &str, turns: usize) -> AttachedScreen {
-        let (master, slave) = open_pty();
+        let (master, slave) = nagi_tests::pty::open_pty(ROWS, COLS);
         let stdio = |fd: &OwnedFd| Stdio::from(fd.try_clone().expect("dup the pty slave"));
         let mut command = Command::new(nagi_binary());
         command
@@ -116,32 +116,6 @@ impl Drop for AttachedScreen {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn open_pty() -> (OwnedFd, OwnedFd) {
-    let (mut master, mut slave) = (-1, -1);
-    let size = libc::winsize {
-        ws_row: ROWS,
-        ws_col: COLS,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: openpty writes two descriptors into the given ints; the size is read only.
-    let opened = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            &size,
-        )
-    };
-    assert_eq!(opened, 0, "openpty: {}", std::io::Error::last_os_error());
-    // SAFETY: both descriptors were just opened and are owned here.
-    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
-    // SAFETY: fcntl on a descriptor owned here.
-    unsafe { libc::fcntl(master.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) };
-    (master, slave)
 }
 
 /// Writes `[providers.codex]`: the real CLI, pointed at the mock.

@@ -4,6 +4,7 @@
 
 pub mod harness;
 pub mod mock_model;
+pub mod pty;
 pub mod real_cli;
 pub mod repo;
 

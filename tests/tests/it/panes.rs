@@ -369,17 +369,7 @@ impl Tmux {
             "env -u NAGI_SOCKET_PATH -u NAGI_SESSION NAGI_CONFIG_DIR={} PS1='tmux$ ' sh",
             config_dir.display()
         );
-        self.run(&[
-            "new-session",
-            "-d",
-            "-s",
-            "t",
-            "-x",
-            "100",
-            "-y",
-            "30",
-            &shell,
-        ]);
+        self.new_session(100, 30, &shell);
         self.wait_for("t", "the tmux shell's prompt", |screen| {
             screen.contains("tmux$")
         });
@@ -394,6 +384,11 @@ impl Tmux {
             env.home().display(),
             nagi_binary().display()
         );
+        self.new_session(cols, rows, &attach);
+    }
+
+    /// A detached `cols`×`rows` session `t` running `command`.
+    fn new_session(&self, cols: u16, rows: u16, command: &str) {
         let (cols, rows) = (cols.to_string(), rows.to_string());
         self.run(&[
             "new-session",
@@ -404,7 +399,7 @@ impl Tmux {
             &cols,
             "-y",
             &rows,
-            &attach,
+            command,
         ]);
     }
 

@@ -43,19 +43,18 @@ impl Drawer {
                 return out;
             }
             ConsoleRecord::AgentText { text } => {
-                let streamed = self.stream.as_ref().map(|stream| stream.text.len());
+                // Streamed already: only what the pieces missed is drawn.
+                let streamed = self
+                    .stream
+                    .as_ref()
+                    .filter(|stream| text.starts_with(&stream.text))
+                    .map(|stream| stream.text.len());
                 match streamed {
-                    // Streamed already: only what the pieces missed is drawn.
-                    Some(streamed)
-                        if self
-                            .stream
-                            .as_ref()
-                            .is_some_and(|stream| text.starts_with(&stream.text)) =>
-                    {
+                    Some(streamed) => {
                         self.stream_text(&mut out, &text[streamed..], text_columns);
                         self.end_stream(&mut out);
                     }
-                    _ => {
+                    None => {
                         self.end_stream(&mut out);
                         block(&mut out, "agent", "\x1b[1;36m", "", text, text_columns);
                     }
