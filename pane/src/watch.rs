@@ -165,25 +165,35 @@ impl Drop for OutputWatchGuard {
     }
 }
 
+/// The last occurrence of the subscription's pattern in the pane's output now, with the
+/// read it was found in.
+fn evaluate_watch(
+    core: &PaneCore,
+    matcher: &OutputMatcher,
+    subscription: &OutputMatchedSubscription,
+) -> Option<((u64, String), ReadLines, u64)> {
+    let ansi = wants_ansi(ReadFormat::Text, subscription.strip_ansi);
+    let (read, revision) = core
+        .read_lines(subscription.source, subscription.lines, ansi)
+        .ok()?;
+    let found = find_match(matcher, &read, ansi)?;
+    Some((found, read, revision))
+}
+
+/// Reports each new occurrence after `baseline`, which the caller took when the
+/// subscription started (after subscribing to `changes`), so that output arriving before
+/// this task first runs still counts as new.
 async fn run_watch(
     core: Weak<PaneCore>,
     mut changes: watch::Receiver<u64>,
     matcher: OutputMatcher,
     subscription: OutputMatchedSubscription,
     events: Arc<EventBus>,
+    baseline: Option<(u64, String)>,
 ) {
     let ansi = wants_ansi(ReadFormat::Text, subscription.strip_ansi);
-    let evaluate = |core: &PaneCore| {
-        let (read, revision) = core
-            .read_lines(subscription.source, subscription.lines, ansi)
-            .ok()?;
-        let found = find_match(&matcher, &read, ansi)?;
-        Some((found, read, revision))
-    };
-    let mut last = core
-        .upgrade()
-        .and_then(|core| evaluate(&core))
-        .map(|(found, _, _)| found);
+    let evaluate = |core: &PaneCore| evaluate_watch(core, &matcher, &subscription);
+    let mut last = baseline;
     loop {
         if changes.changed().await.is_err() {
             return;
@@ -240,12 +250,17 @@ impl PaneHost {
         match watches.entries.get_mut(subscription) {
             Some(entry) => entry.references += 1,
             None => {
+                // Subscribed before the baseline is read: a change after the read is seen.
+                let changes = core.changes.subscribe();
+                let baseline =
+                    evaluate_watch(&core, &matcher, subscription).map(|(found, _, _)| found);
                 let task = self.runtime.spawn(run_watch(
                     Arc::downgrade(&core),
-                    core.changes.subscribe(),
+                    changes,
                     matcher,
                     subscription.clone(),
                     self.events.clone(),
+                    baseline,
                 ));
                 watches.entries.insert(
                     subscription.clone(),
