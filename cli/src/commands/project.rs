@@ -80,9 +80,7 @@ fn validate(context: &Context, args: ValidateArgs) -> CommandResult {
 pub(super) fn checkout_of_current_directory() -> Result<PathBuf, CliError> {
     let current = std::env::current_dir()
         .map_err(|error| CliError::Usage(format!("cannot read the current directory: {error}")))?;
-    let git = nagi_exec::workspace::GitRunner::new(&nagi_exec::workspace::GitConfig::default())
-        .map_err(|error| CliError::Usage(format!("{error}; pass the recipe's path")))?;
-    let root = nagi_exec::workspace::checkout_root(&git, &current).map_err(|error| {
+    let root = nagi_exec::workspace::checkout_root(&current).map_err(|error| {
         CliError::Usage(format!(
             "{} is not inside a Git checkout ({error}); pass the recipe's path",
             current.display()

@@ -30,6 +30,7 @@ pub async fn create(
     let checkout = engine
         .checkouts
         .canonical_checkout(&params.repository_path)
+        .await
         .map_err(MissionError::InvalidRepository)?;
     let canonical = path_text(&checkout.root).map_err(MissionError::InvalidRepository)?;
     let now = now_millis();

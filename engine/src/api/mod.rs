@@ -67,7 +67,7 @@ pub async fn dispatch(
         P::ServerStop(_) => return Ok(Reply::StopServer),
         P::ServerReloadConfig(_) => reload::reload(engine),
         P::MissionCreate(params) => missions::create(engine, params).await?,
-        P::MissionList(_) => missions::list(engine)?,
+        P::MissionList(_) => on_blocking_pool(engine, missions::list).await?,
         P::MissionGet(params) => missions::get(engine, params)?,
         P::MissionConfigure(params) => missions::configure(engine, params).await?,
         P::MissionStart(params) => missions::start(engine, params).await?,
@@ -79,7 +79,9 @@ pub async fn dispatch(
         P::MissionLand(params) => crate::runs::land::refuse_without_consent(engine, params)?,
         P::MissionSync(params) => crate::runs::sync::refuse_without_consent(engine, params)?,
         P::MissionProofGet(params) => proof::proof_get(engine, params)?,
-        P::MissionProofExport(params) => evidence_pack::proof_export(engine, params)?,
+        P::MissionProofExport(params) => {
+            on_blocking_pool(engine, |engine| evidence_pack::proof_export(engine, params)).await?
+        }
         P::MissionDelete(params) => missions::delete(engine, params).await?,
         P::MissionSend(params) => {
             crate::runs::steer::send(engine, params, actor_of(engine, peer)).await?
@@ -91,9 +93,13 @@ pub async fn dispatch(
             crate::runs::steer::stop(engine, params, actor_of(engine, peer)).await?
         }
         P::MissionSession(params) => missions::session(engine, params, peer)?,
-        P::MissionUsage(params) => usage::usage(engine, params)?,
+        P::MissionUsage(params) => {
+            on_blocking_pool(engine, |engine| usage::usage(engine, params)).await?
+        }
         P::NotificationShow(params) => show_notification(engine, params).await?,
-        P::MissionHandoffGet(params) => evidence_pack::handoff_get(engine, params)?,
+        P::MissionHandoffGet(params) => {
+            on_blocking_pool(engine, |engine| evidence_pack::handoff_get(engine, params)).await?
+        }
         P::MissionHandoffPreview(params) => crate::runs::handoff::preview(engine, params).await?,
         P::MissionHandoffStart(params) => {
             crate::runs::handoff::start(
@@ -103,7 +109,9 @@ pub async fn dispatch(
             )
             .await?
         }
-        P::AttentionList(params) => attention::list(engine, params)?,
+        P::AttentionList(params) => {
+            on_blocking_pool(engine, |engine| attention::list(engine, params)).await?
+        }
         P::AttentionGet(params) => attention::get(engine, params)?,
         P::CockpitHello(_) => cockpit::hello(peer),
         P::CockpitPreview(params) => cockpit::preview(engine, peer, params).await?,
@@ -121,6 +129,25 @@ pub async fn dispatch(
         }
     };
     Ok(Reply::Result(result))
+}
+
+/// Runs a handler whose reads are not bounded by a key (every mission, a sum over the
+/// event log, a pack of blobs) on the blocking pool: no runtime worker waits on SQLite
+/// while it scans. Reads of one row by its key, and pages of at most 256 logged events,
+/// stay on the worker that serves the request (see ARCHITECTURE.md, invariants).
+async fn on_blocking_pool<F>(
+    engine: &Arc<Engine>,
+    handler: F,
+) -> Result<ResponseResult, EngineError>
+where
+    F: FnOnce(&Arc<Engine>) -> Result<ResponseResult, EngineError> + Send + 'static,
+{
+    let engine = engine.clone();
+    tokio::task::spawn_blocking(move || handler(&engine))
+        .await
+        .map_err(|error| {
+            EngineError::ServerUnavailable(format!("the server stopped while reading: {error}"))
+        })?
 }
 
 /// `notification.show`: through the configured sinks, now.

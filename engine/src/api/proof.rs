@@ -137,6 +137,7 @@ pub async fn close(
     engine
         .checkouts
         .canonical_checkout(&run.worktree_path)
+        .await
         .map_err(MissionError::InvalidRepository)?;
     let key = claim_for_checks(engine, &mission, &format!("close:{}", run.run_id)).await?;
     spawn_claimed_worker(

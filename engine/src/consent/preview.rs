@@ -96,6 +96,7 @@ pub async fn build(
                 let repository = engine
                     .checkouts
                     .canonical_checkout(&mission.repository_path)
+                    .await
                     .map_err(MissionError::InvalidRepository)?;
                 let branch = nagi_mission::worktree::mission_branch(mission_id);
                 match crate::worktrees::choose_for_start(
@@ -126,6 +127,7 @@ pub async fn build(
                 let checkout = engine
                     .checkouts
                     .canonical_checkout(&requested)
+                    .await
                     .map_err(MissionError::InvalidRepository)?;
                 let shown = checkout.root.display().to_string();
                 let line = format!("worktree: {shown}");

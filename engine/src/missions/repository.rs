@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use nagi_exec::workspace::checkout::{FindCheckoutError, find_checkout};
+
 /// A canonical checkout: its root and the Git common dir it shares with linked worktrees.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Checkout {
@@ -41,26 +43,27 @@ pub fn canonical_checkout(raw: &str) -> Result<Checkout, String> {
     if !canonical.is_dir() {
         return Err(format!("{} is not a directory", canonical.display()));
     }
-    let repository = git2::Repository::discover(&canonical)
-        .map_err(|_| format!("{} is not inside a Git checkout", canonical.display()))?;
-    let Some(workdir) = repository.workdir() else {
-        return Err(format!(
+    let found = find_checkout(&canonical).map_err(|error| match error {
+        FindCheckoutError::NotInCheckout { .. } => {
+            format!("{} is not inside a Git checkout", canonical.display())
+        }
+        FindCheckoutError::Bare { .. } => format!(
             "{} is a bare repository; a mission needs a checkout",
             canonical.display()
-        ));
-    };
-    let root = std::fs::canonicalize(workdir)
-        .map_err(|error| format!("cannot resolve the checkout root: {error}"))?;
-    if root != canonical {
+        ),
+        other => other.to_string(),
+    })?;
+    if found.root != canonical {
         return Err(format!(
             "{} is inside the checkout {} but is not its root; give the checkout root",
             canonical.display(),
-            root.display()
+            found.root.display()
         ));
     }
-    let common_dir = std::fs::canonicalize(repository.commondir())
-        .map_err(|error| format!("cannot resolve the Git common dir: {error}"))?;
-    Ok(Checkout { root, common_dir })
+    Ok(Checkout {
+        root: found.root,
+        common_dir: found.common_dir,
+    })
 }
 
 /// Remembers checkouts already verified, keyed by canonical path, as long as their `.git`
@@ -91,20 +94,31 @@ fn git_entry_stamp(root: &Path) -> Option<GitEntryStamp> {
 }
 
 impl CheckoutCache {
-    pub fn canonical_checkout(&self, raw: &str) -> Result<Checkout, String> {
-        if Path::new(raw).is_absolute()
-            && let Ok(canonical) = std::fs::canonicalize(raw)
-            && let Some(stamp) = git_entry_stamp(&canonical)
-            && let Some((cached_stamp, checkout)) = self
-                .entries
-                .lock()
-                .ok()
-                .and_then(|entries| entries.get(&canonical).cloned())
-            && cached_stamp == stamp
-        {
+    /// The checkout `raw` names. A hit is answered here; a miss opens the repository with
+    /// libgit2 on the blocking pool, so that no runtime worker waits on the disk for it.
+    pub async fn canonical_checkout(&self, raw: &str) -> Result<Checkout, String> {
+        if let Some(checkout) = self.cached(raw) {
             return Ok(checkout);
         }
-        let checkout = canonical_checkout(raw)?;
+        let owned = raw.to_string();
+        let checkout = tokio::task::spawn_blocking(move || canonical_checkout(&owned))
+            .await
+            .map_err(|error| format!("the checkout lookup of {raw:?} stopped: {error}"))??;
+        self.remember(&checkout);
+        Ok(checkout)
+    }
+
+    fn cached(&self, raw: &str) -> Option<Checkout> {
+        if !Path::new(raw).is_absolute() {
+            return None;
+        }
+        let canonical = std::fs::canonicalize(raw).ok()?;
+        let stamp = git_entry_stamp(&canonical)?;
+        let (cached_stamp, checkout) = self.entries.lock().ok()?.get(&canonical).cloned()?;
+        (cached_stamp == stamp).then_some(checkout)
+    }
+
+    fn remember(&self, checkout: &Checkout) {
         if let Some(stamp) = git_entry_stamp(&checkout.root)
             && let Ok(mut entries) = self.entries.lock()
         {
@@ -113,7 +127,6 @@ impl CheckoutCache {
             }
             entries.insert(checkout.root.clone(), (stamp, checkout.clone()));
         }
-        Ok(checkout)
     }
 }
 

@@ -456,6 +456,7 @@ pub async fn claim_for_checks(
     let checkout = engine
         .checkouts
         .canonical_checkout(&run.worktree_path)
+        .await
         .map_err(MissionError::InvalidRepository)?;
     let key = checkout.claim_key();
     // The mission's own run may be releasing this claim right now (its proof was sealed a

@@ -130,6 +130,7 @@ pub async fn start_with(
     let checkout = engine
         .checkouts
         .canonical_checkout(&source.worktree_path)
+        .await
         .map_err(MissionError::InvalidRepository)?;
     // Step 9: the source run's project services stop before the run continues.
     if source.execute_project_recipe {

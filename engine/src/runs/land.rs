@@ -145,7 +145,7 @@ pub async fn land(engine: &Arc<Engine>, params: &MissionLandParams) -> Result<St
         .into());
     }
     if let Some(checkout) = &checkout {
-        refuse_claimed_checkout(engine, checkout)?;
+        refuse_claimed_checkout(engine, checkout).await?;
     }
     let claim_key = claim_for_checks(engine, &mission, &format!("land:{}", run.run_id)).await?;
     let transcript = Transcript::open(&super::launch_run::transcript_path(
@@ -211,13 +211,14 @@ pub async fn land(engine: &Arc<Engine>, params: &MissionLandParams) -> Result<St
     }
 }
 
-fn refuse_claimed_checkout(
+async fn refuse_claimed_checkout(
     engine: &Arc<Engine>,
     checkout: &std::path::Path,
 ) -> Result<(), EngineError> {
     let Ok(found) = engine
         .checkouts
         .canonical_checkout(&checkout.display().to_string())
+        .await
     else {
         return Ok(());
     };

@@ -320,7 +320,10 @@ async fn release_stale_claims(
 }
 
 async fn resume(engine: &Arc<Engine>, mission_id: &MissionId, run: nagi_mission::model::Run) {
-    let checkout = engine.checkouts.canonical_checkout(&run.worktree_path);
+    let checkout = engine
+        .checkouts
+        .canonical_checkout(&run.worktree_path)
+        .await;
     let claim_key = match &checkout {
         Ok(checkout) => checkout.claim_key(),
         Err(_) => String::new(),

@@ -39,10 +39,11 @@ pub enum StartAuthority {
 
 pub use nagi_proof::handoff::mission_prompt;
 
-fn checkout_of(engine: &Engine, raw: &str) -> Result<Checkout, EngineError> {
+async fn checkout_of(engine: &Engine, raw: &str) -> Result<Checkout, EngineError> {
     engine
         .checkouts
         .canonical_checkout(raw)
+        .await
         .map_err(|error| MissionError::InvalidRepository(error).into())
 }
 
@@ -92,7 +93,7 @@ pub async fn start(
     authority: StartAuthority,
 ) -> Result<ResponseResult, EngineError> {
     let mission = engine.missions.get_existing(&params.mission_id)?;
-    if let Some(answer) = answer_retry(engine, &mission, &params)? {
+    if let Some(answer) = answer_retry(engine, &mission, &params).await? {
         return Ok(answer);
     }
     let validated = validate(engine, &mission, &params).await?;
@@ -205,7 +206,7 @@ pub fn model_fits_provider(
 
 /// Step 7: a retry while the run is live is idempotent (the current view); anything else
 /// with that id conflicts. `None` when the run id is not live.
-fn answer_retry(
+async fn answer_retry(
     engine: &Engine,
     mission: &Mission,
     params: &MissionStartParams,
@@ -224,6 +225,7 @@ fn answer_retry(
     let worktree = engine
         .checkouts
         .canonical_checkout(requested_worktree)
+        .await
         .ok()
         .and_then(|checkout| path_text(&checkout.root).ok());
     let same = live.mission_id == mission.mission_id
@@ -274,7 +276,7 @@ async fn validate(
             "base applies only to the mission's own worktree (worktree: true)".into(),
         ));
     }
-    let repository = checkout_of(engine, &mission.repository_path)?;
+    let repository = checkout_of(engine, &mission.repository_path).await?;
     let worktree = if params.worktree {
         let chosen = worktrees::choose_for_start(
             &engine.config.current(),
@@ -284,7 +286,7 @@ async fn validate(
         );
         match chosen {
             Ok(worktrees::WorktreeForStart::Existing(path)) => {
-                StartWorktree::Checkout(same_repository(engine, &repository, &path)?)
+                StartWorktree::Checkout(same_repository(engine, &repository, &path).await?)
             }
             Ok(worktrees::WorktreeForStart::ToMake { planned, recipe }) => {
                 StartWorktree::ToMake { planned, recipe }
@@ -300,7 +302,7 @@ async fn validate(
             .worktree_path
             .as_deref()
             .unwrap_or(&mission.repository_path);
-        StartWorktree::Checkout(same_repository(engine, &repository, Path::new(requested))?)
+        StartWorktree::Checkout(same_repository(engine, &repository, Path::new(requested)).await?)
     };
     let resolved = resolve_supported_provider(
         &engine.config.current(),
@@ -319,7 +321,7 @@ async fn validate(
 }
 
 /// The checkout root at `path`, which must belong to the mission's repository.
-fn same_repository(
+async fn same_repository(
     engine: &Engine,
     repository: &Checkout,
     path: &Path,
@@ -327,7 +329,7 @@ fn same_repository(
     let text = path.to_str().ok_or_else(|| {
         MissionError::InvalidRepository(format!("{} is not UTF-8", path.display()))
     })?;
-    let worktree = checkout_of(engine, text)?;
+    let worktree = checkout_of(engine, text).await?;
     if worktree.common_dir != repository.common_dir {
         return Err(MissionError::InvalidRepository(format!(
             "{} is not a checkout of the mission's repository {}",
@@ -372,7 +374,7 @@ async fn make_worktree(
         .as_ref()
         .map(|made| made.worktree.path.clone())
         .unwrap_or_default();
-    let checkout = same_repository(engine, &validated.repository, Path::new(&path))?;
+    let checkout = same_repository(engine, &validated.repository, Path::new(&path)).await?;
     Ok((checkout, made))
 }
 

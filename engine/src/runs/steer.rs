@@ -88,13 +88,15 @@ pub async fn send(
     actor: RunActorV1,
 ) -> Result<ResponseResult, EngineError> {
     let mut mission = engine.missions.get_checked(&params.mission_id)?;
-    let claim_key = mission.run.as_ref().and_then(|run| {
-        engine
+    let claim_key = match mission.run.as_ref() {
+        Some(run) => engine
             .checkouts
             .canonical_checkout(&run.worktree_path)
+            .await
             .ok()
-            .map(|checkout| checkout.claim_key())
-    });
+            .map(|checkout| checkout.claim_key()),
+        None => None,
+    };
     let settling = |engine: &Engine, mission: &Mission| {
         is_settling(engine, mission)
             || !run_is_live(engine, mission)
@@ -219,6 +221,7 @@ async fn resume_with_follow_up(
     let checkout = engine
         .checkouts
         .canonical_checkout(&run.worktree_path)
+        .await
         .map_err(MissionError::InvalidRepository)?;
     let resolved = crate::launch::version::resolve_supported_provider(
         &engine.config.current(),

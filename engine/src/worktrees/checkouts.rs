@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use nagi_exec::workspace::checkout::{FindCheckoutError, find_checkout};
+
 use nagi_schema::git_worktrees::{WorktreeInfo, WorktreeSourceInfo};
 use nagi_schema::pane::WorkspaceWorktreeInfo;
 
@@ -88,37 +90,22 @@ pub fn repository_of(directory: &Path) -> Result<RepositoryPlace, WorktreeError>
     let canonical = std::fs::canonicalize(directory).map_err(|error| {
         WorktreeError::NotACheckout(format!("cannot resolve {}: {error}", directory.display()))
     })?;
-    let repository = git2::Repository::discover(&canonical).map_err(|_| {
-        WorktreeError::NotACheckout(format!(
+    let found = find_checkout(&canonical).map_err(|error| match error {
+        FindCheckoutError::NotInCheckout { .. } => WorktreeError::NotACheckout(format!(
             "{} is not inside a Git checkout",
             canonical.display()
-        ))
-    })?;
-    let Some(workdir) = repository.workdir() else {
-        return Err(WorktreeError::NotACheckout(format!(
+        )),
+        FindCheckoutError::Bare { .. } => WorktreeError::NotACheckout(format!(
             "{} is a bare repository; give a directory of one of its checkouts",
             canonical.display()
-        )));
-    };
-    let checkout = canonical_or_same(workdir);
-    let common_dir = canonical_or_same(repository.commondir());
-    let root = if repository.is_worktree() {
-        match git2::Repository::open(&common_dir) {
-            Ok(main) => main
-                .workdir()
-                .map(canonical_or_same)
-                .unwrap_or_else(|| common_dir.clone()),
-            Err(error) => {
-                return Err(WorktreeError::Failed(format!(
-                    "cannot open the main repository {}: {}",
-                    common_dir.display(),
-                    git_message(&error)
-                )));
-            }
-        }
-    } else {
-        checkout.clone()
-    };
+        )),
+        other => WorktreeError::Failed(other.to_string()),
+    })?;
+    let root = found
+        .main_root()
+        .map_err(|error| WorktreeError::Failed(error.to_string()))?;
+    let checkout = found.root;
+    let common_dir = found.common_dir;
     let folder = super::git::repository_folder(Path::new(""), &root, &common_dir);
     let key = folder.display().to_string();
     let name = root

@@ -35,6 +35,9 @@ pub enum WorkspaceError {
     },
     #[error("{path:?} is not inside a Git checkout")]
     NotARepository { path: PathBuf },
+    /// A bare repository, or one libgit2 cannot open (see `checkout::find_checkout`).
+    #[error("{0}")]
+    Checkout(super::checkout::FindCheckoutError),
     #[error("{path:?} is not a checkout root (the checkout root is {checkout_root:?})")]
     NotACheckoutRoot {
         path: PathBuf,

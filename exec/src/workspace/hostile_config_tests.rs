@@ -57,10 +57,10 @@ fn no_program_named_by_the_repository_config_runs_in_any_git_command_of_the_engi
 
     // The other entry points of the module: checkout location and commits.
     let git = GitRunner::new(&GitConfig::default()).unwrap();
-    locate_checkout(&git, &repository.root()).unwrap();
+    locate_checkout(&repository.root()).unwrap();
     head_commit(&git, &repository.root()).unwrap();
     verify_commit(&git, &repository.root(), &base).unwrap();
-    checkout_of_same_repository(&git, &repository.root(), &repository.root()).unwrap();
+    checkout_of_same_repository(&repository.root(), &repository.root()).unwrap();
     assert_nothing_ran(&fixture, "locating the checkout and reading commits");
 }
 

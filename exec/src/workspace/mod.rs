@@ -11,6 +11,7 @@
 //!
 //! Everything here is blocking; call it from `spawn_blocking`.
 
+pub mod checkout;
 mod config_programs;
 mod error;
 mod fingerprint;

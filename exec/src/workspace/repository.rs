@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use super::WorkspaceError;
+use super::checkout::{FindCheckoutError, FoundCheckout, find_checkout};
 use super::git::GitRunner;
 
 /// The canonical location of one checkout.
@@ -31,92 +32,49 @@ fn canonicalize(path: &Path) -> Result<PathBuf, WorkspaceError> {
         })
 }
 
-fn output_lines<'a>(output: &'a [u8], command: &str) -> Result<Vec<&'a str>, WorkspaceError> {
-    let text = std::str::from_utf8(output).map_err(|_| WorkspaceError::NonUtf8Path {
-        lossy: String::from_utf8_lossy(output).into_owned(),
-    })?;
-    let lines: Vec<&str> = text.lines().collect();
-    if lines.iter().any(|line| line.is_empty()) {
-        return Err(WorkspaceError::MalformedGitOutput {
-            command: command.to_owned(),
-            detail: "empty line".to_owned(),
-        });
-    }
-    Ok(lines)
-}
-
-fn location_from_lines(lines: &[&str]) -> Result<CheckoutLocation, WorkspaceError> {
-    Ok(CheckoutLocation {
-        checkout_root: canonicalize(Path::new(lines[0]))?,
-        git_common_dir: canonicalize(Path::new(lines[1]))?,
-        // The index may not exist yet in a fresh repository.
-        index_path: PathBuf::from(lines[2]),
-        object_format: lines[3].to_owned(),
-    })
-}
-
-const LOCATION_ARGS: &[&str] = &[
-    "rev-parse",
-    "--path-format=absolute",
-    "--show-toplevel",
-    "--git-common-dir",
-    "--git-path",
-    "index",
-    "--show-object-format",
-];
-
-/// Locates the checkout containing `path` (which may be any directory in it).
-pub fn locate_checkout(git: &GitRunner, path: &Path) -> Result<CheckoutLocation, WorkspaceError> {
-    let directory = canonicalize(path)?;
-    let (exit_code, output, stderr) = git.run_with_exit_code(&directory, LOCATION_ARGS)?;
-    if exit_code != 0 {
-        if stderr.contains("not a git repository") {
-            return Err(WorkspaceError::NotARepository { path: directory });
+impl From<FindCheckoutError> for WorkspaceError {
+    fn from(error: FindCheckoutError) -> WorkspaceError {
+        match error {
+            FindCheckoutError::NotInCheckout { path } => WorkspaceError::NotARepository { path },
+            other => WorkspaceError::Checkout(other),
         }
-        return Err(WorkspaceError::GitFailed {
-            command: "git rev-parse --show-toplevel".to_owned(),
-            exit_code,
-            stderr,
-        });
     }
-    let lines = output_lines(&output, "git rev-parse --show-toplevel")?;
-    if lines.len() != 4 {
-        return Err(WorkspaceError::MalformedGitOutput {
-            command: "git rev-parse --show-toplevel".to_owned(),
-            detail: format!("expected 4 lines, got {}", lines.len()),
-        });
-    }
-    location_from_lines(&lines)
 }
 
-/// Locates the checkout whose root is exactly `path`, and reads its HEAD
-/// commit, in one git command. `NotACheckoutRoot` if `path` is inside a
-/// checkout but not its root; `NoHeadCommit` for an unborn HEAD.
+fn location_of(found: FoundCheckout) -> CheckoutLocation {
+    CheckoutLocation {
+        checkout_root: found.root,
+        git_common_dir: found.common_dir,
+        // The index may not exist yet in a fresh repository.
+        index_path: found.git_dir.join("index"),
+        object_format: found.object_format,
+    }
+}
+
+/// Locates the checkout containing `path` (which may be any directory in it), by the one
+/// rule of `checkout::find_checkout`.
+pub fn locate_checkout(path: &Path) -> Result<CheckoutLocation, WorkspaceError> {
+    let directory = canonicalize(path)?;
+    Ok(location_of(find_checkout(&directory)?))
+}
+
+/// Locates the checkout whose root is exactly `path`, and reads its HEAD commit.
+/// `NotACheckoutRoot` if `path` is inside a checkout but not its root; `NoHeadCommit` for
+/// an unborn HEAD.
 pub fn locate_checkout_root_and_head(
-    git: &GitRunner,
     path: &Path,
 ) -> Result<(CheckoutLocation, String), WorkspaceError> {
     let directory = canonicalize(path)?;
-    let mut args: Vec<&str> = LOCATION_ARGS.to_vec();
-    args.extend(["--verify", "HEAD^{commit}"]);
-    let (exit_code, output, _) = git.run_with_exit_code(&directory, &args)?;
-    if exit_code != 0 {
-        let location = locate_checkout(git, &directory)?;
-        require_root(&directory, &location)?;
-        return Err(WorkspaceError::NoHeadCommit {
-            checkout_root: location.checkout_root,
-        });
-    }
-    let lines = output_lines(&output, "git rev-parse --show-toplevel --verify HEAD")?;
-    if lines.len() != 5 {
-        return Err(WorkspaceError::MalformedGitOutput {
-            command: "git rev-parse --show-toplevel --verify HEAD".to_owned(),
-            detail: format!("expected 5 lines, got {}", lines.len()),
-        });
-    }
-    let location = location_from_lines(&lines)?;
+    let found = find_checkout(&directory)?;
+    let head = found.head_commit()?;
+    let location = location_of(found);
     require_root(&directory, &location)?;
-    Ok((location, lines[4].to_owned()))
+    match head {
+        Some(head) => Ok((location, head)),
+        None => Err(WorkspaceError::NoHeadCommit {
+            checkout_root: location.checkout_root,
+        }),
+    }
 }
 
 fn require_root(directory: &Path, location: &CheckoutLocation) -> Result<(), WorkspaceError> {
@@ -130,13 +88,13 @@ fn require_root(directory: &Path, location: &CheckoutLocation) -> Result<(), Wor
 }
 
 /// The canonical checkout root of the checkout containing `path`.
-pub fn checkout_root(git: &GitRunner, path: &Path) -> Result<PathBuf, WorkspaceError> {
-    Ok(locate_checkout(git, path)?.checkout_root)
+pub fn checkout_root(path: &Path) -> Result<PathBuf, WorkspaceError> {
+    Ok(locate_checkout(path)?.checkout_root)
 }
 
 /// The canonical Git common dir of the repository containing `path`.
-pub fn git_common_dir(git: &GitRunner, path: &Path) -> Result<PathBuf, WorkspaceError> {
-    Ok(locate_checkout(git, path)?.git_common_dir)
+pub fn git_common_dir(path: &Path) -> Result<PathBuf, WorkspaceError> {
+    Ok(locate_checkout(path)?.git_common_dir)
 }
 
 /// `HEAD^{commit}` of the checkout containing `path`.
@@ -147,7 +105,7 @@ pub fn head_commit(git: &GitRunner, path: &Path) -> Result<String, WorkspaceErro
         &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
     )?;
     if exit_code != 0 {
-        let location = locate_checkout(git, &directory)?;
+        let location = locate_checkout(&directory)?;
         if stderr.is_empty() {
             return Err(WorkspaceError::NoHeadCommit {
                 checkout_root: location.checkout_root,
@@ -202,13 +160,12 @@ pub fn verify_commit(
 /// `repository` (same Git common dir); a linked worktree's root counts.
 /// Returns the requested checkout's location when it is.
 pub fn checkout_of_same_repository(
-    git: &GitRunner,
     repository: &Path,
     requested: &Path,
 ) -> Result<Option<CheckoutLocation>, WorkspaceError> {
-    let repository_location = locate_checkout(git, repository)?;
+    let repository_location = locate_checkout(repository)?;
     let requested_directory = canonicalize(requested)?;
-    let requested_location = locate_checkout(git, &requested_directory)?;
+    let requested_location = locate_checkout(&requested_directory)?;
     let is_root = requested_location.checkout_root == requested_directory;
     let same_repository = requested_location.git_common_dir == repository_location.git_common_dir;
     Ok((is_root && same_repository).then_some(requested_location))

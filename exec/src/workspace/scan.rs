@@ -144,11 +144,11 @@ pub(crate) fn walk_workspace<R: Send>(
 ) -> Result<(WorkspaceWalk, R), WorkspaceError> {
     let plain_git = GitRunner::new(&config.git)?;
     // Reading the repository's configuration (to blank the programs it
-    // names) needs no answer from `rev-parse`, so the two run side by side;
-    // `rev-parse` reads no file contents and so runs no driver.
+    // names) needs no answer from locating the checkout, so the two run side
+    // by side; locating it (libgit2) reads no file contents and runs nothing.
     let (located, configured) = std::thread::scope(|scope| {
         let configured_job = scope.spawn(|| plain_git.for_repository(root));
-        let located = locate_checkout_root_and_head(&plain_git, root);
+        let located = locate_checkout_root_and_head(root);
         let configured = configured_job.join().expect("config thread panicked");
         (located, configured)
     });

@@ -492,8 +492,8 @@ fn repository_helpers_locate_roots_common_dirs_and_linked_worktrees() {
     let repository = TestRepository::new();
     let git = GitRunner::new(&GitConfig::default()).unwrap();
     let root = repository.root();
-    assert_eq!(checkout_root(&git, &root.join("src")).unwrap(), root);
-    assert_eq!(git_common_dir(&git, &root).unwrap(), root.join(".git"));
+    assert_eq!(checkout_root(&root.join("src")).unwrap(), root);
+    assert_eq!(git_common_dir(&root).unwrap(), root.join(".git"));
     assert_eq!(
         head_commit(&git, &root).unwrap(),
         repository.git(&["rev-parse", "HEAD"])
@@ -509,7 +509,7 @@ fn repository_helpers_locate_roots_common_dirs_and_linked_worktrees() {
         "linked",
         linked.to_str().unwrap(),
     ]);
-    let linked_location = checkout_of_same_repository(&git, &root, &linked)
+    let linked_location = checkout_of_same_repository(&root, &linked)
         .unwrap()
         .unwrap();
     assert_eq!(
@@ -518,14 +518,14 @@ fn repository_helpers_locate_roots_common_dirs_and_linked_worktrees() {
     );
     assert_eq!(linked_location.git_common_dir, root.join(".git"));
     assert!(
-        checkout_of_same_repository(&git, &root, &root.join("src"))
+        checkout_of_same_repository(&root, &root.join("src"))
             .unwrap()
             .is_none()
     );
 
     let other = TestRepository::new();
     assert!(
-        checkout_of_same_repository(&git, &root, &other.root())
+        checkout_of_same_repository(&root, &other.root())
             .unwrap()
             .is_none()
     );
