@@ -170,6 +170,9 @@ fn a_follow_up_during_a_turn_is_queued_and_becomes_the_next_turn_of_the_same_pro
         );
         runs.env.ok("mission.start", start_params(provider, "r1"));
         wait_for_fake(&runs, "waiting", 1);
+        // The fake can reach its wait before the commit that binds its session (the run is
+        // `preparing` until then); on a loaded machine CI saw that.
+        wait_for_mission(&runs.env, "m1", "active", status_is("active"));
         let queued = runs.env.ok(
             "mission.send",
             json!({"mission_id": "m1", "text": "then update the changelog"}),
