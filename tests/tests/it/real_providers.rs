@@ -234,6 +234,23 @@ impl RealSession {
             .ok("mission.start", self.start_params(mission_id, run_id))
     }
 
+    /// Starts the mission's run the way a person would for this provider: an ACP agent
+    /// with the write scope granted in the cockpit (preview, then approve what was shown),
+    /// any other over the public socket as `start_mission` does.
+    pub fn start_run(&self, mission_id: &str, run_id: &str) {
+        if self.provider != RealProvider::OpenCodeAcp {
+            self.start_mission(mission_id, run_id);
+            return;
+        }
+        let action = json!({"kind": "start_run", "mission_id": mission_id, "run_id": run_id,
+                            "provider": "acp", "write_scope": true, "execute_declared_checks": true});
+        let shown = self.env.ok("cockpit.preview", json!({"action": action}))["preview"].clone();
+        self.env.ok(
+            "cockpit.decide",
+            json!({"action": action, "shown_digest": shown["digest"], "decision": "approve"}),
+        );
+    }
+
     pub fn mission(&self, mission_id: &str) -> Value {
         self.env
             .ok("mission.get", json!({"mission_id": mission_id}))["mission"]

@@ -26,18 +26,7 @@ fn two_turn_conversation(provider: RealProvider) {
     });
     session.start_server();
     session.create_configured_mission("talk-m");
-    if provider == RealProvider::OpenCodeAcp {
-        // An ACP agent runs with the write scope a person grants in the cockpit.
-        let action = json!({"kind": "start_run", "mission_id": "talk-m", "run_id": "run-1",
-                            "provider": "acp", "write_scope": true, "execute_declared_checks": true});
-        let shown = session.env.ok("cockpit.preview", json!({"action": action}))["preview"].clone();
-        session.env.ok(
-            "cockpit.decide",
-            json!({"action": action, "shown_digest": shown["digest"], "decision": "approve"}),
-        );
-    } else {
-        session.start_mission("talk-m", "run-1");
-    }
+    session.start_run("talk-m", "run-1");
     let first = session.wait_for_review_with_evidence("talk-m");
     session.wait_for_pane_text(&first, FIRST_ANSWER);
     assert_eq!(

@@ -40,18 +40,7 @@ fn mission_held_mid_turn(
     };
     session.start_server();
     session.create_configured_mission(mission_id);
-    if provider == RealProvider::OpenCodeAcp {
-        // An ACP agent runs with the write scope a person grants in the cockpit.
-        let action = json!({"kind": "start_run", "mission_id": mission_id, "run_id": "run-1",
-                            "provider": "acp", "write_scope": true, "execute_declared_checks": true});
-        let shown = session.env.ok("cockpit.preview", json!({"action": action}))["preview"].clone();
-        session.env.ok(
-            "cockpit.decide",
-            json!({"action": action, "shown_digest": shown["digest"], "decision": "approve"}),
-        );
-    } else {
-        session.start_mission(mission_id, "run-1");
-    }
+    session.start_run(mission_id, "run-1");
     // The turn is in flight once the model got the request it answers late.
     let deadline = Instant::now() + TURN_DEADLINE;
     while !session
