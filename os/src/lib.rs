@@ -8,6 +8,7 @@
 //! - `signals`: signals that hit only the process that was meant.
 //! - `locks`: the server's `flock` and the byte-range locks of checkout claims.
 //! - `fds`: non-blocking descriptors (a pane's PTY master) and waiting for them.
+//! - `terminal`: another process's terminal, opened through `/proc` for a direct attach.
 //!
 //! What is deliberately not here: spawning (each owner spawns through its library:
 //! portable-pty, `std::process`, `tokio::process`) and Landlock, which belongs to the
@@ -19,3 +20,4 @@ pub mod locks;
 pub mod peer;
 pub mod procfs;
 pub mod signals;
+pub mod terminal;

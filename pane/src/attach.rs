@@ -347,6 +347,7 @@ impl SessionState {
             session_id: self.session_id.clone(),
             role,
             current_seq: self.current_seq(),
+            terminal: None,
         };
         self.members.push(Member {
             client_id: client_id.to_string(),

@@ -16,11 +16,14 @@
 //! - `screen`: the vt100 terminal and reads; `scrollback`: the compact row store;
 //!   `fast_forward`: skipping rows nobody can see during floods; `scroll`: the view of a
 //!   pane's history that the attach controller scrolls.
-//! - `attach` and `ring`: the session protocol's members, frames and replay.
+//! - `attach` and `ring`: the session protocol's members, frames and replay;
+//!   `attach_input`: the keys of an attached terminal (detach, scroll, UTF-8), decoded the
+//!   same way by the attach client and by the server serving a terminal directly.
 //! - `keys`: key-combo strings; `metadata`: agent state, metadata and tokens;
 //!   `watch`: output matching; `events`: the live event bus; `expiry`: TTLs.
 
 pub mod attach;
+pub mod attach_input;
 mod core;
 mod error;
 mod events;

@@ -222,6 +222,7 @@ pub async fn handle_session_message(
             session_id,
             role,
             replay_from,
+            ..
         } => host
             .session_join(&session_id, role, replay_from, client_id)
             .map(|membership| SessionReply {

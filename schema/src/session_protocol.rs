@@ -11,6 +11,13 @@
 //! nagi extension: the controller may scroll the pane's view of its history with
 //! `session_scroll`; every member is then shown that view (keyframes that draw it) instead
 //! of the live output, until the view returns to the bottom.
+//!
+//! nagi extension: a client on a terminal may ask for `terminal: "direct"` in its
+//! `join_session`. The server then opens that terminal itself (from the connection's
+//! peer credentials), reads the keys from it and writes the pane's output frames to it as
+//! raw bytes; the other frames still come over the socket, in order with the output. The
+//! server answers `session_joined` with the mode it granted (`stream` when it cannot open
+//! the terminal). Without the field the session is a stream session, as in seed 004.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -38,6 +45,10 @@ pub enum SessionClientMessage {
         role: SessionRole,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         replay_from: Option<u64>,
+        /// nagi extension: how the client's terminal is served (see [`SessionTerminal`]);
+        /// absent means `stream`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        terminal: Option<SessionTerminal>,
     },
     LeaveSession {
         session_id: String,
@@ -62,6 +73,20 @@ pub enum SessionClientMessage {
         session_id: String,
         scroll: SessionScrollStep,
     },
+}
+
+/// nagi extension: how an attach client's terminal is served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionTerminal {
+    /// Every frame comes over the socket as a JSON line; the client writes the output to
+    /// its terminal and sends the keys as `session_input`.
+    Stream,
+    /// The server reads the keys from the client's terminal and writes the output to it;
+    /// only the other frames come over the socket. Ctrl-\ detaches (and q or Ctrl-C for
+    /// an observer): the server leaves the session and answers `session_left`, after
+    /// which it no longer touches the terminal.
+    Direct,
 }
 
 /// How a `session_scroll` moves the view of a pane's history.
@@ -163,6 +188,9 @@ pub struct SessionJoined {
     /// The sequence number of the session's latest frame at join time; the replay that
     /// follows ends at or before it.
     pub current_seq: u64,
+    /// nagi extension: the terminal mode granted, when the join asked for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminal: Option<SessionTerminal>,
 }
 
 impl SessionFrame {
@@ -247,9 +275,21 @@ mod tests {
             SessionClientMessage::JoinSession {
                 session_id: "term_1".into(),
                 role: SessionRole::Observer,
-                replay_from: None
+                replay_from: None,
+                terminal: None
             }
         );
+        let direct: SessionClientMessage = serde_json::from_str(
+            r#"{"type":"join_session","session_id":"term_1","role":"controller","terminal":"direct"}"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            direct,
+            SessionClientMessage::JoinSession {
+                terminal: Some(SessionTerminal::Direct),
+                ..
+            }
+        ));
         assert!(
             serde_json::from_str::<SessionClientMessage>(
                 r#"{"type":"session_resize","session_id":"x","cols":-1,"rows":3}"#

@@ -8,9 +8,18 @@
 //! A client evicted for falling behind joins again with `replay_from`, so the mirror
 //! resumes where it stopped. The terminal is restored on every way out (see
 //! `terminal.rs`).
+//!
+//! Direct mode (the default on a terminal): once the terminal is in raw mode and the
+//! alternate screen, the client joins again with `terminal: "direct"`, and the server
+//! reads the keys from this terminal and writes the pane's output to it itself, as tmux
+//! does; this process no longer reads the keyboard and only passes resizes on, handles
+//! signals and restores the terminal, after the server said (`session_left`) that it let
+//! go of it. When the server cannot open the terminal it says so in `session_joined` and
+//! the session goes on as a stream: this process reads the keyboard, decodes the keys
+//! (`nagi_pane::attach_input`) and writes the output. `NAGI_ATTACH_STREAM=1` asks for the
+//! stream from the start.
 
 mod connection;
-mod input;
 mod keyboard;
 mod terminal;
 
@@ -18,9 +27,10 @@ use std::io::Write;
 use std::time::Duration;
 
 use base64::Engine as _;
+use nagi_pane::attach_input::{self as input, InputDecoder, KeyboardAction};
 use nagi_schema::session_protocol::{
     MIN_SESSION_COLS, MIN_SESSION_ROWS, SessionClientMessage, SessionFrame, SessionFramePayload,
-    SessionRole, SessionServerMessage,
+    SessionRole, SessionServerMessage, SessionTerminal,
 };
 use serde_json::{Value, json};
 use tokio::signal::unix::{SignalKind, signal};
@@ -30,7 +40,6 @@ use crate::connect::session_paths;
 use crate::context::Context;
 use crate::exit::{CliError, EXIT_OK};
 use connection::{LineReader, LineWriter};
-use input::{InputDecoder, KeyboardAction};
 use keyboard::Keyboard;
 use terminal::RawTerminal;
 
@@ -42,10 +51,23 @@ client already does, or with --observe, this one watches without typing or resiz
 
 Shift+PageUp and Shift+PageDown scroll through the pane's history (the top right corner shows \
 how far up, of how far it goes); typing returns to the live screen. Every client attached to \
-the pane sees the same view.";
+the pane sees the same view.
+
+The server reads this terminal's keys and writes the pane's output to it directly (the quickest \
+echo); with NAGI_ATTACH_STREAM=1 in the environment, or where the server cannot open the \
+terminal, both go through this process instead.";
 
 pub const DETACH_HELP: &str = "Detach: press Ctrl-\\ (Ctrl and backslash). The pane keeps running; attach again at any time.
 The terminal is restored when you detach, when the pane's process ends, when the server goes away, and on SIGTERM, SIGHUP or SIGINT.";
+
+/// How long the server may take to let go of the terminal (`session_left`) before the
+/// terminal is restored anyway.
+const RELEASE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Whether the environment asks for the stream mode (`NAGI_ATTACH_STREAM=1`).
+fn stream_requested() -> bool {
+    std::env::var_os("NAGI_ATTACH_STREAM").is_some_and(|value| value == "1")
+}
 
 /// How an attach ended.
 enum Outcome {
@@ -62,6 +84,18 @@ struct Attach {
     role: SessionRole,
     last_seq: u64,
     writer: LineWriter,
+    /// The terminal mode asked for at the next join.
+    terminal: Option<SessionTerminal>,
+}
+
+/// Who reads the keyboard and writes the output.
+enum Mode {
+    /// A join asking for direct mode is under way; nobody reads the keyboard yet.
+    Pending,
+    /// This process does (the keyboard is opened when the mode is granted).
+    Stream(Keyboard, InputDecoder),
+    /// The server does.
+    Direct,
 }
 
 fn to_line(message: &SessionClientMessage) -> String {
@@ -80,6 +114,7 @@ impl Attach {
             session_id: self.session_id.clone(),
             role: self.requested,
             replay_from,
+            terminal: self.terminal,
         };
         self.send(&message).await
     }
@@ -103,12 +138,17 @@ impl Attach {
         }
     }
 
-    /// Handles one frame; `Some` when the attach ends with it.
-    async fn frame(&mut self, frame: SessionFrame) -> std::io::Result<Option<Outcome>> {
+    /// Handles one frame; `Some` when the attach ends with it. Output is drawn only when
+    /// `draw` (in stream mode; while the join that asks for direct mode is under way, its
+    /// replay is about to redraw the whole screen).
+    async fn frame(&mut self, frame: SessionFrame, draw: bool) -> std::io::Result<Option<Outcome>> {
         self.last_seq = self.last_seq.max(frame.seq);
         match frame.payload {
             SessionFramePayload::Output { data, .. }
             | SessionFramePayload::Keyframe { data, .. } => {
+                if !draw {
+                    return Ok(None);
+                }
                 let bytes = base64::engine::general_purpose::STANDARD
                     .decode(data)
                     .unwrap_or_default();
@@ -145,24 +185,104 @@ async fn read_message(lines: &mut LineReader) -> Option<SessionServerMessage> {
     }
 }
 
-async fn attach_loop(attach: &mut Attach, lines: &mut LineReader) -> std::io::Result<Outcome> {
-    let mut keyboard = Keyboard::open();
-    let mut decoder = InputDecoder::default();
+/// The next keys typed, while this process reads the keyboard; pending otherwise.
+async fn next_keys(mode: &mut Mode) -> Option<Vec<u8>> {
+    match mode {
+        Mode::Stream(keyboard, _) => keyboard.read().await,
+        Mode::Pending | Mode::Direct => std::future::pending().await,
+    }
+}
+
+/// Sends the keys read in stream mode; `Some` when they end the attach.
+async fn typed(
+    attach: &mut Attach,
+    decoder: &mut InputDecoder,
+    bytes: &[u8],
+) -> std::io::Result<Option<Outcome>> {
+    let leave = SessionClientMessage::LeaveSession {
+        session_id: attach.session_id.clone(),
+    };
+    if attach.role != SessionRole::Controller && input::observer_leaves(bytes) {
+        let _ = attach.send(&leave).await;
+        return Ok(Some(Outcome::Detached));
+    }
+    let chunk = decoder.feed(bytes);
+    // Only the controller types and scrolls; the server would refuse an observer.
+    if attach.role == SessionRole::Controller {
+        for action in chunk.actions {
+            let session_id = attach.session_id.clone();
+            let message = match action {
+                KeyboardAction::Input(data) => {
+                    SessionClientMessage::SessionInput { session_id, data }
+                }
+                KeyboardAction::Scroll(scroll) => {
+                    SessionClientMessage::SessionScroll { session_id, scroll }
+                }
+            };
+            attach.send(&message).await?;
+        }
+    }
+    if chunk.detach {
+        let _ = attach.send(&leave).await;
+        return Ok(Some(Outcome::Detached));
+    }
+    Ok(None)
+}
+
+/// In direct mode, asks the server to let go of the terminal and waits (briefly) until it
+/// did: only then may the terminal be restored without the server's output or key reads
+/// mixing in.
+async fn release_terminal(attach: &mut Attach, lines: &mut LineReader) {
+    let leave = SessionClientMessage::LeaveSession {
+        session_id: attach.session_id.clone(),
+    };
+    if attach.send(&leave).await.is_err() {
+        return;
+    }
+    let released = async {
+        loop {
+            match read_message(lines).await {
+                None
+                | Some(SessionServerMessage::SessionLeft(_))
+                | Some(SessionServerMessage::Error { .. }) => return,
+                Some(_) => {}
+            }
+        }
+    };
+    let _ = tokio::time::timeout(RELEASE_TIMEOUT, released).await;
+}
+
+async fn attach_loop(
+    attach: &mut Attach,
+    lines: &mut LineReader,
+    mut mode: Mode,
+) -> std::io::Result<Outcome> {
     let mut resized = signal(SignalKind::window_change())?;
     let mut terminate = signal(SignalKind::terminate())?;
     let mut hangup = signal(SignalKind::hangup())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
     attach.send_size().await?;
-    loop {
+    let outcome = loop {
         tokio::select! {
             message = read_message(lines) => match message {
                 None => return Ok(Outcome::ServerGone),
                 Some(SessionServerMessage::SessionFrame(frame)) => {
-                    if let Some(outcome) = attach.frame(frame).await? {
-                        return Ok(outcome);
+                    let draw = matches!(mode, Mode::Stream(..));
+                    if let Some(outcome) = attach.frame(frame, draw).await? {
+                        break outcome;
                     }
                 }
-                Some(SessionServerMessage::SessionJoined(joined)) => attach.role = joined.role,
+                Some(SessionServerMessage::SessionJoined(joined)) => {
+                    attach.role = joined.role;
+                    if joined.terminal == Some(SessionTerminal::Direct) {
+                        mode = Mode::Direct;
+                    } else if matches!(mode, Mode::Pending | Mode::Direct) {
+                        // The server could not open the terminal: this process serves it.
+                        attach.terminal = None;
+                        mode = Mode::Stream(Keyboard::open(), InputDecoder::default());
+                    }
+                }
+                // The server let go of the terminal (the detach key, or an observer's q).
                 Some(SessionServerMessage::SessionLeft(_)) => return Ok(Outcome::Detached),
                 // A refused rejoin means the pane is gone; refused input or resizes are not fatal.
                 Some(SessionServerMessage::Error { code, message, .. }) if code == "session_not_found" => {
@@ -170,35 +290,23 @@ async fn attach_loop(attach: &mut Attach, lines: &mut LineReader) -> std::io::Re
                 }
                 Some(SessionServerMessage::Error { .. }) => {}
             },
-            bytes = keyboard.read() => {
+            bytes = next_keys(&mut mode) => {
                 let Some(bytes) = bytes else { return Ok(Outcome::Detached) };
-                if attach.role != SessionRole::Controller && input::observer_leaves(&bytes) {
-                    let _ = attach.send(&SessionClientMessage::LeaveSession { session_id: attach.session_id.clone() }).await;
-                    return Ok(Outcome::Detached);
-                }
-                let chunk = decoder.feed(&bytes);
-                // Only the controller types and scrolls; the server would refuse an observer.
-                if attach.role == SessionRole::Controller {
-                    for action in chunk.actions {
-                        let session_id = attach.session_id.clone();
-                        let message = match action {
-                            KeyboardAction::Input(data) => SessionClientMessage::SessionInput { session_id, data },
-                            KeyboardAction::Scroll(scroll) => SessionClientMessage::SessionScroll { session_id, scroll },
-                        };
-                        attach.send(&message).await?;
-                    }
-                }
-                if chunk.detach {
-                    let _ = attach.send(&SessionClientMessage::LeaveSession { session_id: attach.session_id.clone() }).await;
-                    return Ok(Outcome::Detached);
+                let Mode::Stream(_, decoder) = &mut mode else { continue };
+                if let Some(outcome) = typed(attach, decoder, &bytes).await? {
+                    return Ok(outcome);
                 }
             }
             _ = resized.recv() => attach.send_size().await?,
-            _ = terminate.recv() => return Ok(Outcome::Signal(libc::SIGTERM)),
-            _ = hangup.recv() => return Ok(Outcome::Signal(libc::SIGHUP)),
-            _ = interrupt.recv() => return Ok(Outcome::Signal(libc::SIGINT)),
+            _ = terminate.recv() => break Outcome::Signal(libc::SIGTERM),
+            _ = hangup.recv() => break Outcome::Signal(libc::SIGHUP),
+            _ = interrupt.recv() => break Outcome::Signal(libc::SIGINT),
         }
+    };
+    if matches!(mode, Mode::Pending | Mode::Direct) {
+        release_terminal(attach, lines).await;
     }
+    Ok(outcome)
 }
 
 async fn attach_to(
@@ -222,7 +330,10 @@ async fn attach_to(
         role: requested,
         last_seq: 0,
         writer,
+        terminal: None,
     };
+    // The first join learns the role (said before the pane's screen covers the terminal);
+    // the server takes the terminal over only at the join after the terminal is raw.
     attach.join(None).await.map_err(unreachable)?;
     let joined = match read_message(&mut lines).await {
         Some(SessionServerMessage::SessionJoined(joined)) => joined,
@@ -256,7 +367,15 @@ async fn attach_to(
         .map_err(|error| {
             CliError::Usage(format!("cannot switch the terminal to raw mode: {error}"))
         })?;
-    let outcome = attach_loop(&mut attach, &mut lines).await;
+    let mode = if stream_requested() {
+        Mode::Stream(Keyboard::open(), InputDecoder::default())
+    } else {
+        // Joined again, now served on the terminal: the replay redraws the screen.
+        attach.terminal = Some(SessionTerminal::Direct);
+        attach.join(None).await.map_err(unreachable)?;
+        Mode::Pending
+    };
+    let outcome = attach_loop(&mut attach, &mut lines, mode).await;
     drop(terminal);
     outcome.map_err(|error| CliError::Unreachable(format!("the attach connection failed: {error}")))
 }

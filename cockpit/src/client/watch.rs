@@ -146,6 +146,7 @@ fn session_loop(
         session_id: session_id.clone(),
         role: SessionRole::Observer,
         replay_from,
+        terminal: None,
     };
     if let Err(error) = writer.write_all(&line(&join(None))) {
         return failed(format!("cannot join the pane's session: {error}"));

@@ -190,8 +190,15 @@ async fn handle_line(
             {
                 drop(serving);
                 let client_id = super::session::new_client_id(peer);
-                super::session::serve_session(engine, &client_id, bytes.to_vec(), lines, output)
-                    .await;
+                super::session::serve_session(
+                    engine,
+                    &client_id,
+                    &peer,
+                    bytes.to_vec(),
+                    lines,
+                    output,
+                )
+                .await;
                 return false;
             }
             return write_line(output, &error_line(&rejected.id, &rejected.error))

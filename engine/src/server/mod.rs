@@ -2,6 +2,7 @@
 //! one task per connection, shutdown by broadcast, and a drain of in-flight requests.
 
 pub mod connection;
+pub mod direct;
 pub mod framing;
 pub mod line_budget;
 pub mod live_events;

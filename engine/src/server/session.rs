@@ -10,6 +10,14 @@
 //! queue only when the socket accepted the previous one, so a client that stops reading
 //! fills its own queue and is evicted by the pane host (with an `error` frame) while the
 //! pane and the other members go on. The client may then join again with `replay_from`.
+//!
+//! A join with `terminal: "direct"` is served on the client's terminal (see `direct.rs`)
+//! when the server can open it: the reader then also reads the keys from the terminal
+//! (typing goes to the pane as `session_input` would; the detach key leaves the session and
+//! answers `session_left`), and the writer writes that membership's output and keyframes
+//! to the terminal as raw bytes, in turn with its other frames, which still go over the
+//! socket. A frame is taken from the queue only when the previous one was written, so a
+//! slow terminal fills its member's queue exactly as a slow socket does.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -17,14 +25,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Poll;
 use std::time::Duration;
 
+use base64::Engine as _;
+use nagi_pane::attach_input::KeyboardAction;
 use nagi_schema::envelope::IdOnly;
-use nagi_schema::session_protocol::{SessionClientMessage, SessionFrame, SessionServerMessage};
+use nagi_schema::session_protocol::{
+    SessionClientMessage, SessionFrame, SessionFramePayload, SessionServerMessage, SessionTerminal,
+};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
 use super::connection::{Lines, Output, error_line};
+use super::direct::{DirectKeys, DirectTerminal, Keys};
 use super::framing::Frame;
 use crate::api::Peer;
 use crate::engine::Engine;
@@ -88,10 +101,12 @@ fn message_line(message: &SessionServerMessage) -> String {
 
 enum WriterCommand {
     Line(String),
-    /// Start forwarding a membership's frames (after its `session_joined` line).
+    /// Start forwarding a membership's frames (after its `session_joined` line), its
+    /// output to `terminal` when the membership is direct.
     Attach {
         session_id: String,
         frames: SessionFrameReceiver,
+        terminal: Option<Arc<DirectTerminal>>,
     },
     /// Stop forwarding, dropping what is queued (before its `session_left` line).
     Detach {
@@ -117,6 +132,7 @@ impl Drop for Membership<'_> {
 pub async fn serve_session(
     engine: &Arc<Engine>,
     client_id: &str,
+    peer: &Peer,
     first_line: Vec<u8>,
     lines: &mut Lines,
     output: &mut Output,
@@ -126,7 +142,12 @@ pub async fn serve_session(
         client_id,
     };
     let (commands, pending) = mpsc::channel(PENDING_REPLIES);
-    let reader = read_messages(engine, client_id, first_line, lines, commands);
+    let client = Client {
+        engine,
+        client_id,
+        peer,
+    };
+    let reader = read_messages(&client, first_line, lines, commands);
     let writer = write_messages(engine, pending, output);
     tokio::pin!(reader, writer);
     tokio::select! {
@@ -138,21 +159,56 @@ pub async fn serve_session(
     }
 }
 
+/// Who the connection serves.
+struct Client<'a> {
+    engine: &'a Arc<Engine>,
+    client_id: &'a str,
+    peer: &'a Peer,
+}
+
+/// What the reader got next.
+enum Next {
+    Frame(std::io::Result<Frame>),
+    Keys(Keys),
+    Shutdown,
+}
+
+async fn next_keys(direct: &mut Option<DirectKeys>) -> Keys {
+    match direct {
+        Some(keys) => keys.next().await,
+        None => std::future::pending().await,
+    }
+}
+
 async fn read_messages(
-    engine: &Arc<Engine>,
-    client_id: &str,
+    client: &Client<'_>,
     first_line: Vec<u8>,
     lines: &mut Lines,
     commands: mpsc::Sender<WriterCommand>,
 ) {
     let mut next = Some(first_line);
+    // The session served on the client's terminal, if any: its keys are read here.
+    let mut direct: Option<DirectKeys> = None;
     loop {
         let bytes = match next.take() {
             Some(bytes) => bytes,
             None => {
-                let frame = tokio::select! {
-                    frame = lines.next_frame() => frame,
-                    _ = engine.shutdown.wait() => return,
+                let got = tokio::select! {
+                    frame = lines.next_frame() => Next::Frame(frame),
+                    keys = next_keys(&mut direct) => Next::Keys(keys),
+                    _ = client.engine.shutdown.wait() => Next::Shutdown,
+                };
+                let frame = match got {
+                    Next::Frame(frame) => frame,
+                    Next::Keys(keys) => {
+                        for command in handle_keys(client, &mut direct, keys).await {
+                            if commands.send(command).await.is_err() {
+                                return;
+                            }
+                        }
+                        continue;
+                    }
+                    Next::Shutdown => return,
                 };
                 match frame {
                     Ok(Frame::Line(bytes)) => bytes,
@@ -180,7 +236,7 @@ async fn read_messages(
         if bytes.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        for command in handle_line(engine, client_id, &bytes).await {
+        for command in handle_line(client, &mut direct, &bytes).await {
             if commands.send(command).await.is_err() {
                 return;
             }
@@ -188,8 +244,99 @@ async fn read_messages(
     }
 }
 
+/// What keys read from a direct session's terminal lead to.
+async fn handle_keys(
+    client: &Client<'_>,
+    direct: &mut Option<DirectKeys>,
+    keys: Keys,
+) -> Vec<WriterCommand> {
+    let Some(session_id) = direct.as_ref().map(|keys| keys.session_id.clone()) else {
+        return Vec::new();
+    };
+    match keys {
+        Keys::Ignored => Vec::new(),
+        Keys::Gone => {
+            *direct = None;
+            Vec::new()
+        }
+        Keys::Leave => leave_direct(client, direct, session_id).await,
+        Keys::Chunk(chunk) => {
+            let mut commands = Vec::new();
+            for action in chunk.actions {
+                let session_id = session_id.clone();
+                let message = match action {
+                    KeyboardAction::Input(data) => {
+                        SessionClientMessage::SessionInput { session_id, data }
+                    }
+                    KeyboardAction::Scroll(scroll) => {
+                        SessionClientMessage::SessionScroll { session_id, scroll }
+                    }
+                };
+                let reply =
+                    handle_session_message(&client.engine.panes, client.client_id, message).await;
+                if let Some(message) = &reply.message {
+                    commands.push(WriterCommand::Line(message_line(message)));
+                }
+            }
+            if chunk.detach {
+                commands.extend(leave_direct(client, direct, session_id).await);
+            }
+            commands
+        }
+    }
+}
+
+/// Leaves the direct session: the terminal is no longer read, and the writer drops the
+/// membership (and its terminal) before it answers `session_left`.
+async fn leave_direct(
+    client: &Client<'_>,
+    direct: &mut Option<DirectKeys>,
+    session_id: String,
+) -> Vec<WriterCommand> {
+    *direct = None;
+    let message = SessionClientMessage::LeaveSession {
+        session_id: session_id.clone(),
+    };
+    let reply = handle_session_message(&client.engine.panes, client.client_id, message).await;
+    let mut commands = vec![WriterCommand::Detach { session_id }];
+    if let Some(message) = &reply.message {
+        commands.push(WriterCommand::Line(message_line(message)));
+    }
+    commands
+}
+
+/// The terminal a join asks for: `None` without the extension, `Some(None)` when the
+/// session is to be (or falls back to) a stream, `Some(Some(terminal))` when direct.
+fn requested_terminal(
+    client: &Client<'_>,
+    message: &SessionClientMessage,
+) -> Option<Option<Arc<DirectTerminal>>> {
+    let SessionClientMessage::JoinSession {
+        terminal: Some(mode),
+        ..
+    } = message
+    else {
+        return None;
+    };
+    if *mode == SessionTerminal::Stream {
+        return Some(None);
+    }
+    // Opened before the join (opening writes nothing); used only once the join succeeded.
+    match DirectTerminal::open(client.peer) {
+        Ok(terminal) => Some(Some(terminal)),
+        Err(error) => {
+            tracing::debug!(%error, "cannot open the client's terminal; attaching as a stream");
+            Some(None)
+        }
+    }
+}
+
 /// What one client line leads to, in the order the writer must carry it out.
-async fn handle_line(engine: &Arc<Engine>, client_id: &str, bytes: &[u8]) -> Vec<WriterCommand> {
+async fn handle_line(
+    client: &Client<'_>,
+    direct: &mut Option<DirectKeys>,
+    bytes: &[u8],
+) -> Vec<WriterCommand> {
     let Ok(text) = std::str::from_utf8(bytes) else {
         let error = EngineError::InvalidRequest("the line is not valid UTF-8".into());
         return vec![WriterCommand::Line(session_error_line(None, &error))];
@@ -221,10 +368,37 @@ async fn handle_line(engine: &Arc<Engine>, client_id: &str, bytes: &[u8]) -> Vec
         SessionClientMessage::LeaveSession { session_id } => Some(session_id.clone()),
         _ => None,
     };
-    let reply = handle_session_message(&engine.panes, client_id, message).await;
+    let joining = matches!(message, SessionClientMessage::JoinSession { .. });
+    // A leave or another join of the direct session ends the reading of its terminal.
+    if (leaving.is_some() || joining)
+        && direct
+            .as_ref()
+            .is_some_and(|keys| keys.session_id == message.session_id())
+    {
+        *direct = None;
+    }
+    let terminal = requested_terminal(client, &message);
+    let mut reply = handle_session_message(&client.engine.panes, client.client_id, message).await;
     let mut commands = Vec::new();
     if let Some(session_id) = leaving {
         commands.push(WriterCommand::Detach { session_id });
+    }
+    let mut granted = None;
+    if let (Some(SessionServerMessage::SessionJoined(joined)), Some(terminal)) =
+        (&mut reply.message, terminal)
+    {
+        joined.terminal = Some(match &terminal {
+            Some(_) => SessionTerminal::Direct,
+            None => SessionTerminal::Stream,
+        });
+        if let Some(terminal) = terminal {
+            *direct = Some(DirectKeys::new(
+                joined.session_id.clone(),
+                joined.role,
+                terminal.clone(),
+            ));
+            granted = Some(terminal);
+        }
     }
     if let Some(message) = &reply.message {
         commands.push(WriterCommand::Line(message_line(message)));
@@ -235,22 +409,31 @@ async fn handle_line(engine: &Arc<Engine>, client_id: &str, bytes: &[u8]) -> Vec
         commands.push(WriterCommand::Attach {
             session_id: joined.session_id.clone(),
             frames,
+            terminal: granted,
         });
     }
     commands
 }
 
+/// A membership whose frames the writer forwards.
+struct Forwarded {
+    session_id: String,
+    frames: SessionFrameReceiver,
+    /// Where its output and keyframes go when the membership is direct.
+    terminal: Option<Arc<DirectTerminal>>,
+}
+
 /// The next frame of any membership, taking turns from `start` so none starves. `None` in
 /// the frame means that membership's stream ended.
 fn next_frame(
-    members: &mut [(String, SessionFrameReceiver)],
+    members: &mut [Forwarded],
     start: usize,
 ) -> impl Future<Output = (usize, Option<Arc<SessionFrame>>)> + '_ {
     std::future::poll_fn(move |context| {
         let count = members.len();
         for offset in 0..count {
             let index = (start + offset) % count;
-            if let Poll::Ready(frame) = members[index].1.poll_recv(context) {
+            if let Poll::Ready(frame) = members[index].frames.poll_recv(context) {
                 return Poll::Ready((index, frame));
             }
         }
@@ -263,12 +446,31 @@ async fn write_line(output: &mut Output, line: &str) -> std::io::Result<()> {
     output.write_all(b"\n").await
 }
 
+/// Writes one frame of a membership: the output and keyframes of a direct one to its
+/// terminal as raw bytes, everything else to the socket as a line.
+async fn write_frame(
+    output: &mut Output,
+    member: &Forwarded,
+    frame: &SessionFrame,
+) -> std::io::Result<()> {
+    if let Some(terminal) = &member.terminal
+        && let SessionFramePayload::Output { data, .. } | SessionFramePayload::Keyframe { data, .. } =
+            &frame.payload
+    {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .map_err(std::io::Error::other)?;
+        return terminal.write_all(&bytes).await;
+    }
+    write_line(output, &frame.to_line()).await
+}
+
 async fn write_messages(
     engine: &Arc<Engine>,
     mut commands: mpsc::Receiver<WriterCommand>,
     output: &mut Output,
 ) {
-    let mut members: Vec<(String, SessionFrameReceiver)> = Vec::new();
+    let mut members: Vec<Forwarded> = Vec::new();
     let mut turn = 0usize;
     loop {
         let written = tokio::select! {
@@ -279,21 +481,21 @@ async fn write_messages(
                     return;
                 }
                 Some(WriterCommand::Line(line)) => write_line(output, &line).await,
-                Some(WriterCommand::Attach { session_id, frames }) => {
+                Some(WriterCommand::Attach { session_id, frames, terminal }) => {
                     // A second join of the same session replaces the first membership.
-                    members.retain(|(member, _)| *member != session_id);
-                    members.push((session_id, frames));
+                    members.retain(|member| member.session_id != session_id);
+                    members.push(Forwarded { session_id, frames, terminal });
                     Ok(())
                 }
                 Some(WriterCommand::Detach { session_id }) => {
-                    members.retain(|(member, _)| *member != session_id);
+                    members.retain(|member| member.session_id != session_id);
                     Ok(())
                 }
             },
             (index, frame) = next_frame(&mut members, turn), if !members.is_empty() => {
                 turn = turn.wrapping_add(1);
                 match frame {
-                    Some(frame) => write_line(output, &frame.to_line()).await,
+                    Some(frame) => write_frame(output, &members[index], &frame).await,
                     // Evicted after its error frame, or the pane closed after its closed frame.
                     None => {
                         members.remove(index);
@@ -309,7 +511,7 @@ async fn write_messages(
         if written.is_err() {
             return;
         }
-        let idle = commands.is_empty() && members.iter().all(|(_, frames)| frames.is_empty());
+        let idle = commands.is_empty() && members.iter().all(|member| member.frames.is_empty());
         if idle && output.flush().await.is_err() {
             return;
         }

@@ -180,6 +180,7 @@ async fn one_controller_observers_cannot_type_and_small_resizes_are_refused() {
             session_id: session.clone(),
             role: SessionRole::Controller,
             replay_from: None,
+            terminal: None,
         },
     )
     .await;

@@ -2,6 +2,7 @@
 //! dirs. Each module is one capability.
 
 mod attach;
+mod attach_direct;
 mod cockpit;
 mod consent;
 mod console;

@@ -1,4 +1,5 @@
-//! Keyboard bytes of an attach: the detach key, the scroll keys, and UTF-8 assembly for
+//! Keyboard bytes of an attached terminal, read by the attach client (stream mode) or by
+//! the server itself (direct mode): the detach key, the scroll keys, and UTF-8 assembly for
 //! `session_input` (whose `data` is a string), so that a character split across two reads
 //! stays whole.
 //!
