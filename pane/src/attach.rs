@@ -19,6 +19,7 @@ use nagi_schema::session_protocol::{
 };
 use tokio::sync::mpsc;
 
+use super::attach_direct::DirectOutput;
 use super::ring::{FrameRing, RingFrame, RingPayload};
 
 /// Receives the frames of one session membership: the replay first, then live frames.
@@ -39,6 +40,8 @@ struct Member {
     client_id: String,
     role: SessionRole,
     sender: mpsc::Sender<Arc<SessionFrame>>,
+    /// The member's terminal, when the server serves it directly (see `attach_direct`).
+    direct: Option<Arc<DirectOutput>>,
 }
 
 /// What a keyframe needs from the terminal: the redraw bytes and the size.
@@ -130,8 +133,13 @@ impl SessionState {
         );
         let shown = !(draws_live_screen && self.view_offset > 0);
         if shown && !self.members.is_empty() {
-            let wire = self.wire(&frame);
-            self.fan_out(&wire);
+            match &frame.payload {
+                RingPayload::Output(bytes) => self.fan_out_output(&frame, bytes),
+                _ => {
+                    let wire = self.wire(&frame);
+                    self.fan_out(&wire);
+                }
+            }
         }
         self.ring.push(frame);
     }
@@ -212,6 +220,63 @@ impl SessionState {
         self.record(RingPayload::Closed { exit_code });
     }
 
+    /// Offers output to every member: written at once to the terminal of a direct member
+    /// that has nothing queued (what the terminal did not take is queued after), queued
+    /// as a frame for the others.
+    fn fan_out_output(&mut self, frame: &RingFrame, bytes: &[u8]) {
+        let mut wire = None;
+        let mut removed_any = false;
+        let mut index = 0;
+        while index < self.members.len() {
+            let member = &self.members[index];
+            let mut queued = None;
+            if let Some(direct) = member.direct.as_ref().filter(|direct| direct.idle())
+                && !member.sender.is_closed()
+            {
+                let written = direct.write_now(bytes);
+                if written == bytes.len() {
+                    index += 1;
+                    continue;
+                }
+                if written > 0 {
+                    let rest = RingFrame {
+                        seq: frame.seq,
+                        ts: frame.ts,
+                        payload: RingPayload::Output(bytes[written..].to_vec()),
+                    };
+                    queued = Some(self.wire(&rest));
+                }
+            }
+            let queued =
+                queued.unwrap_or_else(|| wire.get_or_insert_with(|| self.wire(frame)).clone());
+            if self.offer(index, queued) {
+                index += 1;
+            } else {
+                self.members.remove(index);
+                removed_any = true;
+            }
+        }
+        if removed_any {
+            self.announce_membership();
+        }
+    }
+
+    /// Serves `client_id`'s membership on its terminal from now on (see `attach_direct`);
+    /// false when it is not a member.
+    pub fn set_direct_output(&mut self, client_id: &str, direct: Arc<DirectOutput>) -> bool {
+        let Some(member) = self
+            .members
+            .iter_mut()
+            .find(|member| member.client_id == client_id)
+        else {
+            return false;
+        };
+        // The frames queued so far (the replay) are written by the connection's writer.
+        direct.set_outstanding(member.sender.max_capacity() - member.sender.capacity());
+        member.direct = Some(direct);
+        true
+    }
+
     /// Offers a frame to every member, removing the ones that lag or are gone.
     fn fan_out(&mut self, frame: &Arc<SessionFrame>) {
         let mut removed_any = false;
@@ -242,11 +307,10 @@ impl SessionState {
                 member.client_id, self.queue_capacity, frame.seq
             );
             let error = self.direct_frame(SessionFramePayload::Error { message });
-            let member = &self.members[index];
-            let _ = member.sender.try_send(error);
+            send(&self.members[index], error);
             return false;
         }
-        self.members[index].sender.try_send(frame).is_ok()
+        send(&self.members[index], frame)
     }
 
     /// A frame for one member only (not retained); it still takes a sequence number.
@@ -353,6 +417,7 @@ impl SessionState {
             client_id: client_id.to_string(),
             role,
             sender,
+            direct: None,
         });
         self.announce_membership();
         SessionMembership { joined, frames }
@@ -373,6 +438,18 @@ impl SessionState {
     pub fn drop_members(&mut self) {
         self.members.clear();
     }
+}
+
+/// Queues a frame for a member; false when its queue took it not.
+fn send(member: &Member, frame: Arc<SessionFrame>) -> bool {
+    if let Some(direct) = &member.direct {
+        direct.queued();
+    }
+    let sent = member.sender.try_send(frame).is_ok();
+    if !sent && let Some(direct) = &member.direct {
+        direct.unqueued();
+    }
+    sent
 }
 
 /// A keyframe frame's payload of `source`.

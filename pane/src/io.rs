@@ -15,6 +15,7 @@ use nagi_schema::pane_events::{
 use nagi_schema::session_protocol::{SessionLeft, SessionRole, SessionScrollStep};
 
 use super::attach::SessionMembership;
+use super::attach_direct::DirectOutput;
 use super::core::{InputWritten, PaneCore, lock, wants_ansi};
 use super::error::PaneError;
 use super::host::PaneHost;
@@ -238,6 +239,18 @@ impl PaneHost {
         Ok(self
             .pane_by_terminal(session_id)?
             .join_session(client_id, role, replay_from))
+    }
+
+    /// Serves `client_id`'s membership of a session on its terminal (a direct attach): the
+    /// pane's output is written to `output` while nothing is queued for the member.
+    pub fn session_direct_output(
+        &self,
+        session_id: &str,
+        client_id: &str,
+        output: Arc<DirectOutput>,
+    ) -> Result<bool, PaneError> {
+        let core = self.pane_by_terminal(session_id)?;
+        Ok(lock(&core.session).set_direct_output(client_id, output))
     }
 
     /// `leave_session`; leaving a session one is not in is not an error.

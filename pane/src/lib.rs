@@ -17,12 +17,14 @@
 //!   `fast_forward`: skipping rows nobody can see during floods; `scroll`: the view of a
 //!   pane's history that the attach controller scrolls.
 //! - `attach` and `ring`: the session protocol's members, frames and replay;
-//!   `attach_input`: the keys of an attached terminal (detach, scroll, UTF-8), decoded the
+//!   `attach_direct`: the output of a member whose terminal the server serves, written
+//!   by the pane's reader when nothing is queued for it; `attach_input`: the keys of an attached terminal (detach, scroll, UTF-8), decoded the
 //!   same way by the attach client and by the server serving a terminal directly.
 //! - `keys`: key-combo strings; `metadata`: agent state, metadata and tokens;
 //!   `watch`: output matching; `events`: the live event bus; `expiry`: TTLs.
 
 pub mod attach;
+pub mod attach_direct;
 pub mod attach_input;
 mod core;
 mod error;

@@ -13,6 +13,7 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::sync::Arc;
 
+use nagi_pane::attach_direct::DirectOutput;
 use nagi_pane::attach_input::{InputDecoder, KeyboardChunk, observer_leaves};
 use nagi_schema::session_protocol::SessionRole;
 use tokio::io::Interest;
@@ -45,6 +46,14 @@ impl DirectTerminal {
         Ok(Arc::new(DirectTerminal {
             terminal: register(terminal, Interest::READABLE)?,
         }))
+    }
+
+    /// The terminal as the pane's reader writes to it while nothing is queued for the
+    /// member (`nagi_pane::attach_direct`): a duplicate of the same non-blocking open file.
+    pub fn output(&self) -> std::io::Result<Arc<DirectOutput>> {
+        Ok(Arc::new(DirectOutput::new(
+            self.terminal.get_ref().try_clone()?,
+        )))
     }
 
     /// Reads what was typed; `Ok(0)` when the terminal hung up.

@@ -42,6 +42,7 @@ use super::framing::Frame;
 use crate::api::Peer;
 use crate::engine::Engine;
 use crate::errors::{EngineError, wire_error};
+use nagi_pane::attach_direct::DirectOutput;
 use nagi_pane::{PaneHost, SessionFrameReceiver, handle_session_message};
 
 /// Replies the reader may queue ahead of a writer that is blocked on a slow client.
@@ -107,6 +108,8 @@ enum WriterCommand {
         session_id: String,
         frames: SessionFrameReceiver,
         terminal: Option<Arc<DirectTerminal>>,
+        /// The same terminal as the pane's reader writes to it, when it may.
+        output: Option<Arc<DirectOutput>>,
     },
     /// Stop forwarding, dropping what is queued (before its `session_left` line).
     Detach {
@@ -384,6 +387,7 @@ async fn handle_line(
         commands.push(WriterCommand::Detach { session_id });
     }
     let mut granted = None;
+    let mut output = None;
     if let (Some(SessionServerMessage::SessionJoined(joined)), Some(terminal)) =
         (&mut reply.message, terminal)
     {
@@ -397,6 +401,14 @@ async fn handle_line(
                 joined.role,
                 terminal.clone(),
             ));
+            // The pane's reader writes the output itself while nothing is queued.
+            output = terminal.output().ok().filter(|output| {
+                client
+                    .engine
+                    .panes
+                    .session_direct_output(&joined.session_id, client.client_id, output.clone())
+                    .unwrap_or(false)
+            });
             granted = Some(terminal);
         }
     }
@@ -410,6 +422,7 @@ async fn handle_line(
             session_id: joined.session_id.clone(),
             frames,
             terminal: granted,
+            output,
         });
     }
     commands
@@ -421,6 +434,8 @@ struct Forwarded {
     frames: SessionFrameReceiver,
     /// Where its output and keyframes go when the membership is direct.
     terminal: Option<Arc<DirectTerminal>>,
+    /// Told of every frame written, when the pane's reader writes to the terminal too.
+    output: Option<Arc<DirectOutput>>,
 }
 
 /// The next frame of any membership, taking turns from `start` so none starves. `None` in
@@ -481,10 +496,10 @@ async fn write_messages(
                     return;
                 }
                 Some(WriterCommand::Line(line)) => write_line(output, &line).await,
-                Some(WriterCommand::Attach { session_id, frames, terminal }) => {
+                Some(WriterCommand::Attach { session_id, frames, terminal, output }) => {
                     // A second join of the same session replaces the first membership.
                     members.retain(|member| member.session_id != session_id);
-                    members.push(Forwarded { session_id, frames, terminal });
+                    members.push(Forwarded { session_id, frames, terminal, output });
                     Ok(())
                 }
                 Some(WriterCommand::Detach { session_id }) => {
@@ -495,7 +510,14 @@ async fn write_messages(
             (index, frame) = next_frame(&mut members, turn), if !members.is_empty() => {
                 turn = turn.wrapping_add(1);
                 match frame {
-                    Some(frame) => write_frame(output, &members[index], &frame).await,
+                    Some(frame) => {
+                        let member = &members[index];
+                        let written = write_frame(output, member, &frame).await;
+                        if let Some(direct) = &member.output {
+                            direct.frame_written();
+                        }
+                        written
+                    }
                     // Evicted after its error frame, or the pane closed after its closed frame.
                     None => {
                         members.remove(index);
