@@ -105,6 +105,7 @@ pub fn mission(id: &str, status: MissionStatus) -> MissionViewV1 {
         abandoned_reason: None,
         unresolved_attention_count: 1,
         updated_at_millis: 1,
+        host: None,
     }
 }
 

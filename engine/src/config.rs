@@ -159,6 +159,10 @@ pub struct UserConfig {
     pub worktree: WorktreeSettings,
     #[serde(default)]
     pub notify: crate::notify::settings::NotifySettings,
+    /// `[fleet]`: this server as one host of a fleet (read only by a binary built with the
+    /// `fleet` feature; any other binary refuses to start with it).
+    #[serde(default)]
+    pub fleet: Option<FleetSettings>,
     /// Top-level sections that are not nagi's (the file's name and folder are shared with
     /// another program of the same name): ignored, and named once in the server's log.
     /// nagi's own sections stay strict.
@@ -167,7 +171,48 @@ pub struct UserConfig {
 }
 
 /// The top-level sections nagi reads from its config file.
-const OWN_SECTIONS: &[&str] = &["providers", "sandbox", "server", "worktree", "notify"];
+const OWN_SECTIONS: &[&str] = &[
+    "providers",
+    "sandbox",
+    "server",
+    "worktree",
+    "notify",
+    "fleet",
+];
+
+/// `[fleet]`: the Temporal service this server joins as one host, and the host's name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FleetSettings {
+    /// The Temporal frontend, `host:port` or a URL (`http://127.0.0.1:7233`).
+    #[serde(default)]
+    pub address: Option<String>,
+    /// The Temporal namespace; `default` when absent.
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// This host's name in the fleet (the id rule: one path component).
+    #[serde(default)]
+    pub host: Option<String>,
+    /// An API key sent to the Temporal service.
+    #[serde(default)]
+    pub api_key: Option<String>,
+    /// TLS: the server's CA certificate, and the client's certificate and key (PEM files).
+    #[serde(default)]
+    pub tls_ca: Option<PathBuf>,
+    #[serde(default)]
+    pub tls_cert: Option<PathBuf>,
+    #[serde(default)]
+    pub tls_key: Option<PathBuf>,
+}
+
+impl FleetSettings {
+    /// A host name follows the id rule, so it is one path component and one task-queue
+    /// suffix (`nagi-host-<name>`).
+    pub fn check_host(host: &str) -> Result<(), String> {
+        nagi_schema::ids::check_id_text(host)
+            .map_err(|fault| fault.describe("the fleet host name", host))
+    }
+}
 
 /// `[worktree]`: where mission worktrees go.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -236,6 +281,9 @@ impl UserConfig {
 
     fn validate(&self) -> Result<(), String> {
         self.notify.check()?;
+        if let Some(host) = self.fleet.as_ref().and_then(|fleet| fleet.host.as_deref()) {
+            FleetSettings::check_host(host).map_err(|message| format!("fleet.host: {message}"))?;
+        }
         if let Some(location) = &self.worktree.location
             && !location.is_absolute()
         {

@@ -156,8 +156,26 @@ fn raise_open_file_limit() {
     }
 }
 
+/// Something that lives as long as the server's engine: started once the engine has
+/// recovered and before the socket serves, stopped after the socket has drained and before
+/// the live runs are stopped. Fleet mode's Temporal worker is one (crate `nagi-fleet`).
+pub trait ServerAttachment: Send {
+    /// Starts; an error stops the server's start (nothing is served).
+    fn start(&mut self, engine: Arc<Engine>) -> Result<(), String>;
+    /// Stops and waits until it has stopped.
+    fn stop(&mut self);
+}
+
 /// Runs the server in the foreground until it is stopped.
 pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
+    run_server_with(config, None)
+}
+
+/// [`run_server`] with an attachment that starts and stops with the engine.
+pub fn run_server_with(
+    config: EngineConfig,
+    mut attachment: Option<Box<dyn ServerAttachment>>,
+) -> Result<(), DaemonError> {
     let paths = config.paths.clone();
     ensure_private_dir(&paths.data_dir)?;
     let socket_text = paths.socket_path.display().to_string();
@@ -224,6 +242,7 @@ pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
             shutdown: Shutdown::new(),
             server_uid: unsafe { libc::geteuid() },
             server_pid: std::process::id(),
+            fleet: std::sync::OnceLock::new(),
         });
         // Recovery comes before serving: no client sees a run the store calls live that
         // this process does not hold.
@@ -231,11 +250,30 @@ pub fn run_server(config: EngineConfig) -> Result<(), DaemonError> {
         for action in &actions {
             tracing::info!(mission = %action.mission_id, action = %action.action, reason = %action.reason, "recovered");
         }
-        let listener = bind_private_socket(&paths.socket_path)?;
+        if let Some(attachment) = attachment.as_mut()
+            && let Err(message) = attachment.start(engine.clone())
+        {
+            stop_live_runs(&engine).await;
+            panes.shutdown().await;
+            return Err(DaemonError::Setup(message));
+        }
+        let listener = match bind_private_socket(&paths.socket_path) {
+            Ok(listener) => listener,
+            Err(error) => {
+                if let Some(attachment) = attachment.as_mut() {
+                    attachment.stop();
+                }
+                return Err(error);
+            }
+        };
         spawn_signal_handlers(engine.shutdown.clone());
         spawn_notifier(engine.clone());
         tracing::info!(socket = %socket_text, "nagi server is serving");
         crate::server::run(listener, engine.clone()).await;
+        if let Some(attachment) = attachment.as_mut() {
+            // The worker's thread is joined off the runtime's workers.
+            tokio::task::block_in_place(|| attachment.stop());
+        }
         stop_live_runs(&engine).await;
         // Every pane process tree ends with the server.
         panes.shutdown().await;

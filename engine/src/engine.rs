@@ -56,6 +56,9 @@ pub struct Engine {
     /// The uid every peer must have.
     pub server_uid: u32,
     pub server_pid: u32,
+    /// Fleet mode, set once at start by the fleet worker (`ServerAttachment`); empty on a
+    /// lone host.
+    pub fleet: std::sync::OnceLock<std::sync::Arc<dyn crate::fleet::FleetRouter>>,
 }
 
 impl Engine {

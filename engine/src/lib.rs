@@ -8,6 +8,7 @@ pub mod daemon;
 pub mod engine;
 pub mod errors;
 pub mod faults;
+pub mod fleet;
 pub mod launch;
 pub mod leftovers;
 pub mod live;

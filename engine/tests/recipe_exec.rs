@@ -923,6 +923,7 @@ mod recipe_support {
                 // SAFETY: geteuid has no preconditions.
                 server_uid: unsafe { libc::geteuid() },
                 server_pid: std::process::id(),
+                fleet: std::sync::OnceLock::new(),
             });
             TestSession {
                 _directory: None,

@@ -219,6 +219,7 @@ fn create_params(criteria: usize, different_title: bool) -> MissionCreateParams 
         acceptance_criteria: (0..criteria)
             .map(|index| format!("criterion {index} holds"))
             .collect(),
+        host: None,
     }
 }
 

@@ -129,6 +129,7 @@ fn draft_mission() -> Mission {
         repository_path: "/repo".into(),
         objective: "Configure whatever the fuzzer sends".into(),
         acceptance_criteria: vec!["first".into(), "second".into(), "third".into()],
+        host: None,
     };
     let Ok(CreateDecision::Create(event)) = decide_create(None, &params, "/repo", NOW) else {
         panic!("the fixed draft mission is valid")

@@ -87,6 +87,7 @@ mod tests {
             repository_path: "/work/repo".into(),
             objective: "Fix the login redirect".into(),
             acceptance_criteria: vec!["Redirect test passes".into()],
+            host: None,
         };
         let CreateDecision::Create(created) =
             decide_create(None, &params, "/work/repo", 10).unwrap()

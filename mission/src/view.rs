@@ -232,6 +232,7 @@ pub fn mission_view(mission: &Mission, live_runs: &dyn LiveRuns) -> MissionViewV
         .map(|usage| usage.to_wire()),
         unresolved_attention_count: mission.unresolved_attention_count(),
         updated_at_millis: mission.updated_at_millis,
+        host: None,
     }
 }
 
@@ -258,6 +259,7 @@ pub fn mission_summary(mission: &Mission) -> MissionSummary {
         status: mission.status,
         unresolved_attention_count: mission.unresolved_attention_count() as u64,
         updated_at_millis: mission.updated_at_millis,
+        host: None,
     }
 }
 

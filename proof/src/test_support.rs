@@ -36,6 +36,7 @@ pub fn mission() -> Mission {
             "Redirect test passes".into(),
             "A person reviewed the change".into(),
         ],
+        host: None,
     };
     let CreateDecision::Create(created) = decide_create(None, &params, WORKTREE, 10).unwrap()
     else {

@@ -128,6 +128,12 @@ pub struct MissionCreateParams {
     pub objective: String,
     #[schemars(length(min = 1, max = 16))]
     pub acceptance_criteria: Vec<String>,
+    /// nagi extension, fleet mode only: the host the mission is pinned to (the id rule);
+    /// absent means the host that receives the request. A server not in fleet mode
+    /// answers `feature_unavailable` when it is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 128), regex(pattern = ID_PATTERN))]
+    pub host: Option<String>,
 }
 
 /// `mission.get`, `mission.proof.get`, `mission.close`. Unknown fields are ignored.
@@ -394,6 +400,9 @@ pub struct MissionViewV1 {
     pub usage: Option<crate::usage::UsageV1>,
     pub unresolved_attention_count: u32,
     pub updated_at_millis: u64,
+    /// nagi extension, fleet mode only: the host the mission is pinned to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// A check run in progress.
@@ -414,6 +423,9 @@ pub struct MissionSummary {
     pub status: MissionStatus,
     pub unresolved_attention_count: u64,
     pub updated_at_millis: u64,
+    /// nagi extension, fleet mode only: the host the mission is pinned to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

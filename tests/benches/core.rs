@@ -86,6 +86,7 @@ fn create_many(socket: &Path, repository: &str, prefix: &str, count: usize) {
                 "Redirect test passes".into(),
                 "The login flow has no regression".into(),
             ],
+            host: None,
         };
         request.clear();
         serde_json::to_writer(

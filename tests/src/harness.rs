@@ -164,6 +164,11 @@ impl TestEnv {
 
     /// Starts `nagi server` in the foreground as a child and waits until it answers.
     pub fn start_server(&mut self) -> u32 {
+        self.start_server_with(&[])
+    }
+
+    /// [`TestEnv::start_server`] with extra arguments to `nagi server`.
+    pub fn start_server_with(&mut self, args: &[&str]) -> u32 {
         std::fs::create_dir_all(&self.config_dir).unwrap();
         #[allow(clippy::permissions_set_readonly_false)]
         {
@@ -179,6 +184,7 @@ impl TestEnv {
         let child = self
             .command()
             .arg("server")
+            .args(args)
             .stdout(Stdio::from(log.try_clone().unwrap()))
             .stderr(Stdio::from(log))
             .spawn()

@@ -7,6 +7,7 @@ pub mod mock_model;
 pub mod pty;
 pub mod real_cli;
 pub mod repo;
+pub mod temporal;
 
 pub use harness::*;
 pub use repo::*;

@@ -7,6 +7,7 @@ pub mod consent;
 pub mod console;
 pub mod diff;
 pub mod events;
+pub mod fleet;
 pub mod evidence_pack;
 pub mod land;
 pub mod mission;

@@ -12,6 +12,13 @@ use crate::exit::{CliError, EXIT_OK};
 pub struct ServerArgs {
     #[command(subcommand)]
     pub action: Option<ServerAction>,
+    /// Fleet mode: the Temporal service this server joins as one host (HOST:PORT or a URL;
+    /// overrides `address` in [fleet]). Needs a binary built with the `fleet` feature.
+    #[arg(long, value_name = "ADDRESS")]
+    pub fleet: Option<String>,
+    /// Fleet mode: this host's name (overrides `host` in [fleet]).
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -79,6 +86,12 @@ pub fn run(context: &Context, args: ServerArgs) -> CommandResult {
             let config_file = paths.config_file_path();
             let user = UserConfig::load(&config_file)
                 .map_err(|error| CliError::Usage(error.to_string()))?;
+            // Fleet mode is checked, and its Temporal service reached, before anything is
+            // written.
+            let fleet = match crate::commands::fleet::resolve(args.fleet, args.host, &user)? {
+                Some(request) => Some(crate::commands::fleet::attachment(request)?),
+                None => None,
+            };
             if config_file.exists() {
                 tracing::info!(file = %config_file.display(), "configuration read");
             } else {
@@ -87,7 +100,7 @@ pub fn run(context: &Context, args: ServerArgs) -> CommandResult {
             if !user.ignored_sections.is_empty() {
                 tracing::warn!(
                     file = %config_file.display(),
-                    "ignoring the config sections [{}]: nagi reads only [providers], [sandbox], [server], [worktree] and [notify]",
+                    "ignoring the config sections [{}]: nagi reads only [providers], [sandbox], [server], [worktree], [notify] and [fleet]",
                     user.ignored_sections.join("], [")
                 );
             }
@@ -97,7 +110,7 @@ pub fn run(context: &Context, args: ServerArgs) -> CommandResult {
             if let Ok(pages) = std::env::var("NAGI_STORE_MAX_PAGES") {
                 config.store_max_page_count = pages.parse().ok();
             }
-            nagi_engine::daemon::run_server(config)
+            nagi_engine::daemon::run_server_with(config, fleet)
                 .map_err(|error| CliError::Unreachable(error.to_string()))?;
             Ok(EXIT_OK)
         }

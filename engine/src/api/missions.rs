@@ -27,6 +27,18 @@ pub async fn create(
     engine: &Arc<Engine>,
     params: MissionCreateParams,
 ) -> Result<ResponseResult, EngineError> {
+    let (mission, created) = create_local(engine, params).await?;
+    Ok(ResponseResult::MissionCreated { mission, created })
+}
+
+/// Creates the mission in this host's store (idempotent: the same params again answer the
+/// stored mission, `created: false`). Fleet mode's create activity calls this too.
+pub async fn create_local(
+    engine: &Arc<Engine>,
+    mut params: MissionCreateParams,
+) -> Result<(MissionViewV1, bool), EngineError> {
+    // Where the mission lives is the fleet's fact, not the mission's content.
+    params.host = None;
     let checkout = engine
         .checkouts
         .canonical_checkout(&params.repository_path)
@@ -46,10 +58,7 @@ pub async fn create(
         .await?;
     let created = committed.outcome;
     let mission = committed_mission(committed.mission)?;
-    Ok(ResponseResult::MissionCreated {
-        mission: view(engine, &mission),
-        created,
-    })
+    Ok((view(engine, &mission), created))
 }
 
 pub fn list(engine: &Arc<Engine>) -> Result<ResponseResult, EngineError> {
@@ -69,6 +78,7 @@ pub fn list(engine: &Arc<Engine>) -> Result<ResponseResult, EngineError> {
                 repository_path: row.repository_path,
                 unresolved_attention_count: row.unresolved_attention_count,
                 updated_at_millis: row.updated_at_millis,
+                host: None,
             })
         })
         .collect::<Result<Vec<_>, EngineError>>()?;

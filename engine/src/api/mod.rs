@@ -7,6 +7,7 @@ pub mod decode;
 pub mod diff;
 pub mod events;
 pub mod evidence_pack;
+pub mod fleet_missions;
 pub mod missions;
 pub mod panes;
 pub mod proof;
@@ -66,13 +67,22 @@ pub async fn dispatch(
         },
         P::ServerStop(_) => return Ok(Reply::StopServer),
         P::ServerReloadConfig(_) => reload::reload(engine),
-        P::MissionCreate(params) => missions::create(engine, params).await?,
-        P::MissionList(_) => on_blocking_pool(engine, missions::list).await?,
-        P::MissionGet(params) => missions::get(engine, params)?,
-        P::MissionConfigure(params) => missions::configure(engine, params).await?,
-        P::MissionStart(params) => missions::start(engine, params).await?,
+        P::MissionCreate(params) => fleet_missions::create(engine, params).await?,
+        P::MissionList(_) => fleet_missions::list(engine).await?,
+        P::MissionGet(params) => fleet_missions::get(engine, params).await?,
+        P::MissionConfigure(params) => {
+            fleet_missions::refuse_remote(engine, &params.mission_id, "mission.configure").await?;
+            missions::configure(engine, params).await?
+        }
+        P::MissionStart(params) => {
+            fleet_missions::refuse_remote(engine, &params.mission_id, "mission.start").await?;
+            missions::start(engine, params).await?
+        }
         P::MissionRespond(params) => missions::respond(engine, params).await?,
-        P::MissionClose(params) => proof::close(engine, params).await?,
+        P::MissionClose(params) => {
+            fleet_missions::refuse_remote(engine, &params.mission_id, "mission.close").await?;
+            proof::close(engine, params).await?
+        }
         P::MissionVerify(params) => proof::verify(engine, params).await?,
         P::MissionDiff(params) => diff::diff(engine, params).await?,
         P::MissionAbandon(params) => crate::runs::abandon::abandon(engine, params).await?,
@@ -84,6 +94,7 @@ pub async fn dispatch(
         }
         P::MissionDelete(params) => missions::delete(engine, params).await?,
         P::MissionSend(params) => {
+            fleet_missions::refuse_remote(engine, &params.mission_id, "mission.send").await?;
             crate::runs::steer::send(engine, params, actor_of(engine, peer)).await?
         }
         P::MissionInterrupt(params) => {
@@ -135,7 +146,7 @@ pub async fn dispatch(
 /// event log, a pack of blobs) on the blocking pool: no runtime worker waits on SQLite
 /// while it scans. Reads of one row by its key, and pages of at most 256 logged events,
 /// stay on the worker that serves the request (see ARCHITECTURE.md, invariants).
-async fn on_blocking_pool<F>(
+pub(crate) async fn on_blocking_pool<F>(
     engine: &Arc<Engine>,
     handler: F,
 ) -> Result<ResponseResult, EngineError>

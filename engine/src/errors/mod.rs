@@ -46,6 +46,9 @@ pub enum EngineError {
     PermissionDenied(String),
     #[error("{0}")]
     Timeout(String),
+    /// Fleet mode: what another host's engine answered, with that host's stable code.
+    #[error("{message}")]
+    Fleet { code: ErrorCode, message: String },
 }
 
 /// The stable code and message a client sees for an error.
@@ -65,6 +68,7 @@ pub fn wire_error(error: &EngineError) -> (ErrorCode, String) {
         EngineError::ServerUnavailable(_) => ErrorCode::ServerUnavailable,
         EngineError::PermissionDenied(_) => ErrorCode::PermissionDenied,
         EngineError::Timeout(_) => ErrorCode::Timeout,
+        EngineError::Fleet { code, .. } => *code,
     };
     (code, error.to_string())
 }

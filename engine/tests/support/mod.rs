@@ -146,6 +146,7 @@ impl Ledger {
             repository_path: root.clone(),
             objective: objective.into(),
             acceptance_criteria: criteria.iter().map(|text| text.to_string()).collect(),
+            host: None,
         };
         let CreateDecision::Create(created) = decide_create(None, &params, &root, 1_000).unwrap()
         else {

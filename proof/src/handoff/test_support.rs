@@ -19,6 +19,7 @@ pub fn vector_mission() -> Mission {
         repository_path: "/repo".into(),
         objective: "Fix login".into(),
         acceptance_criteria: vec!["Redirect test passes".into()],
+        host: None,
     };
     let CreateDecision::Create(created) = decide_create(None, &params, "/repo", 10).unwrap() else {
         panic!("created")

@@ -17,8 +17,9 @@ const LAYERS: &[(&str, u32)] = &[
     ("nagi-exec", 2),
     ("nagi-proof", 3),
     ("nagi-engine", 4),
-    ("nagi", 5),
-    ("nagi-tests", 6),
+    ("nagi-fleet", 5),
+    ("nagi", 6),
+    ("nagi-tests", 7),
 ];
 
 fn workspace_dependencies() -> BTreeMap<String, Vec<(String, String)>> {

@@ -11,6 +11,7 @@ mod demo;
 mod durability;
 mod error_codes;
 mod events;
+mod fleet;
 mod faults;
 mod land;
 mod layering;

@@ -1,0 +1,40 @@
+//! What the engine asks of fleet mode, implemented by crate `nagi-fleet` (a higher layer)
+//! and set once at start (`Engine::fleet`). Without it the server is a lone host: a
+//! `mission.create` naming a `host` is refused with `feature_unavailable`.
+//!
+//! Which fact lives where: the host's SQLite store stays the truth for everything local (the
+//! mission's projection and events, runs, panes, claims, evidence); the mission's workflow
+//! (id = mission id) is the truth for which host the mission is pinned to and for the steps
+//! of its lifecycle across hosts.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use nagi_schema::mission::{MissionCreateParams, MissionSummary, MissionViewV1};
+
+use crate::errors::EngineError;
+
+pub type FleetFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, EngineError>> + Send + 'a>>;
+
+/// A mission as its workflow last recorded it.
+#[derive(Debug, Clone)]
+pub struct FleetMission {
+    pub host: String,
+    pub view: MissionViewV1,
+}
+
+pub trait FleetRouter: Send + Sync {
+    /// This host's name.
+    fn host(&self) -> &str;
+    /// Starts the mission's workflow, which creates it on `host` (through that host's
+    /// activity), and answers with the created view and whether it was new.
+    fn create(
+        &self,
+        params: MissionCreateParams,
+        host: String,
+    ) -> FleetFuture<'_, (MissionViewV1, bool)>;
+    /// Every mission of the fleet that has a workflow, with its host.
+    fn list(&self) -> FleetFuture<'_, Vec<MissionSummary>>;
+    /// One mission's workflow state, `None` when it has no workflow.
+    fn get(&self, mission_id: String) -> FleetFuture<'_, Option<FleetMission>>;
+}

@@ -1,0 +1,134 @@
+//! The activities of one host (queue `nagi-host-<name>`). Each delegates to the engine's own
+//! operation on the server's runtime and is idempotent against this host's store: a create
+//! retried after the host restarted finds the mission it created and answers it again
+//! (`created: false`), and a follow only reads.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use nagi_engine::engine::Engine;
+use nagi_engine::errors::{EngineError, wire_error};
+use nagi_schema::mission::{MissionCreateParams, MissionStatus, MissionSummary, MissionViewV1};
+use serde::{Deserialize, Serialize};
+use temporalio_macros::activities;
+use temporalio_sdk::activities::{ActivityContext, ActivityError};
+
+/// How often `follow_mission` looks at the store.
+const FOLLOW_INTERVAL: Duration = Duration::from_millis(250);
+
+/// What the pinned host's store holds of a mission now, as `follow_mission` reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObservedMission {
+    pub summary: MissionSummary,
+    pub view: MissionViewV1,
+}
+
+/// Sends a report to the mission's workflow (`lifecycle::reporter`: a signal).
+pub type Reporter = Arc<
+    dyn Fn(String, ObservedMission) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// What the host's engine answered a create: the engine's refusals are answers (the
+/// workflow records them with their stable code), not failures to retry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum CreateOutcome {
+    Created { view: MissionViewV1, created: bool },
+    Refused { code: String, message: String },
+}
+
+pub struct HostActivities {
+    engine: Arc<Engine>,
+    /// The server's runtime: the engine's operations run there, not on the worker's
+    /// current-thread runtime.
+    server: tokio::runtime::Handle,
+    report: Reporter,
+}
+
+impl HostActivities {
+    pub fn new(engine: Arc<Engine>, server: tokio::runtime::Handle, report: Reporter) -> Self {
+        HostActivities {
+            engine,
+            server,
+            report,
+        }
+    }
+}
+
+fn refused(error: &EngineError) -> (String, String) {
+    let (code, message) = wire_error(error);
+    (code.as_str().to_string(), message)
+}
+
+#[activities]
+impl HostActivities {
+    /// `mission.create` on this host: the engine's own create.
+    #[activity]
+    pub async fn create_mission(
+        self: Arc<Self>,
+        _ctx: ActivityContext,
+        params: MissionCreateParams,
+    ) -> Result<CreateOutcome, ActivityError> {
+        let engine = self.engine.clone();
+        let answer = self
+            .server
+            .spawn(async move { nagi_engine::api::missions::create_local(&engine, params).await })
+            .await
+            .map_err(|error| anyhow_error(format!("the create task failed: {error}")))?;
+        Ok(match answer {
+            Ok((view, created)) => CreateOutcome::Created { view, created },
+            Err(error) => {
+                let (code, message) = refused(&error);
+                CreateOutcome::Refused { code, message }
+            }
+        })
+    }
+
+    /// Reports each state the mission reaches in this host's store to its workflow, until
+    /// it is archived (or gone). Heartbeats all along: a host killed here gets the activity
+    /// again when it is back, and reports again from what its store holds.
+    #[activity]
+    pub async fn follow_mission(
+        self: Arc<Self>,
+        ctx: ActivityContext,
+        mission_id: String,
+    ) -> Result<(), ActivityError> {
+        let mut reported: Option<ObservedMission> = None;
+        loop {
+            if ctx.is_cancelled() {
+                return Err(ActivityError::cancelled());
+            }
+            let mission = match self.engine.missions.get_checked(&mission_id) {
+                Ok(mission) => mission,
+                Err(EngineError::Mission(nagi_mission::MissionError::NotFound(_))) => return Ok(()),
+                Err(error) => return Err(anyhow_error(error.to_string())),
+            };
+            let report = ObservedMission {
+                summary: nagi_engine::api::missions::summary(&mission),
+                view: self.engine.view(&mission),
+            };
+            let archived = report.summary.status == MissionStatus::Archived;
+            if reported.as_ref() != Some(&report) {
+                (self.report)(mission_id.clone(), report.clone())
+                    .await
+                    .map_err(|error| anyhow_error(format!("cannot report the mission: {error}")))?;
+                reported = Some(report);
+            }
+            if archived {
+                return Ok(());
+            }
+            ctx.record_heartbeat(())
+                .await
+                .map_err(|error| anyhow_error(error.to_string()))?;
+            tokio::time::sleep(FOLLOW_INTERVAL).await;
+        }
+    }
+}
+
+fn anyhow_error(message: String) -> ActivityError {
+    ActivityError::from(anyhow::anyhow!(message))
+}

@@ -1,0 +1,212 @@
+//! `MissionLifecycle`: one workflow per mission (workflow id = mission id), run by any host
+//! from the shared `nagi-fleet` queue. Its activities run on the pinned host's own queue
+//! (`nagi-host-<name>`), so the host's store stays the truth for the mission's local facts
+//! while the workflow's history records where the mission lives and how far its lifecycle
+//! got.
+//!
+//! The first slice has two steps: `create_mission` (the engine's own create, idempotent),
+//! then `follow_mission`, a heartbeating activity that signals each status the host's store
+//! reaches back to the workflow (`observed`) until the mission is archived, so that every
+//! host can answer `mission.list`/`mission.get` for it. Every branch comes from activity
+//! results and signals: no clock, no I/O in this file.
+
+use std::time::Duration;
+
+use nagi_schema::mission::{MissionCreateParams, MissionSummary, MissionViewV1};
+use serde::{Deserialize, Serialize};
+use temporalio_common::RetryPolicy;
+use temporalio_macros::{workflow, workflow_methods};
+use temporalio_sdk::{
+    ActivityOptions, SyncWorkflowContext, WorkflowContext, WorkflowContextView, WorkflowResult,
+};
+
+use crate::activities::{CreateOutcome, HostActivities, ObservedMission, Reporter};
+
+/// How long a create may wait for its host to take it: past this the host is taken for
+/// gone and the workflow ends `blocked`.
+pub const HOST_PICKUP_TIMEOUT: Duration = Duration::from_secs(20);
+/// The heartbeat of `follow_mission`: a host that stops heartbeating for this long (killed,
+/// say) gets the activity again when it is back.
+pub const FOLLOW_HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LifecycleInput {
+    pub mission_id: String,
+    pub host: String,
+    pub create: MissionCreateParams,
+}
+
+/// Where the lifecycle is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// The create activity has not answered yet.
+    Creating,
+    /// The mission exists on its host, which reports its status.
+    Created,
+    /// The host refused the create (`error` says why, with the engine's code).
+    Refused,
+    /// No worker of the host took the create in time, or it kept failing.
+    Blocked,
+    /// The host reported the mission archived: the lifecycle is over.
+    Ended,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LifecycleError {
+    pub code: String,
+    pub message: String,
+}
+
+/// What the `state` query answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LifecycleState {
+    pub mission_id: String,
+    pub host: String,
+    pub create: MissionCreateParams,
+    pub phase: Phase,
+    /// The view the create answered (its `created` flag beside it).
+    pub created_view: Option<MissionViewV1>,
+    pub created: bool,
+    /// The latest summary the host reported.
+    pub summary: Option<MissionSummary>,
+    /// The latest full view the host reported.
+    pub view: Option<MissionViewV1>,
+    pub error: Option<LifecycleError>,
+}
+
+#[workflow]
+pub struct MissionLifecycle {
+    state: LifecycleState,
+}
+
+/// The create: a host that takes no task within [`HOST_PICKUP_TIMEOUT`] is gone; a failing
+/// attempt is retried a few times (the create is idempotent on the host).
+fn create_options(host: &str) -> ActivityOptions {
+    ActivityOptions::with_start_to_close_timeout(Duration::from_secs(120))
+        .task_queue(crate::host_queue(host))
+        .schedule_to_start_timeout(HOST_PICKUP_TIMEOUT)
+        .retry_policy(
+            RetryPolicy::builder()
+                .initial_interval(Duration::from_secs(1))
+                .maximum_interval(Duration::from_secs(5))
+                .maximum_attempts(5)
+                .build(),
+        )
+        .build()
+}
+
+/// The follow: as long as the mission lives; a host that stops heartbeating gets it again
+/// when it is back (no pickup limit yet: a host gone for good leaves it waiting).
+fn follow_options(host: &str) -> ActivityOptions {
+    ActivityOptions::with_start_to_close_timeout(Duration::from_secs(365 * 24 * 3600))
+        .task_queue(crate::host_queue(host))
+        .heartbeat_timeout(FOLLOW_HEARTBEAT_TIMEOUT)
+        .retry_policy(
+            RetryPolicy::builder()
+                .initial_interval(Duration::from_secs(1))
+                .maximum_interval(Duration::from_secs(10))
+                .build(),
+        )
+        .build()
+}
+
+#[workflow_methods]
+impl MissionLifecycle {
+    #[init]
+    fn new(_ctx: &WorkflowContextView, input: LifecycleInput) -> Self {
+        Self {
+            state: LifecycleState {
+                mission_id: input.mission_id,
+                host: input.host,
+                create: input.create,
+                phase: Phase::Creating,
+                created_view: None,
+                created: false,
+                summary: None,
+                view: None,
+                error: None,
+            },
+        }
+    }
+
+    #[run]
+    pub async fn run(ctx: &mut WorkflowContext<Self>) -> WorkflowResult<LifecycleState> {
+        let (host, params, mission_id) = ctx.state(|s| {
+            (
+                s.state.host.clone(),
+                s.state.create.clone(),
+                s.state.mission_id.clone(),
+            )
+        });
+        let create = create_options(&host);
+        match ctx
+            .execute_activity(HostActivities::create_mission, params, create)
+            .await
+        {
+            Ok(CreateOutcome::Created { view, created }) => ctx.state_mut(|s| {
+                s.state.phase = Phase::Created;
+                s.state.created = created;
+                s.state.created_view = Some(view.clone());
+                s.state.view = Some(view);
+            }),
+            Ok(CreateOutcome::Refused { code, message }) => {
+                ctx.state_mut(|s| {
+                    s.state.phase = Phase::Refused;
+                    s.state.error = Some(LifecycleError { code, message });
+                });
+                return Ok(ctx.state(|s| s.state.clone()));
+            }
+            Err(error) => {
+                ctx.state_mut(|s| {
+                    s.state.phase = Phase::Blocked;
+                    s.state.error = Some(LifecycleError {
+                        code: "server_unavailable".into(),
+                        message: format!(
+                            "host {host} did not create mission {mission_id}: {error}; the \
+                             mission's workflow is blocked (is host {host}'s nagi server running \
+                             in fleet mode?)"
+                        ),
+                    });
+                });
+                return Ok(ctx.state(|s| s.state.clone()));
+            }
+        }
+        let follow = follow_options(&host);
+        ctx.execute_activity(HostActivities::follow_mission, mission_id, follow)
+            .await?;
+        ctx.state_mut(|s| s.state.phase = Phase::Ended);
+        Ok(ctx.state(|s| s.state.clone()))
+    }
+
+    /// The pinned host reports what its store holds now.
+    #[signal]
+    pub fn observed(&mut self, _ctx: &mut SyncWorkflowContext<Self>, report: ObservedMission) {
+        self.state.summary = Some(report.summary);
+        self.state.view = Some(report.view);
+    }
+
+    #[query]
+    pub fn state(&self, _ctx: &WorkflowContextView) -> LifecycleState {
+        self.state.clone()
+    }
+}
+
+/// The activities' [`Reporter`]: a report becomes the `observed` signal of the mission's
+/// workflow.
+pub fn reporter(client: temporalio_client::Client) -> Reporter {
+    std::sync::Arc::new(move |mission_id: String, report: ObservedMission| {
+        let client = client.clone();
+        Box::pin(async move {
+            client
+                .get_workflow_handle::<MissionLifecycle>(mission_id)
+                .signal(
+                    MissionLifecycle::observed,
+                    report,
+                    temporalio_client::WorkflowSignalOptions::default(),
+                )
+                .await
+                .map_err(|error| error.to_string())
+        })
+    })
+}

@@ -1,0 +1,216 @@
+//! The engine's `FleetRouter`: what a host asks of the fleet, through the Temporal client.
+//!
+//! `mission.list` is a list of the `MissionLifecycle` workflows plus one `state` query per
+//! mission, rather than a custom search attribute: it needs no namespace setup (a search
+//! attribute must be registered on the service first), and the query answers the latest
+//! status the pinned host reported, which visibility records would not carry. Its cost is
+//! one query per mission; a fleet with many missions wants a search attribute later.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use nagi_engine::errors::EngineError;
+use nagi_engine::fleet::{FleetFuture, FleetMission, FleetRouter};
+use nagi_schema::codes::ErrorCode;
+use nagi_schema::mission::{MissionCreateParams, MissionStatus, MissionSummary, MissionViewV1};
+use temporalio_client::errors::{WorkflowQueryError, WorkflowStartError};
+use temporalio_client::{
+    Client, WorkflowExecutionStatus, WorkflowListOptions, WorkflowQueryOptions,
+    WorkflowStartOptions,
+};
+
+use crate::lifecycle::{
+    HOST_PICKUP_TIMEOUT, LifecycleInput, LifecycleState, MissionLifecycle, Phase,
+};
+
+/// How often a create looks whether its host has answered.
+const CREATE_POLL: Duration = Duration::from_millis(50);
+
+pub struct Router {
+    client: Client,
+    host: String,
+}
+
+impl Router {
+    pub fn new(client: Client, host: String) -> Self {
+        Router { client, host }
+    }
+
+    async fn state(&self, mission_id: &str) -> Result<Option<LifecycleState>, EngineError> {
+        let handle = self
+            .client
+            .get_workflow_handle::<MissionLifecycle>(mission_id.to_string());
+        match handle
+            .query(MissionLifecycle::state, (), WorkflowQueryOptions::default())
+            .await
+        {
+            Ok(state) => Ok(Some(state)),
+            Err(WorkflowQueryError::NotFound(_)) => Ok(None),
+            Err(error) => Err(unavailable(format!(
+                "cannot read mission {mission_id}'s workflow: {error}"
+            ))),
+        }
+    }
+
+    async fn create_mission(
+        &self,
+        params: MissionCreateParams,
+        host: String,
+    ) -> Result<(MissionViewV1, bool), EngineError> {
+        let mission_id = params.mission_id.clone();
+        let input = LifecycleInput {
+            mission_id: mission_id.clone(),
+            host: host.clone(),
+            create: params.clone(),
+        };
+        let options = WorkflowStartOptions::new(crate::FLEET_QUEUE, mission_id.clone()).build();
+        let fresh = match self
+            .client
+            .start_workflow(MissionLifecycle::run, input, options)
+            .await
+        {
+            Ok(_) => true,
+            Err(WorkflowStartError::AlreadyStarted { .. }) => false,
+            Err(error) => {
+                return Err(unavailable(format!(
+                    "cannot start mission {mission_id}'s workflow: {error}; nothing was created"
+                )));
+            }
+        };
+        let deadline = Instant::now() + HOST_PICKUP_TIMEOUT + Duration::from_secs(10);
+        loop {
+            let Some(state) = self.state(&mission_id).await? else {
+                return Err(unavailable(format!(
+                    "mission {mission_id}'s workflow vanished while it was created"
+                )));
+            };
+            if !fresh && (state.host != host || state.create != params) {
+                return Err(EngineError::Fleet {
+                    code: ErrorCode::MissionConflict,
+                    message: format!(
+                        "mission {mission_id} already exists on host {} with a different host, \
+                         title, repository, objective or criteria",
+                        state.host
+                    ),
+                });
+            }
+            match state.phase {
+                Phase::Creating if Instant::now() < deadline => {
+                    tokio::time::sleep(CREATE_POLL).await;
+                }
+                Phase::Creating => {
+                    return Err(EngineError::Timeout(format!(
+                        "host {host} has not created mission {mission_id} yet; its workflow \
+                         goes on, and mission.get answers once it has"
+                    )));
+                }
+                Phase::Created | Phase::Ended => {
+                    let view = state.view.or(state.created_view).ok_or_else(|| {
+                        unavailable(format!("mission {mission_id}'s workflow holds no view"))
+                    })?;
+                    return Ok((view, fresh && state.created));
+                }
+                Phase::Refused | Phase::Blocked => {
+                    let error = state
+                        .error
+                        .unwrap_or_else(|| crate::lifecycle::LifecycleError {
+                            code: ErrorCode::ServerUnavailable.as_str().into(),
+                            message: format!("host {host} did not create mission {mission_id}"),
+                        });
+                    let code =
+                        ErrorCode::from_wire(&error.code).unwrap_or(ErrorCode::MissionRuntimeError);
+                    return Err(EngineError::Fleet {
+                        code,
+                        message: format!("host {host}: {}", error.message),
+                    });
+                }
+            }
+        }
+    }
+
+    async fn list_missions(&self) -> Result<Vec<MissionSummary>, EngineError> {
+        let mut executions = self.client.list_workflows(
+            "WorkflowType = 'MissionLifecycle'",
+            WorkflowListOptions::default(),
+        );
+        // One entry per mission: a running workflow wins over closed runs of the same id.
+        let mut ids: BTreeMap<String, bool> = BTreeMap::new();
+        while let Some(execution) = executions.next().await {
+            let execution = execution.map_err(|error| {
+                unavailable(format!("cannot list the fleet's missions: {error}"))
+            })?;
+            let running = execution.status() == WorkflowExecutionStatus::Running;
+            let entry = ids.entry(execution.id().to_string()).or_insert(running);
+            *entry |= running;
+        }
+        let mut missions = Vec::new();
+        for mission_id in ids.keys() {
+            if let Some(state) = self.state(mission_id).await?
+                && let Some(summary) = summary_of(&state)
+            {
+                missions.push(summary);
+            }
+        }
+        Ok(missions)
+    }
+
+    async fn get_mission(&self, mission_id: String) -> Result<Option<FleetMission>, EngineError> {
+        let Some(state) = self.state(&mission_id).await? else {
+            return Ok(None);
+        };
+        Ok(state.view.or(state.created_view).map(|view| FleetMission {
+            host: state.host,
+            view,
+        }))
+    }
+}
+
+/// A mission's summary as its workflow last recorded it, with its host; `None` when the
+/// workflow never created it.
+fn summary_of(state: &LifecycleState) -> Option<MissionSummary> {
+    let mut summary = match (&state.summary, &state.created_view) {
+        (Some(summary), _) => summary.clone(),
+        (None, Some(view)) => MissionSummary {
+            mission_id: view.mission_id.clone(),
+            title: view.title.clone(),
+            repository_path: view.repository_path.clone(),
+            status: view.status,
+            unresolved_attention_count: u64::from(view.unresolved_attention_count),
+            updated_at_millis: view.updated_at_millis,
+            host: None,
+        },
+        (None, None) => return None,
+    };
+    if state.phase == Phase::Ended {
+        summary.status = MissionStatus::Archived;
+    }
+    summary.host = Some(state.host.clone());
+    Some(summary)
+}
+
+fn unavailable(message: String) -> EngineError {
+    EngineError::ServerUnavailable(message)
+}
+
+impl FleetRouter for Router {
+    fn host(&self) -> &str {
+        &self.host
+    }
+
+    fn create(
+        &self,
+        params: MissionCreateParams,
+        host: String,
+    ) -> FleetFuture<'_, (MissionViewV1, bool)> {
+        Box::pin(self.create_mission(params, host))
+    }
+
+    fn list(&self) -> FleetFuture<'_, Vec<MissionSummary>> {
+        Box::pin(self.list_missions())
+    }
+
+    fn get(&self, mission_id: String) -> FleetFuture<'_, Option<FleetMission>> {
+        Box::pin(self.get_mission(mission_id))
+    }
+}

@@ -1,0 +1,129 @@
+//! A Temporal dev server for the fleet tests: `temporal server start-dev` on a free loopback
+//! port with its own SQLite file, headless, ready once `temporal operator cluster health`
+//! answers `SERVING`. Nothing is installed at test time: the binary is `NAGI_TEMPORAL_BIN`,
+//! or `.tools/temporal/bin/temporal` (`.ci/install-temporal`), or `temporal` on `PATH`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Where the Temporal CLI is, if anywhere.
+pub fn temporal_binary() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("NAGI_TEMPORAL_BIN") {
+        return Some(PathBuf::from(path));
+    }
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
+    let installed = workspace.join(".tools/temporal/bin/temporal");
+    if installed.is_file() {
+        return Some(installed);
+    }
+    let on_path = std::env::var_os("PATH")?;
+    std::env::split_paths(&on_path)
+        .map(|dir| dir.join("temporal"))
+        .find(|candidate| candidate.is_file())
+}
+
+/// A running dev server; killed (and its files removed) on drop.
+pub struct TemporalDev {
+    binary: PathBuf,
+    child: Option<Child>,
+    pub port: u16,
+    pub dir: tempfile::TempDir,
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free loopback port");
+    listener.local_addr().unwrap().port()
+}
+
+impl TemporalDev {
+    /// Starts a dev server with a fresh database and waits until it serves (30 s at most).
+    pub fn start(binary: &Path) -> TemporalDev {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut dev = TemporalDev {
+            binary: binary.to_path_buf(),
+            child: None,
+            port: free_port(),
+            dir,
+        };
+        dev.spawn();
+        dev
+    }
+
+    /// `127.0.0.1:PORT`, as `nagi server --fleet` takes it.
+    pub fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    fn log_path(&self) -> PathBuf {
+        self.dir.path().join("temporal.log")
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.log_path()).unwrap_or_default()
+    }
+
+    fn spawn(&mut self) {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log_path())
+            .unwrap();
+        let child = Command::new(&self.binary)
+            .args(["server", "start-dev", "--ip", "127.0.0.1", "--headless"])
+            .args(["--port", &self.port.to_string()])
+            .arg("--db-filename")
+            .arg(self.dir.path().join("temporal.db"))
+            .args(["--namespace", "default", "--log-level", "warn"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(log.try_clone().unwrap()))
+            .stderr(Stdio::from(log))
+            .spawn()
+            .unwrap_or_else(|error| panic!("{} does not start: {error}", self.binary.display()));
+        self.child = Some(child);
+        self.wait_until_serving();
+    }
+
+    fn wait_until_serving(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            let health = Command::new(&self.binary)
+                .args([
+                    "operator",
+                    "cluster",
+                    "health",
+                    "--address",
+                    &self.address(),
+                ])
+                .stdin(Stdio::null())
+                .output();
+            if let Ok(output) = health
+                && String::from_utf8_lossy(&output.stdout).contains("SERVING")
+            {
+                return;
+            }
+            if let Some(child) = self.child.as_mut()
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                panic!(
+                    "the Temporal dev server exited with {status}:\n{}",
+                    self.log()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!(
+            "the Temporal dev server did not serve within 30 s:\n{}",
+            self.log()
+        );
+    }
+}
+
+impl Drop for TemporalDev {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
