@@ -5,11 +5,13 @@
 //! Which fact lives where: the host's SQLite store stays the truth for everything local (the
 //! mission's projection and events, runs, panes, claims, evidence); the mission's workflow
 //! (id = mission id) is the truth for which host the mission is pinned to and for the steps
-//! of its lifecycle across hosts.
+//! of its lifecycle across hosts. A request for a mission pinned to another host goes
+//! through that workflow to its host (`FleetRouter::act`), which serves it from its store.
 
 use std::future::Future;
 use std::pin::Pin;
 
+use nagi_schema::fleet::{RoutedAnswer, RoutedRequest};
 use nagi_schema::mission::{MissionCreateParams, MissionSummary, MissionViewV1};
 
 use crate::errors::EngineError;
@@ -37,4 +39,9 @@ pub trait FleetRouter: Send + Sync {
     fn list(&self) -> FleetFuture<'_, Vec<MissionSummary>>;
     /// One mission's workflow state, `None` when it has no workflow.
     fn get(&self, mission_id: String) -> FleetFuture<'_, Option<FleetMission>>;
+    /// Carries `request` through the mission's workflow to the host it is pinned to, which
+    /// serves it (`api::fleet_route::serve_routed`), and answers what that host answered.
+    /// A request reaches the host at most once: one that may have been lost on the way
+    /// back fails with `server_unavailable`, saying so.
+    fn act(&self, mission_id: String, request: RoutedRequest) -> FleetFuture<'_, RoutedAnswer>;
 }

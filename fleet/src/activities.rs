@@ -1,7 +1,8 @@
 //! The activities of one host (queue `nagi-host-<name>`). Each delegates to the engine's own
 //! operation on the server's runtime and is idempotent against this host's store: a create
 //! retried after the host restarted finds the mission it created and answers it again
-//! (`created: false`), and a follow only reads.
+//! (`created: false`), a follow only reads, and a routed request is served at most once
+//! (the workflow does not retry it).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -10,6 +11,7 @@ use std::time::Duration;
 
 use nagi_engine::engine::Engine;
 use nagi_engine::errors::{EngineError, wire_error};
+use nagi_schema::fleet::{RoutedAnswer, RoutedRequest};
 use nagi_schema::mission::{MissionCreateParams, MissionStatus, MissionSummary, MissionViewV1};
 use serde::{Deserialize, Serialize};
 use temporalio_macros::activities;
@@ -86,6 +88,24 @@ impl HostActivities {
                 CreateOutcome::Refused { code, message }
             }
         })
+    }
+
+    /// Serves a request another host received for a mission of this host
+    /// (`nagi_engine::api::fleet_route::serve_routed`). Run at most once: the workflow
+    /// never retries it, so a request is never served twice.
+    #[activity]
+    pub async fn act_on_mission(
+        self: Arc<Self>,
+        _ctx: ActivityContext,
+        request: RoutedRequest,
+    ) -> Result<RoutedAnswer, ActivityError> {
+        let engine = self.engine.clone();
+        self.server
+            .spawn(
+                async move { nagi_engine::api::fleet_route::serve_routed(&engine, request).await },
+            )
+            .await
+            .map_err(|error| anyhow_error(format!("the routed request's task failed: {error}")))
     }
 
     /// Reports each state the mission reaches in this host's store to its workflow, until

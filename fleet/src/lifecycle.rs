@@ -12,6 +12,8 @@
 
 use std::time::Duration;
 
+use nagi_schema::codes::ErrorCode;
+use nagi_schema::fleet::{RoutedAnswer, RoutedRequest};
 use nagi_schema::mission::{MissionCreateParams, MissionSummary, MissionViewV1};
 use serde::{Deserialize, Serialize};
 use temporalio_common::RetryPolicy;
@@ -96,6 +98,18 @@ fn create_options(host: &str) -> ActivityOptions {
         .build()
 }
 
+/// A routed request: the pinned host must take it within [`HOST_PICKUP_TIMEOUT`], and it
+/// is tried once (a request is never served twice; a lost answer is reported as lost).
+/// Ten minutes covers the slowest method a host serves (a start's fingerprint of a large
+/// repository, a close's checks).
+fn act_options(host: &str) -> ActivityOptions {
+    ActivityOptions::with_start_to_close_timeout(Duration::from_secs(600))
+        .task_queue(crate::host_queue(host))
+        .schedule_to_start_timeout(HOST_PICKUP_TIMEOUT)
+        .retry_policy(RetryPolicy::builder().maximum_attempts(1).build())
+        .build()
+}
+
 /// The follow: as long as the mission lives; a host that stops heartbeating gets it again
 /// when it is back (no pickup limit yet: a host gone for good leaves it waiting).
 fn follow_options(host: &str) -> ActivityOptions {
@@ -176,7 +190,42 @@ impl MissionLifecycle {
         ctx.execute_activity(HostActivities::follow_mission, mission_id, follow)
             .await?;
         ctx.state_mut(|s| s.state.phase = Phase::Ended);
+        // A routed request still in flight gets its answer before the workflow ends.
+        let handlers = ctx.clone();
+        ctx.wait_condition(move |_| handlers.all_handlers_finished())
+            .await?;
         Ok(ctx.state(|s| s.state.clone()))
+    }
+
+    /// A request another host received for this mission, served by the pinned host
+    /// (`HostActivities::act_on_mission`). The request, a consent's digest included, stays
+    /// in the workflow's history.
+    #[update]
+    pub async fn act(ctx: &mut WorkflowContext<Self>, request: RoutedRequest) -> RoutedAnswer {
+        let (host, phase, mission_id) = ctx.state(|s| {
+            (
+                s.state.host.clone(),
+                s.state.phase,
+                s.state.mission_id.clone(),
+            )
+        });
+        if let Some(refusal) = not_servable(phase, &host, &mission_id) {
+            return refusal;
+        }
+        let method = request.method.clone();
+        match ctx
+            .execute_activity(HostActivities::act_on_mission, request, act_options(&host))
+            .await
+        {
+            Ok(answer) => answer,
+            Err(error) => RoutedAnswer::Refused {
+                code: ErrorCode::ServerUnavailable.as_str().to_string(),
+                message: format!(
+                    "{method} for mission {mission_id} got no answer from host {host} ({error}); \
+                     if the host took it, it may have been done: look with mission.get"
+                ),
+            },
+        }
     }
 
     /// The pinned host reports what its store holds now.
@@ -190,6 +239,33 @@ impl MissionLifecycle {
     pub fn state(&self, _ctx: &WorkflowContextView) -> LifecycleState {
         self.state.clone()
     }
+}
+
+/// Why a routed request cannot be served in `phase`, as the refusal it answers.
+fn not_servable(phase: Phase, host: &str, mission_id: &str) -> Option<RoutedAnswer> {
+    let (code, message) = match phase {
+        Phase::Created => return None,
+        Phase::Creating => (
+            ErrorCode::ServerUnavailable,
+            format!("host {host} has not created mission {mission_id} yet; try again shortly"),
+        ),
+        Phase::Refused => (
+            ErrorCode::MissionNotFound,
+            format!("host {host} refused to create mission {mission_id}"),
+        ),
+        Phase::Blocked => (
+            ErrorCode::ServerUnavailable,
+            format!("mission {mission_id}'s workflow is blocked: host {host} never created it"),
+        ),
+        Phase::Ended => (
+            ErrorCode::MissionNotFound,
+            format!("mission {mission_id} has ended on host {host}"),
+        ),
+    };
+    Some(RoutedAnswer::Refused {
+        code: code.as_str().to_string(),
+        message,
+    })
 }
 
 /// The activities' [`Reporter`]: a report becomes the `observed` signal of the mission's

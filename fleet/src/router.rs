@@ -13,11 +13,12 @@ use futures::StreamExt;
 use nagi_engine::errors::EngineError;
 use nagi_engine::fleet::{FleetFuture, FleetMission, FleetRouter};
 use nagi_schema::codes::ErrorCode;
+use nagi_schema::fleet::{RoutedAnswer, RoutedRequest};
 use nagi_schema::mission::{MissionCreateParams, MissionStatus, MissionSummary, MissionViewV1};
-use temporalio_client::errors::{WorkflowQueryError, WorkflowStartError};
+use temporalio_client::errors::{WorkflowQueryError, WorkflowStartError, WorkflowUpdateError};
 use temporalio_client::{
-    Client, WorkflowExecutionStatus, WorkflowListOptions, WorkflowQueryOptions,
-    WorkflowStartOptions,
+    Client, WorkflowExecuteUpdateOptions, WorkflowExecutionStatus, WorkflowListOptions,
+    WorkflowQueryOptions, WorkflowStartOptions,
 };
 
 use crate::lifecycle::{
@@ -129,6 +130,36 @@ impl Router {
         }
     }
 
+    async fn act_on_mission(
+        &self,
+        mission_id: String,
+        request: RoutedRequest,
+    ) -> Result<RoutedAnswer, EngineError> {
+        let method = request.method.clone();
+        let handle = self
+            .client
+            .get_workflow_handle::<MissionLifecycle>(mission_id.clone());
+        match handle
+            .execute_update(
+                MissionLifecycle::act,
+                request,
+                WorkflowExecuteUpdateOptions::default(),
+            )
+            .await
+        {
+            Ok(answer) => Ok(answer),
+            Err(WorkflowUpdateError::NotFound(_)) => {
+                Err(EngineError::Mission(nagi_mission::MissionError::NotFound(
+                    format!("mission {mission_id} has no running workflow in the fleet"),
+                )))
+            }
+            Err(error) => Err(unavailable(format!(
+                "cannot send {method} to mission {mission_id}'s host through its workflow: \
+                 {error}; if it arrived, it may have been done: look with mission.get"
+            ))),
+        }
+    }
+
     async fn list_missions(&self) -> Result<Vec<MissionSummary>, EngineError> {
         let mut executions = self.client.list_workflows(
             "WorkflowType = 'MissionLifecycle'",
@@ -212,5 +243,9 @@ impl FleetRouter for Router {
 
     fn get(&self, mission_id: String) -> FleetFuture<'_, Option<FleetMission>> {
         Box::pin(self.get_mission(mission_id))
+    }
+
+    fn act(&self, mission_id: String, request: RoutedRequest) -> FleetFuture<'_, RoutedAnswer> {
+        Box::pin(self.act_on_mission(mission_id, request))
     }
 }

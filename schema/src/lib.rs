@@ -12,6 +12,7 @@ pub mod document;
 pub mod envelope;
 pub mod events;
 pub mod evidence_pack;
+pub mod fleet;
 pub mod git_worktrees;
 pub mod handoff;
 pub mod ids;

@@ -94,32 +94,6 @@ pub async fn get(
     }
 }
 
-/// In fleet mode, a method that acts on a mission pinned to another host is refused with
-/// `feature_unavailable`, naming the host: routing it through the workflow is not there yet.
-pub async fn refuse_remote(
-    engine: &Arc<Engine>,
-    mission_id: &str,
-    method: &str,
-) -> Result<(), EngineError> {
-    let Some(fleet) = engine.fleet.get() else {
-        return Ok(());
-    };
-    match engine.missions.get_checked(mission_id) {
-        Err(error) if is_not_found(&error) => {}
-        _ => return Ok(()),
-    }
-    match fleet.get(mission_id.to_string()).await? {
-        Some(remote) if remote.host != fleet.host() => {
-            Err(EngineError::FeatureUnavailable(format!(
-                "mission {mission_id} is pinned to host {}; {method} on another host of the fleet \
-             is not routed yet: send it to host {}'s nagi server; nothing was changed",
-                remote.host, remote.host
-            )))
-        }
-        _ => Ok(()),
-    }
-}
-
 fn is_not_found(error: &EngineError) -> bool {
     matches!(error, EngineError::Mission(MissionError::NotFound(_)))
 }

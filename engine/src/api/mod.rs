@@ -8,6 +8,7 @@ pub mod diff;
 pub mod events;
 pub mod evidence_pack;
 pub mod fleet_missions;
+pub mod fleet_route;
 pub mod missions;
 pub mod panes;
 pub mod proof;
@@ -56,6 +57,9 @@ pub async fn dispatch(
     peer: Peer,
 ) -> Result<Reply, EngineError> {
     use MethodParams as P;
+    if let Some(reply) = fleet_route::route(engine, &params, peer).await? {
+        return Ok(reply);
+    }
     let result = match params {
         P::Ping(_) => ResponseResult::Pong {
             version: SERVER_VERSION.to_string(),
@@ -70,19 +74,10 @@ pub async fn dispatch(
         P::MissionCreate(params) => fleet_missions::create(engine, params).await?,
         P::MissionList(_) => fleet_missions::list(engine).await?,
         P::MissionGet(params) => fleet_missions::get(engine, params).await?,
-        P::MissionConfigure(params) => {
-            fleet_missions::refuse_remote(engine, &params.mission_id, "mission.configure").await?;
-            missions::configure(engine, params).await?
-        }
-        P::MissionStart(params) => {
-            fleet_missions::refuse_remote(engine, &params.mission_id, "mission.start").await?;
-            missions::start(engine, params).await?
-        }
+        P::MissionConfigure(params) => missions::configure(engine, params).await?,
+        P::MissionStart(params) => missions::start(engine, params).await?,
         P::MissionRespond(params) => missions::respond(engine, params).await?,
-        P::MissionClose(params) => {
-            fleet_missions::refuse_remote(engine, &params.mission_id, "mission.close").await?;
-            proof::close(engine, params).await?
-        }
+        P::MissionClose(params) => proof::close(engine, params).await?,
         P::MissionVerify(params) => proof::verify(engine, params).await?,
         P::MissionDiff(params) => diff::diff(engine, params).await?,
         P::MissionAbandon(params) => crate::runs::abandon::abandon(engine, params).await?,
@@ -94,7 +89,6 @@ pub async fn dispatch(
         }
         P::MissionDelete(params) => missions::delete(engine, params).await?,
         P::MissionSend(params) => {
-            fleet_missions::refuse_remote(engine, &params.mission_id, "mission.send").await?;
             crate::runs::steer::send(engine, params, actor_of(engine, peer)).await?
         }
         P::MissionInterrupt(params) => {

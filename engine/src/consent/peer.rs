@@ -34,6 +34,9 @@ pub enum RefusalReason {
     Gone,
     Descendant,
     ManagedTerminal,
+    /// The request came through the fleet from another host, which did not allow its
+    /// client's consent by its own rule (fleet mode: `api::fleet_route`).
+    NotAllowedOnOriginHost,
 }
 
 impl std::fmt::Display for RefusalReason {
@@ -56,6 +59,10 @@ impl std::fmt::Display for RefusalReason {
             ),
             RefusalReason::ManagedTerminal => formatter.write_str(
                 "the peer's terminal is a managed pane of this server; run the cockpit in your own terminal",
+            ),
+            RefusalReason::NotAllowedOnOriginHost => formatter.write_str(
+                "the request came from another host of the fleet, whose own consent rule did not \
+                 allow its client; run the cockpit in your own terminal on that host",
             ),
         }
     }

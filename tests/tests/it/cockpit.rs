@@ -91,13 +91,13 @@ fn cockpit_command(env: &TestEnv) -> String {
 }
 
 /// The cockpit running in a tmux window of 160 × 48.
-struct Cockpit {
+pub(crate) struct Cockpit {
     tmux: Tmux,
 }
 
 impl Cockpit {
     /// `None` (with the reason printed) when tmux is missing.
-    fn open(env: &TestEnv) -> Option<Cockpit> {
+    pub(crate) fn open(env: &TestEnv) -> Option<Cockpit> {
         Cockpit::open_with(env, &cockpit_command(env))
     }
 
@@ -122,7 +122,7 @@ impl Cockpit {
         Some(cockpit)
     }
 
-    fn keys(&self, keys: &[&str]) {
+    pub(crate) fn keys(&self, keys: &[&str]) {
         for key in keys {
             self.tmux.run(&["send-keys", "-t", "t", key]);
         }
@@ -132,11 +132,11 @@ impl Cockpit {
         self.tmux.run(&["send-keys", "-t", "t", "-l", text]);
     }
 
-    fn wait_for(&self, what: &str, accept: impl Fn(&str) -> bool) -> String {
+    pub(crate) fn wait_for(&self, what: &str, accept: impl Fn(&str) -> bool) -> String {
         self.tmux.wait_for("t", what, accept)
     }
 
-    fn wait_shows(&self, needles: &[&str]) -> String {
+    pub(crate) fn wait_shows(&self, needles: &[&str]) -> String {
         self.wait_for(&format!("{needles:?}"), |screen| {
             needles.iter().all(|needle| screen.contains(needle))
         })
@@ -180,7 +180,7 @@ fn event_kinds(env: &TestEnv) -> Vec<String> {
         .collect()
 }
 
-fn consent_decisions(env: &TestEnv) -> Vec<(String, String)> {
+pub(crate) fn consent_decisions(env: &TestEnv) -> Vec<(String, String)> {
     let connection = rusqlite::Connection::open_with_flags(
         env.database_path(),
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,

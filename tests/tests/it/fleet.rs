@@ -74,13 +74,13 @@ fn a_binary_built_without_fleet_support_refuses_fleet_mode_before_writing_anythi
 }
 
 #[cfg(feature = "fleet")]
-mod with_fleet {
+pub(crate) mod with_fleet {
     use super::*;
     use crate::runs::{start_params, status_is, write_config};
     use nagi_tests::temporal::{TemporalDev, temporal_binary};
     use std::time::{Duration, Instant};
 
-    fn temporal(test: &str) -> Option<TemporalDev> {
+    pub(crate) fn temporal(test: &str) -> Option<TemporalDev> {
         match temporal_binary() {
             Some(binary) => Some(TemporalDev::start(&binary)),
             None => {
@@ -95,7 +95,7 @@ mod with_fleet {
     }
 
     /// A host of the fleet: its own config dir, fake providers, `nagi server --fleet`.
-    fn host(temporal: &TemporalDev, name: &str) -> TestEnv {
+    pub(crate) fn host(temporal: &TemporalDev, name: &str) -> TestEnv {
         let mut env = TestEnv::new();
         write_config(&env, &json!([{"text": "done"}]), &[]);
         env.start_server_with(&["--fleet", &temporal.address(), "--host", name]);
@@ -103,7 +103,7 @@ mod with_fleet {
     }
 
     /// Polls `mission.list` on `env` until `mission_id` is listed as `predicate` wants.
-    fn wait_listed(
+    pub(crate) fn wait_listed(
         env: &TestEnv,
         mission_id: &str,
         predicate: impl Fn(&serde_json::Value) -> bool,
@@ -168,17 +168,6 @@ mod with_fleet {
         // The mission lives in b's store, not in a's.
         let on_b = b.ok("mission.get", json!({"mission_id": "m1"}));
         assert_eq!(on_b["mission"]["host"], "b");
-        // Acting on it from another host is refused, naming the host.
-        let refused = a.call("mission.start", start_params("codex", "r1"));
-        assert_eq!(refused["error"]["code"], "feature_unavailable", "{refused}");
-        assert!(
-            refused["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("pinned to host b"),
-            "{refused}"
-        );
-
         // b runs it with the fake provider to ready_to_close.
         b.ok(
             "mission.configure",

@@ -12,6 +12,7 @@ mod durability;
 mod error_codes;
 mod events;
 mod fleet;
+mod fleet_routing;
 mod faults;
 mod land;
 mod layering;

@@ -1,0 +1,193 @@
+//! Fleet mode: a mission pinned to one host is driven from every host of the fleet
+//! (`mission.configure`, `mission.start`, `mission.proof.get`, `mission.close` … go
+//! through the mission's workflow to its host), refusals keep the host's stable code, and
+//! a consent given in host a's cockpit reaches host b only with the digest b would show.
+
+#[cfg(feature = "fleet")]
+mod with_fleet {
+    use crate::cockpit::{Cockpit, consent_decisions};
+    use crate::consent::forge_from_pane;
+    use crate::fleet::with_fleet::{host, temporal, wait_listed};
+    use crate::runs::status_is;
+    use nagi_tests::*;
+    use serde_json::{Value, json};
+
+    fn start(run_id: &str) -> Value {
+        json!({"mission_id": "m1", "run_id": run_id, "provider": "codex", "mode": "managed",
+               "execute_declared_checks": true})
+    }
+
+    /// `method` answered with an error by both hosts: the same code, and the routed one
+    /// names the host that refused.
+    fn refused_alike(from: &TestEnv, pinned: &TestEnv, method: &str, params: Value) -> Value {
+        let routed = from.call(method, params.clone());
+        let local = pinned.call(method, params);
+        assert!(local["error"]["code"].is_string(), "{local}");
+        assert_eq!(routed["error"]["code"], local["error"]["code"], "{routed}");
+        let message = routed["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with("host b: "), "{routed}");
+        routed
+    }
+
+    fn missions_in_store(env: &TestEnv) -> i64 {
+        let connection = rusqlite::Connection::open_with_flags(
+            env.database_path(),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .unwrap();
+        connection
+            .query_row("SELECT count(*) FROM missions", [], |row| row.get(0))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_mission_on_one_host_is_driven_from_the_others_through_its_workflow() {
+        let Some(temporal) = temporal("fleet_routing::a_mission_on_one_host_is_driven") else {
+            return;
+        };
+        let a = host(&temporal, "a");
+        let b = host(&temporal, "b");
+        let c = host(&temporal, "c");
+        let repo = TestRepo::new();
+        let mut params = create_params("m1", &repo.path_text());
+        params["host"] = json!("b");
+        a.ok("mission.create", params);
+
+        // Configured from c, refused from a with b's own code, started from a.
+        c.ok(
+            "mission.configure",
+            configure_params("m1", "test", &["-f", "README.md"]),
+        );
+        let checks = b.ok("mission.get", json!({"mission_id": "m1"}))["mission"]["checks"].clone();
+        assert_eq!(checks.as_array().map(Vec::len), Some(1), "{checks}");
+        refused_alike(&a, &b, "mission.close", json!({"mission_id": "m1"}));
+        a.ok("mission.start", start("r1"));
+        wait_for_mission(&b, "m1", "ready_to_close", status_is("ready_to_close"));
+        // Starting it again from c is refused as b refuses it, and no second run starts.
+        refused_alike(&c, &b, "mission.start", start("r2"));
+
+        // What b's store proves, every host reads the same.
+        let proof_on_b = b.ok("mission.proof.get", json!({"mission_id": "m1"}));
+        assert_eq!(
+            c.ok("mission.proof.get", json!({"mission_id": "m1"})),
+            proof_on_b
+        );
+        let diff_on_b = b.ok("mission.diff", json!({"mission_id": "m1"}));
+        assert_eq!(a.ok("mission.diff", json!({"mission_id": "m1"})), diff_on_b);
+
+        // Closed from c; every host then lists it as b's store has it.
+        let closed = c.ok("mission.close", json!({"mission_id": "m1"}));
+        assert_eq!(closed["type"], "mission_close_accepted", "{closed}");
+        wait_for_mission(&b, "m1", "archived", status_is("archived"));
+        for env in [&a, &b, &c] {
+            let entry = wait_listed(env, "m1", |entry| entry["status"] == "archived");
+            assert_eq!(entry["host"], "b", "{entry}");
+        }
+        let runs =
+            b.ok("mission.get", json!({"mission_id": "m1"}))["mission"]["run"]["run_id"].clone();
+        assert_eq!(runs, "r1", "one run, started once");
+        // Nothing of m1 was written to a's or c's store.
+        for env in [&a, &c] {
+            assert_eq!(missions_in_store(env), 0, "{}", env.server_log());
+            assert!(consent_decisions(env).is_empty());
+        }
+        // A mission no host knows is not found, from any host.
+        assert_eq!(
+            a.error_code("mission.diff", json!({"mission_id": "nowhere"})),
+            "mission_not_found"
+        );
+    }
+
+    #[test]
+    fn a_consent_in_host_a_cockpit_reaches_host_b_only_with_the_digest_b_shows() {
+        let Some(temporal) = temporal("fleet_routing::a_consent_in_host_a_cockpit") else {
+            return;
+        };
+        let a = host(&temporal, "a");
+        let b = host(&temporal, "b");
+        let repo = TestRepo::new();
+        let mut params = create_params("m1", &repo.path_text());
+        params["host"] = json!("b");
+        a.ok("mission.create", params);
+        a.ok(
+            "mission.configure",
+            configure_params("m1", "test", &["-f", "README.md"]),
+        );
+        let action = json!({"kind": "start_run", "mission_id": "m1", "run_id": "r1",
+                            "provider": "acp", "write_scope": true, "execute_declared_checks": true});
+
+        // The preview a shows is the one b builds.
+        let shown_on_a = a.ok("cockpit.preview", json!({"action": action}))["preview"].clone();
+        let shown_on_b = b.ok("cockpit.preview", json!({"action": action}))["preview"].clone();
+        assert_eq!(shown_on_a["digest"], shown_on_b["digest"], "{shown_on_a}");
+
+        // A digest b would not show is refused by b, and b starts nothing.
+        let stale = a.call(
+            "cockpit.decide",
+            json!({"action": action, "shown_digest": "0".repeat(64), "decision": "approve"}),
+        );
+        assert_eq!(stale["error"]["code"], "consent_stale", "{stale}");
+        assert!(
+            stale["error"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("host b: "),
+            "{stale}"
+        );
+        // A process in a managed pane of a is refused by a's own rule before anything
+        // travels.
+        let forged = forge_from_pane(
+            &a,
+            &format!(
+                "action = json.loads(r'''{action}''')\nout = open(sys.argv[1], 'w'); \
+                 out.write(call('cockpit.decide', {{'action': action, 'shown_digest': '{}', 'decision': 'approve'}})); \
+                 out.write('DONE'); out.close()",
+                shown_on_b["digest"].as_str().unwrap()
+            ),
+        );
+        assert!(forged.contains("consent_forbidden"), "{forged}");
+        assert!(forged.contains("before it was sent to host b"), "{forged}");
+        assert!(consent_decisions(&b).is_empty(), "b recorded no consent");
+        assert_eq!(
+            b.ok("mission.get", json!({"mission_id": "m1"}))["mission"]["run"],
+            Value::Null,
+            "nothing started"
+        );
+
+        // The person approves in a's cockpit, in tmux: the start form for the mission
+        // pinned to b, its preview (built by b), then `y`.
+        let Some(cockpit) = Cockpit::open(&a) else {
+            return;
+        };
+        cockpit.wait_shows(&["m1"]);
+        cockpit.keys(&["s"]);
+        cockpit.wait_shows(&["Start a run", "‹ codex ›"]);
+        cockpit.keys(&["Right", "Right", "Right"]);
+        cockpit.wait_shows(&["‹ acp ›"]);
+        cockpit.keys(&["Enter"]);
+        cockpit.wait_shows(&["[high] Start r1", "MAY CHANGE FILES", "digest "]);
+        cockpit.keys(&["y"]);
+        let mission = wait_for_mission(&b, "m1", "the end of the ACP run", |mission| {
+            mission["run"]["live"] == false
+                && mission["status"] != "preparing"
+                && mission["status"] != "active"
+                && mission["run"] != Value::Null
+        });
+        assert_eq!(mission["run"]["provider"], "acp", "{mission}");
+        assert_eq!(
+            mission["run"]["enforcement"], "workspace_write",
+            "{mission}"
+        );
+        assert_eq!(
+            consent_decisions(&b),
+            vec![("start_run".to_string(), "approve".to_string())],
+            "b recorded the one consent it applied"
+        );
+        assert!(
+            consent_decisions(&a).is_empty(),
+            "the consent lives where it was applied"
+        );
+        wait_for_mission(&b, "m1", "ready_to_close", status_is("ready_to_close"));
+        wait_listed(&a, "m1", |entry| entry["status"] == "ready_to_close");
+    }
+}
