@@ -1,5 +1,5 @@
 //! `mission.create`, `mission.list` and `mission.get` as fleet mode changes them (contract
-//! extension, README "Fleet mode (first slice)"). On a lone host (no `Engine::fleet`) they
+//! extension, README "Fleet mode"). On a lone host (no `Engine::fleet`) they
 //! are the plain handlers of `missions.rs`, bar a `host` param, which is refused.
 //!
 //! In fleet mode every create goes through the mission's workflow, which creates the

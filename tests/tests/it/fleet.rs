@@ -1,4 +1,4 @@
-//! Fleet mode, first slice (README "Fleet mode (first slice)"): `nagi server --fleet ADDRESS
+//! Fleet mode, first slice (README "Fleet mode"): `nagi server --fleet ADDRESS
 //! --host NAME` or `[fleet]` in config.toml; a mission created on one host and pinned to
 //! another is created and run on that host, and every host lists it with its `host`.
 //!
