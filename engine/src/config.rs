@@ -203,6 +203,10 @@ pub struct FleetSettings {
     pub tls_cert: Option<PathBuf>,
     #[serde(default)]
     pub tls_key: Option<PathBuf>,
+    /// How long a host may take no work of a mission this host creates before the fleet
+    /// shows the mission `blocked`, its host gone (seconds; 600 when absent, at least 1).
+    #[serde(default)]
+    pub host_gone_after_seconds: Option<u64>,
 }
 
 impl FleetSettings {

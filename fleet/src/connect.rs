@@ -22,6 +22,8 @@ pub struct FleetOptions {
     pub tls_ca: Option<PathBuf>,
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,
+    /// `[fleet] host_gone_after_seconds` (`lifecycle::DEFAULT_HOST_GONE_AFTER_SECONDS`).
+    pub host_gone_after_seconds: u64,
 }
 
 impl FleetOptions {

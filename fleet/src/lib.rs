@@ -19,7 +19,9 @@ mod worker;
 
 pub use activities::HostActivities;
 pub use connect::{FleetOptions, connect};
-pub use lifecycle::{LifecycleInput, LifecycleState, MissionLifecycle};
+pub use lifecycle::{
+    DEFAULT_HOST_GONE_AFTER_SECONDS, LifecycleInput, LifecycleState, MissionLifecycle,
+};
 pub use worker::FleetWorker;
 
 /// The task queue every host polls for workflow tasks.

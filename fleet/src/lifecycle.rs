@@ -36,6 +36,19 @@ pub struct LifecycleInput {
     pub mission_id: String,
     pub host: String,
     pub create: MissionCreateParams,
+    /// How long the pinned host may take no work of this mission before the mission is
+    /// shown `blocked` as gone (`[fleet] host_gone_after_seconds` of the host that created
+    /// it).
+    #[serde(default = "default_host_gone_after_seconds")]
+    pub host_gone_after_seconds: u64,
+}
+
+/// A host that takes no work of its missions for this long is taken for gone: ten minutes,
+/// so that a restart within minutes resumes its runs without anyone seeing it gone.
+pub const DEFAULT_HOST_GONE_AFTER_SECONDS: u64 = 600;
+
+fn default_host_gone_after_seconds() -> u64 {
+    DEFAULT_HOST_GONE_AFTER_SECONDS
 }
 
 /// Where the lifecycle is.
@@ -52,6 +65,10 @@ pub enum Phase {
     Blocked,
     /// The host reported the mission archived: the lifecycle is over.
     Ended,
+    /// The mission exists, but its host has taken none of its work for
+    /// `host_gone_after_seconds`: other hosts show it `blocked` (`error` says why) until
+    /// the host reports again.
+    HostGone,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -67,6 +84,7 @@ pub struct LifecycleState {
     pub host: String,
     pub create: MissionCreateParams,
     pub phase: Phase,
+    pub host_gone_after_seconds: u64,
     /// The view the create answered (its `created` flag beside it).
     pub created_view: Option<MissionViewV1>,
     pub created: bool,
@@ -111,10 +129,12 @@ fn act_options(host: &str) -> ActivityOptions {
 }
 
 /// The follow: as long as the mission lives; a host that stops heartbeating gets it again
-/// when it is back (no pickup limit yet: a host gone for good leaves it waiting).
-fn follow_options(host: &str) -> ActivityOptions {
+/// when it is back. An attempt that no worker of the host takes within `gone_after` fails
+/// the activity, and the workflow marks the host gone and follows again.
+fn follow_options(host: &str, gone_after: Duration) -> ActivityOptions {
     ActivityOptions::with_start_to_close_timeout(Duration::from_secs(365 * 24 * 3600))
         .task_queue(crate::host_queue(host))
+        .schedule_to_start_timeout(gone_after)
         .heartbeat_timeout(FOLLOW_HEARTBEAT_TIMEOUT)
         .retry_policy(
             RetryPolicy::builder()
@@ -135,6 +155,7 @@ impl MissionLifecycle {
                 host: input.host,
                 create: input.create,
                 phase: Phase::Creating,
+                host_gone_after_seconds: input.host_gone_after_seconds,
                 created_view: None,
                 created: false,
                 summary: None,
@@ -186,9 +207,28 @@ impl MissionLifecycle {
                 return Ok(ctx.state(|s| s.state.clone()));
             }
         }
-        let follow = follow_options(&host);
-        ctx.execute_activity(HostActivities::follow_mission, mission_id, follow)
-            .await?;
+        let gone_after = Duration::from_secs(ctx.state(|s| s.state.host_gone_after_seconds).max(1));
+        loop {
+            let follow = follow_options(&host, gone_after);
+            match ctx
+                .execute_activity(HostActivities::follow_mission, mission_id.clone(), follow)
+                .await
+            {
+                Ok(()) => break,
+                Err(error) => ctx.state_mut(|s| {
+                    s.state.phase = Phase::HostGone;
+                    s.state.error = Some(LifecycleError {
+                        code: ErrorCode::ServerUnavailable.as_str().into(),
+                        message: format!(
+                            "host {host} has taken no work of mission {mission_id} for {} s \
+                             ({error}); its status is the last it reported, and it resumes \
+                             when host {host}'s nagi server is back in the fleet",
+                            gone_after.as_secs()
+                        ),
+                    });
+                }),
+            }
+        }
         ctx.state_mut(|s| s.state.phase = Phase::Ended);
         // A routed request still in flight gets its answer before the workflow ends.
         let handlers = ctx.clone();
@@ -233,6 +273,10 @@ impl MissionLifecycle {
     pub fn observed(&mut self, _ctx: &mut SyncWorkflowContext<Self>, report: ObservedMission) {
         self.state.summary = Some(report.summary);
         self.state.view = Some(report.view);
+        if self.state.phase == Phase::HostGone {
+            self.state.phase = Phase::Created;
+            self.state.error = None;
+        }
     }
 
     #[query]
@@ -244,7 +288,8 @@ impl MissionLifecycle {
 /// Why a routed request cannot be served in `phase`, as the refusal it answers.
 fn not_servable(phase: Phase, host: &str, mission_id: &str) -> Option<RoutedAnswer> {
     let (code, message) = match phase {
-        Phase::Created => return None,
+        // A host gone may be back: the request is offered, and it waits for its pickup.
+        Phase::Created | Phase::HostGone => return None,
         Phase::Creating => (
             ErrorCode::ServerUnavailable,
             format!("host {host} has not created mission {mission_id} yet; try again shortly"),

@@ -31,11 +31,17 @@ const CREATE_POLL: Duration = Duration::from_millis(50);
 pub struct Router {
     client: Client,
     host: String,
+    /// `[fleet] host_gone_after_seconds`, which this host gives the missions it creates.
+    host_gone_after_seconds: u64,
 }
 
 impl Router {
-    pub fn new(client: Client, host: String) -> Self {
-        Router { client, host }
+    pub fn new(client: Client, host: String, host_gone_after_seconds: u64) -> Self {
+        Router {
+            client,
+            host,
+            host_gone_after_seconds,
+        }
     }
 
     async fn state(&self, mission_id: &str) -> Result<Option<LifecycleState>, EngineError> {
@@ -64,6 +70,7 @@ impl Router {
             mission_id: mission_id.clone(),
             host: host.clone(),
             create: params.clone(),
+            host_gone_after_seconds: self.host_gone_after_seconds,
         };
         let options = WorkflowStartOptions::new(crate::FLEET_QUEUE, mission_id.clone()).build();
         let fresh = match self
@@ -106,7 +113,7 @@ impl Router {
                          goes on, and mission.get answers once it has"
                     )));
                 }
-                Phase::Created | Phase::Ended => {
+                Phase::Created | Phase::Ended | Phase::HostGone => {
                     let view = state.view.or(state.created_view).ok_or_else(|| {
                         unavailable(format!("mission {mission_id}'s workflow holds no view"))
                     })?;
@@ -190,9 +197,16 @@ impl Router {
         let Some(state) = self.state(&mission_id).await? else {
             return Ok(None);
         };
-        Ok(state.view.or(state.created_view).map(|view| FleetMission {
-            host: state.host,
-            view,
+        let gone = gone_reason(&state);
+        Ok(state.view.or(state.created_view).map(|mut view| {
+            if let Some(reason) = gone {
+                view.status = MissionStatus::Blocked;
+                view.status_reason = Some(reason);
+            }
+            FleetMission {
+                host: state.host,
+                view,
+            }
         }))
     }
 }
@@ -213,11 +227,24 @@ fn summary_of(state: &LifecycleState) -> Option<MissionSummary> {
         },
         (None, None) => return None,
     };
-    if state.phase == Phase::Ended {
-        summary.status = MissionStatus::Archived;
+    match state.phase {
+        Phase::Ended => summary.status = MissionStatus::Archived,
+        Phase::HostGone => summary.status = MissionStatus::Blocked,
+        _ => {}
     }
     summary.host = Some(state.host.clone());
     Some(summary)
+}
+
+/// Why the mission shows `blocked` while its host is gone.
+fn gone_reason(state: &LifecycleState) -> Option<String> {
+    (state.phase == Phase::HostGone).then(|| {
+        state
+            .error
+            .as_ref()
+            .map(|error| error.message.clone())
+            .unwrap_or_else(|| format!("host {} is gone", state.host))
+    })
 }
 
 fn unavailable(message: String) -> EngineError {

@@ -162,7 +162,11 @@ impl ServerAttachment for FleetWorker {
     fn start(&mut self, engine: Arc<Engine>) -> Result<(), String> {
         let server = tokio::runtime::Handle::try_current()
             .map_err(|_| "the fleet worker starts from the server's runtime".to_string())?;
-        let router = Router::new(self.client.clone(), self.options.host.clone());
+        let router = Router::new(
+            self.client.clone(),
+            self.options.host.clone(),
+            self.options.host_gone_after_seconds,
+        );
         if engine.fleet.set(Arc::new(router)).is_err() {
             return Err("fleet mode was set up twice".into());
         }

@@ -83,6 +83,11 @@ pub fn attachment(
         tls_ca: request.settings.tls_ca,
         tls_cert: request.settings.tls_cert,
         tls_key: request.settings.tls_key,
+        host_gone_after_seconds: request
+            .settings
+            .host_gone_after_seconds
+            .unwrap_or(nagi_fleet::DEFAULT_HOST_GONE_AFTER_SECONDS)
+            .max(1),
     };
     let worker = nagi_fleet::FleetWorker::connect(options).map_err(CliError::Unreachable)?;
     Ok(Box::new(worker))

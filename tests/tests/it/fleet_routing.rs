@@ -191,3 +191,63 @@ mod with_fleet {
         wait_listed(&a, "m1", |entry| entry["status"] == "ready_to_close");
     }
 }
+
+#[cfg(feature = "fleet")]
+mod host_gone {
+    use crate::fleet::with_fleet::{host, temporal, wait_listed};
+    use crate::runs::write_config;
+    use nagi_tests::*;
+    use serde_json::json;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_host_gone_shows_its_missions_blocked_until_it_is_back() {
+        let Some(temporal) = temporal("fleet_routing::a_host_gone_shows_its_missions_blocked")
+        else {
+            return;
+        };
+        // Host a creates the mission, and gives it a short limit for its host's silence.
+        let mut a = TestEnv::new();
+        write_config(&a, &json!([{"text": "done"}]), &[]);
+        let mut config = std::fs::read_to_string(a.config_dir.join("config.toml")).unwrap();
+        config.push_str("\n[fleet]\nhost_gone_after_seconds = 2\n");
+        std::fs::write(a.config_dir.join("config.toml"), config).unwrap();
+        a.start_server_with(&["--fleet", &temporal.address(), "--host", "a"]);
+        let mut b = host(&temporal, "b");
+        let repo = TestRepo::new();
+        let mut params = create_params("m1", &repo.path_text());
+        params["host"] = json!("b");
+        a.ok("mission.create", params);
+        wait_listed(&a, "m1", |entry| entry["status"] == "draft");
+
+        b.kill_server();
+        let entry = wait_listed(&a, "m1", |entry| entry["status"] == "blocked");
+        assert_eq!(entry["host"], "b", "{entry}");
+        let view = a.ok("mission.get", json!({"mission_id": "m1"}))["mission"].clone();
+        assert_eq!(view["status"], "blocked", "{view}");
+        let reason = view["status_reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains("host b has taken no work of mission m1"),
+            "{view}"
+        );
+        // A request for it says the host did not take it, and that nothing was done.
+        let started = Instant::now();
+        let refused = a.call(
+            "mission.configure",
+            configure_params("m1", "test", &["-f", "README.md"]),
+        );
+        assert_eq!(refused["error"]["code"], "server_unavailable", "{refused}");
+        assert!(started.elapsed() < Duration::from_secs(60), "{refused}");
+
+        // Back in the fleet, b reports again and the mission is what b's store holds.
+        b.start_server_with(&["--fleet", &temporal.address(), "--host", "b"]);
+        let entry = wait_listed(&a, "m1", |entry| entry["status"] == "draft");
+        assert_eq!(entry["host"], "b", "{entry}");
+        let view = a.ok("mission.get", json!({"mission_id": "m1"}))["mission"].clone();
+        assert_eq!(view.get("status_reason"), None, "{view}");
+        assert_eq!(
+            view["closure_configured"], false,
+            "the refused configure did nothing"
+        );
+    }
+}
