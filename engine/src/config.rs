@@ -207,6 +207,19 @@ pub struct FleetSettings {
     /// shows the mission `blocked`, its host gone (seconds; 600 when absent, at least 1).
     #[serde(default)]
     pub host_gone_after_seconds: Option<u64>,
+    /// `[fleet.hosts.NAME]`: how this machine reaches another host's socket (for
+    /// `nagi pane attach --host NAME`).
+    #[serde(default)]
+    pub hosts: BTreeMap<String, FleetHostSettings>,
+}
+
+/// `[fleet.hosts.NAME]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FleetHostSettings {
+    /// A local Unix socket that leads to that host's nagi socket, usually forwarded with
+    /// `ssh -N -L SOCKET:REMOTE_SOCKET HOST`.
+    pub socket: PathBuf,
 }
 
 impl FleetSettings {

@@ -21,6 +21,7 @@
 
 mod connection;
 mod keyboard;
+mod remote;
 mod terminal;
 
 use std::io::Write;
@@ -380,14 +381,24 @@ async fn attach_to(
     outcome.map_err(|error| CliError::Unreachable(format!("the attach connection failed: {error}")))
 }
 
-/// Runs `nagi pane attach PANE [--observe]`.
-pub fn run(context: &Context, pane_id: &str, observe: bool) -> CommandResult {
+/// Runs `nagi pane attach PANE [--observe] [--host NAME]`.
+pub fn run(context: &Context, pane_id: &str, observe: bool, host: Option<&str>) -> CommandResult {
     if !terminal::is_interactive() {
         return Err(CliError::Usage(
             "nagi pane attach needs a terminal on stdin and stdout".into(),
         ));
     }
-    let result = context.request("pane.get", json!({"pane_id": pane_id}))?;
+    let (socket_path, result) = match host {
+        None => (
+            session_paths(context.session.as_deref())?.socket_path,
+            context.request("pane.get", json!({"pane_id": pane_id}))?,
+        ),
+        Some(host) => {
+            let socket = remote::host_socket(context, host)?;
+            let result = remote::request(&socket, host, "pane.get", json!({"pane_id": pane_id}))?;
+            (socket, result)
+        }
+    };
     let pane = result.get("pane").cloned().unwrap_or(Value::Null);
     let Some(session_id) = pane
         .get("terminal_id")
@@ -398,14 +409,13 @@ pub fn run(context: &Context, pane_id: &str, observe: bool) -> CommandResult {
             "the server's pane.get answer has no terminal_id: {result}"
         )));
     };
-    let paths = session_paths(context.session.as_deref())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|error| {
             CliError::Unreachable(format!("cannot start the attach runtime: {error}"))
         })?;
-    let outcome = runtime.block_on(attach_to(&paths.socket_path, pane_id, session_id, observe))?;
+    let outcome = runtime.block_on(attach_to(&socket_path, pane_id, session_id, observe))?;
     // The keyboard thread may still sit in a read; it is abandoned with the process.
     runtime.shutdown_background();
     match outcome {

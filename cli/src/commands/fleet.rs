@@ -34,7 +34,16 @@ pub fn resolve(
     host_flag: Option<String>,
     user: &UserConfig,
 ) -> Result<Option<FleetRequest>, CliError> {
-    if address_flag.is_none() && host_flag.is_none() && user.fleet.is_none() {
+    // A `[fleet]` table that names only other hosts' sockets (`[fleet.hosts.NAME]`, for
+    // `nagi pane attach --host`) does not make this server a host of a fleet.
+    let table_asks = user.fleet.as_ref().is_some_and(|fleet| {
+        fleet.address.is_some()
+            || fleet.host.is_some()
+            || fleet.namespace.is_some()
+            || fleet.api_key.is_some()
+            || fleet.host_gone_after_seconds.is_some()
+    });
+    if address_flag.is_none() && host_flag.is_none() && !table_asks {
         return Ok(None);
     }
     if !cfg!(feature = "fleet") {

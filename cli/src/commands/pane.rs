@@ -70,6 +70,10 @@ pub enum PaneCommand {
         /// Watch only: never take control, and do not resize the pane.
         #[arg(long)]
         observe: bool,
+        /// Attach to a pane of another host of the fleet, through the socket named in
+        /// `[fleet.hosts.NAME]` (a forwarded socket: README "Fleet mode").
+        #[arg(long, value_name = "NAME")]
+        host: Option<String>,
     },
 }
 
@@ -234,6 +238,10 @@ pub fn run(context: &Context, command: PaneCommand) -> CommandResult {
             let result = context.request("pane.close", json!({"pane_id": pane_id}))?;
             context.print(&result, |_| format!("closed pane {pane_id}\n"))
         }
-        PaneCommand::Attach { pane_id, observe } => attach::run(context, &pane_id, observe),
+        PaneCommand::Attach {
+            pane_id,
+            observe,
+            host,
+        } => attach::run(context, &pane_id, observe, host.as_deref()),
     }
 }

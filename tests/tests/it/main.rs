@@ -3,6 +3,7 @@
 
 mod attach;
 mod attach_direct;
+mod attach_host;
 mod cockpit;
 mod consent;
 mod console;
