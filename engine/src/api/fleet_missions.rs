@@ -94,6 +94,6 @@ pub async fn get(
     }
 }
 
-fn is_not_found(error: &EngineError) -> bool {
+pub(super) fn is_not_found(error: &EngineError) -> bool {
     matches!(error, EngineError::Mission(MissionError::NotFound(_)))
 }

@@ -17,6 +17,7 @@ use nagi_schema::codes::ErrorCode;
 use nagi_schema::fleet::{RoutedAnswer, RoutedRequest};
 
 use super::decode::{MethodParams, decode_request};
+use super::fleet_missions::is_not_found;
 use super::{Peer, Reply};
 use crate::consent::peer::{ConsentVerdict, RefusalReason};
 use crate::engine::Engine;
@@ -91,10 +92,6 @@ fn routed_target(params: &MethodParams) -> Option<Target> {
         }),
         _ => None,
     }
-}
-
-fn is_not_found(error: &EngineError) -> bool {
-    matches!(error, EngineError::Mission(MissionError::NotFound(_)))
 }
 
 /// In fleet mode, answers a request for a mission pinned to another host through that
