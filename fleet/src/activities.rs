@@ -100,12 +100,25 @@ impl HostActivities {
         request: RoutedRequest,
     ) -> Result<RoutedAnswer, ActivityError> {
         let engine = self.engine.clone();
-        self.server
+        let mission_id = routed_mission_id(&request);
+        let answer = self
+            .server
             .spawn(
                 async move { nagi_engine::api::fleet_route::serve_routed(&engine, request).await },
             )
             .await
-            .map_err(|error| anyhow_error(format!("the routed request's task failed: {error}")))
+            .map_err(|error| anyhow_error(format!("the routed request's task failed: {error}")))?;
+        // What the request changed is reported before the answer goes back, so the host that
+        // asked reads its own write from the workflow (a `mission.get` or a cockpit refresh
+        // right after a routed configure sees the closure plan). `follow_mission` would
+        // report it within its interval anyway, so a failed report is only logged.
+        if let (RoutedAnswer::Answered { .. }, Some(mission_id)) = (&answer, mission_id)
+            && let Some(report) = self.observe(&mission_id)
+            && let Err(error) = (self.report)(mission_id.clone(), report).await
+        {
+            tracing::warn!(%mission_id, %error, "cannot report a routed request's effect");
+        }
+        Ok(answer)
     }
 
     /// Reports each state the mission reaches in this host's store to its workflow, until
@@ -122,14 +135,10 @@ impl HostActivities {
             if ctx.is_cancelled() {
                 return Err(ActivityError::cancelled());
             }
-            let mission = match self.engine.missions.get_checked(&mission_id) {
-                Ok(mission) => mission,
+            let report = match self.engine.missions.get_checked(&mission_id) {
+                Ok(mission) => ObservedMission::of(&self.engine, &mission),
                 Err(EngineError::Mission(nagi_mission::MissionError::NotFound(_))) => return Ok(()),
                 Err(error) => return Err(anyhow_error(error.to_string())),
-            };
-            let report = ObservedMission {
-                summary: nagi_engine::api::missions::summary(&mission),
-                view: self.engine.view(&mission),
             };
             let archived = report.summary.status == MissionStatus::Archived;
             if reported.as_ref() != Some(&report) {
@@ -147,6 +156,39 @@ impl HostActivities {
             tokio::time::sleep(FOLLOW_INTERVAL).await;
         }
     }
+}
+
+impl HostActivities {
+    /// What this host's store holds of the mission now; `None` when it is gone or
+    /// cannot be read (the follow reports it later).
+    fn observe(&self, mission_id: &str) -> Option<ObservedMission> {
+        let mission = self.engine.missions.get_checked(mission_id).ok()?;
+        Some(ObservedMission::of(&self.engine, &mission))
+    }
+}
+
+impl ObservedMission {
+    fn of(engine: &Engine, mission: &nagi_mission::Mission) -> ObservedMission {
+        ObservedMission {
+            summary: nagi_engine::api::missions::summary(mission),
+            view: engine.view(mission),
+        }
+    }
+}
+
+/// The mission a routed request acts on: `mission_id` of a `mission.*` method's params, or
+/// of a cockpit action's.
+fn routed_mission_id(request: &RoutedRequest) -> Option<String> {
+    let params = &request.params;
+    params
+        .get("mission_id")
+        .or_else(|| {
+            params
+                .get("action")
+                .and_then(|action| action.get("mission_id"))
+        })
+        .and_then(|id| id.as_str())
+        .map(str::to_string)
 }
 
 fn anyhow_error(message: String) -> ActivityError {

@@ -113,6 +113,12 @@ mod with_fleet {
             "mission.configure",
             configure_params("m1", "test", &["-f", "README.md"]),
         );
+        // A routed change is in the fleet's view when its answer arrives: a reads its own
+        // write (the cockpit below starts from it).
+        assert_eq!(
+            a.ok("mission.get", json!({"mission_id": "m1"}))["mission"]["closure_configured"],
+            true
+        );
         let action = json!({"kind": "start_run", "mission_id": "m1", "run_id": "r1",
                             "provider": "acp", "write_scope": true, "execute_declared_checks": true});
 
