@@ -1,6 +1,8 @@
 //! A Temporal dev server for the fleet tests: `temporal server start-dev` on a free loopback
 //! port with its own SQLite file, headless, ready once `temporal operator cluster health`
-//! answers `SERVING`. Nothing is installed at test time: the binary is `NAGI_TEMPORAL_BIN`,
+//! answers `SERVING`; [`TemporalDev::kill`] and [`TemporalDev::restart`] SIGKILL it and
+//! start it again on the same port and database file. Its log is printed when a test
+//! fails. Nothing is installed at test time: the binary is `NAGI_TEMPORAL_BIN`,
 //! or `.tools/temporal/bin/temporal` (`.ci/install-temporal`), or `temporal` on `PATH`.
 
 use std::path::{Path, PathBuf};
@@ -84,6 +86,65 @@ impl TemporalDev {
         self.wait_until_serving();
     }
 
+    /// Runs `temporal operator ARGS --address ADDRESS` against this server and requires
+    /// success (a namespace created or deleted, say).
+    pub fn operator(&self, args: &[&str]) {
+        let output = Command::new(&self.binary)
+            .arg("operator")
+            .args(args)
+            .args(["--address", &self.address()])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|error| panic!("{} does not run: {error}", self.binary.display()));
+        assert!(
+            output.status.success(),
+            "temporal operator {args:?} failed: {}\n{}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    /// SIGKILLs the dev server (it gets no chance to flush or shut down) and waits until
+    /// its port refuses connections; [`TemporalDev::restart`] starts it again.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // `Child::kill` is SIGKILL on Unix.
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(self.address()).is_ok() {
+            assert!(
+                Instant::now() < deadline,
+                "the killed Temporal dev server's port {} still answers:\n{}",
+                self.port,
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Starts the dev server again on the same port with the same `--db-filename` (what it
+    /// had acknowledged before a [`TemporalDev::kill`] is in it) and waits until it serves.
+    pub fn restart(&mut self) {
+        assert!(self.child.is_none(), "restart the dev server after a kill");
+        use std::io::Write;
+        if let Ok(mut log) = std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.log_path())
+        {
+            let _ = writeln!(log, "===== restarted by the test =====");
+        }
+        self.spawn();
+    }
+
+    /// [`TemporalDev::kill`], then [`TemporalDev::restart`].
+    pub fn kill_and_restart(&mut self) {
+        self.kill();
+        self.restart();
+    }
+
     fn wait_until_serving(&mut self) {
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
@@ -121,6 +182,13 @@ impl TemporalDev {
 
 impl Drop for TemporalDev {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!(
+                "===== Temporal dev server log ({}) =====\n{}",
+                self.log_path().display(),
+                self.log()
+            );
+        }
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();

@@ -13,6 +13,7 @@ mod durability;
 mod error_codes;
 mod events;
 mod fleet;
+mod fleet_faults;
 mod fleet_routing;
 mod faults;
 mod land;
