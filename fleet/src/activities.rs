@@ -27,6 +27,16 @@ pub struct ObservedMission {
     pub view: MissionViewV1,
 }
 
+/// How a mission's life on its host ended, as `follow_mission` saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FollowEnd {
+    /// Archived: it stays listed, `archived`, on every host.
+    Archived,
+    /// Deleted (`mission.delete` of a draft): no host lists it, and its id is free.
+    Deleted,
+}
+
 /// Sends a report to the mission's workflow (`lifecycle::reporter`: a signal).
 pub type Reporter = Arc<
     dyn Fn(String, ObservedMission) -> Pin<Box<dyn Future<Output = Result<(), String>> + Send>>
@@ -122,14 +132,16 @@ impl HostActivities {
     }
 
     /// Reports each state the mission reaches in this host's store to its workflow, until
-    /// it is archived (or gone). Heartbeats all along: a host killed here gets the activity
-    /// again when it is back, and reports again from what its store holds.
+    /// it is archived or deleted. Heartbeats all along: a host killed here gets the activity
+    /// again when it is back, and reports again from what its store holds. The answer is
+    /// optional so that a history recorded before [`FollowEnd`] existed (`null`) still
+    /// replays: `None` reads as archived.
     #[activity]
     pub async fn follow_mission(
         self: Arc<Self>,
         ctx: ActivityContext,
         mission_id: String,
-    ) -> Result<(), ActivityError> {
+    ) -> Result<Option<FollowEnd>, ActivityError> {
         let mut reported: Option<ObservedMission> = None;
         loop {
             if ctx.is_cancelled() {
@@ -137,7 +149,9 @@ impl HostActivities {
             }
             let report = match self.engine.missions.get_checked(&mission_id) {
                 Ok(mission) => ObservedMission::of(&self.engine, &mission),
-                Err(EngineError::Mission(nagi_mission::MissionError::NotFound(_))) => return Ok(()),
+                Err(EngineError::Mission(nagi_mission::MissionError::NotFound(_))) => {
+                    return Ok(Some(FollowEnd::Deleted));
+                }
                 Err(error) => return Err(anyhow_error(error.to_string())),
             };
             let archived = report.summary.status == MissionStatus::Archived;
@@ -148,7 +162,7 @@ impl HostActivities {
                 reported = Some(report);
             }
             if archived {
-                return Ok(());
+                return Ok(Some(FollowEnd::Archived));
             }
             ctx.record_heartbeat(())
                 .await

@@ -22,7 +22,7 @@ use temporalio_sdk::{
     ActivityOptions, SyncWorkflowContext, WorkflowContext, WorkflowContextView, WorkflowResult,
 };
 
-use crate::activities::{CreateOutcome, HostActivities, ObservedMission, Reporter};
+use crate::activities::{CreateOutcome, FollowEnd, HostActivities, ObservedMission, Reporter};
 
 /// How long a create may wait for its host to take it: past this the host is taken for
 /// gone and the workflow ends `blocked`.
@@ -63,7 +63,8 @@ pub enum Phase {
     Refused,
     /// No worker of the host took the create in time, or it kept failing.
     Blocked,
-    /// The host reported the mission archived: the lifecycle is over.
+    /// The host reported the mission archived, or deleted (`deleted`): the lifecycle is
+    /// over.
     Ended,
     /// The mission exists, but its host has taken none of its work for
     /// `host_gone_after_seconds`: other hosts show it `blocked` (`error` says why) until
@@ -93,6 +94,9 @@ pub struct LifecycleState {
     /// The latest full view the host reported.
     pub view: Option<MissionViewV1>,
     pub error: Option<LifecycleError>,
+    /// The host deleted the mission (a draft that never ran): no host lists or finds it.
+    #[serde(default)]
+    pub deleted: bool,
 }
 
 #[workflow]
@@ -161,6 +165,7 @@ impl MissionLifecycle {
                 summary: None,
                 view: None,
                 error: None,
+                deleted: false,
             },
         }
     }
@@ -208,13 +213,13 @@ impl MissionLifecycle {
             }
         }
         let gone_after = Duration::from_secs(ctx.state(|s| s.state.host_gone_after_seconds).max(1));
-        loop {
+        let end = loop {
             let follow = follow_options(&host, gone_after);
             match ctx
                 .execute_activity(HostActivities::follow_mission, mission_id.clone(), follow)
                 .await
             {
-                Ok(()) => break,
+                Ok(end) => break end.unwrap_or(FollowEnd::Archived),
                 Err(error) => ctx.state_mut(|s| {
                     s.state.phase = Phase::HostGone;
                     s.state.error = Some(LifecycleError {
@@ -228,8 +233,11 @@ impl MissionLifecycle {
                     });
                 }),
             }
-        }
-        ctx.state_mut(|s| s.state.phase = Phase::Ended);
+        };
+        ctx.state_mut(|s| {
+            s.state.phase = Phase::Ended;
+            s.state.deleted = end == FollowEnd::Deleted;
+        });
         // A routed request still in flight gets its answer before the workflow ends.
         let handlers = ctx.clone();
         ctx.wait_condition(move |_| handlers.all_handlers_finished())

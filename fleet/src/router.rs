@@ -197,6 +197,9 @@ impl Router {
         let Some(state) = self.state(&mission_id).await? else {
             return Ok(None);
         };
+        if state.deleted {
+            return Ok(None);
+        }
         let gone = gone_reason(&state);
         Ok(state.view.or(state.created_view).map(|mut view| {
             if let Some(reason) = gone {
@@ -212,8 +215,11 @@ impl Router {
 }
 
 /// A mission's summary as its workflow last recorded it, with its host; `None` when the
-/// workflow never created it.
+/// workflow never created it, or its host deleted it.
 fn summary_of(state: &LifecycleState) -> Option<MissionSummary> {
+    if state.deleted {
+        return None;
+    }
     let mut summary = match (&state.summary, &state.created_view) {
         (Some(summary), _) => summary.clone(),
         (None, Some(view)) => MissionSummary {

@@ -96,6 +96,46 @@ mod with_fleet {
             a.error_code("mission.diff", json!({"mission_id": "nowhere"})),
             "mission_not_found"
         );
+
+        // A draft of b deleted from a goes from b's store, and then no host lists or finds
+        // it (an archived one stays listed).
+        let other = TestRepo::new();
+        let mut params = create_params("m2", &other.path_text());
+        params["host"] = json!("b");
+        a.ok("mission.create", params);
+        wait_listed(&c, "m2", |entry| entry["status"] == "draft");
+        a.ok("mission.delete", json!({"mission_id": "m2"}));
+        assert_eq!(missions_in_store(&b), 1, "only m1 is left in b's store");
+        for env in [&a, &b, &c] {
+            wait_unlisted(env, "m2");
+            assert_eq!(
+                env.error_code("mission.get", json!({"mission_id": "m2"})),
+                "mission_not_found"
+            );
+            wait_listed(env, "m1", |entry| entry["status"] == "archived");
+        }
+    }
+
+    /// Polls `mission.list` on `env` until `mission_id` is no longer listed (60 s).
+    fn wait_unlisted(env: &TestEnv, mission_id: &str) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let list = env.ok("mission.list", json!({}));
+            let listed = list["missions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|entry| entry["mission_id"] == mission_id);
+            if !listed {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{mission_id} is still listed: {list}\n{}",
+                env.server_log()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
     }
 
     #[test]
