@@ -49,8 +49,14 @@ pub type Reporter = Arc<
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum CreateOutcome {
-    Created { view: MissionViewV1, created: bool },
-    Refused { code: String, message: String },
+    Created {
+        view: Box<MissionViewV1>,
+        created: bool,
+    },
+    Refused {
+        code: String,
+        message: String,
+    },
 }
 
 pub struct HostActivities {
@@ -92,7 +98,10 @@ impl HostActivities {
             .await
             .map_err(|error| anyhow_error(format!("the create task failed: {error}")))?;
         Ok(match answer {
-            Ok((view, created)) => CreateOutcome::Created { view, created },
+            Ok((view, created)) => CreateOutcome::Created {
+                view: Box::new(view),
+                created,
+            },
             Err(error) => {
                 let (code, message) = refused(&error);
                 CreateOutcome::Refused { code, message }

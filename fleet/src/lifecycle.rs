@@ -187,8 +187,8 @@ impl MissionLifecycle {
             Ok(CreateOutcome::Created { view, created }) => ctx.state_mut(|s| {
                 s.state.phase = Phase::Created;
                 s.state.created = created;
-                s.state.created_view = Some(view.clone());
-                s.state.view = Some(view);
+                s.state.created_view = Some((*view).clone());
+                s.state.view = Some(*view);
             }),
             Ok(CreateOutcome::Refused { code, message }) => {
                 ctx.state_mut(|s| {

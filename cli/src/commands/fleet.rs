@@ -20,8 +20,10 @@ fn built_without_fleet() -> CliError {
     }
 }
 
-/// Fleet mode as asked for: where the Temporal service is, and this host's name.
+/// Fleet mode as asked for: where the Temporal service is, and this host's name. Only a
+/// binary built with the `fleet` feature reads it (the default build refuses first).
 #[derive(Debug, Clone)]
+#[cfg_attr(not(feature = "fleet"), allow(dead_code))]
 pub struct FleetRequest {
     pub settings: FleetSettings,
     pub address: String,
