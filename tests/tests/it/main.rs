@@ -14,6 +14,7 @@ mod error_codes;
 mod events;
 mod fleet;
 mod fleet_faults;
+mod fleet_real;
 mod fleet_routing;
 mod faults;
 mod land;
