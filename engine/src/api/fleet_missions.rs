@@ -1,18 +1,25 @@
-//! `mission.create`, `mission.list` and `mission.get` as fleet mode changes them (contract
-//! extension, README "Fleet mode"). On a lone host (no `Engine::fleet`) they
-//! are the plain handlers of `missions.rs`, bar a `host` param, which is refused.
+//! `mission.create`, `mission.list`, `mission.get` and `attention.list` as fleet mode
+//! changes them (contract extension, README "Fleet mode"). On a lone host (no
+//! `Engine::fleet`) they are the plain handlers of `missions.rs` and `attention.rs`, bar a
+//! `host` param, which is refused.
 //!
 //! In fleet mode every create goes through the mission's workflow, which creates the
 //! mission on its pinned host (this one when `host` is absent); list and get answer for the
 //! whole fleet: this host's missions from its own store, the others' as their workflows
-//! last recorded them, each with its `host`.
+//! last recorded them, each with its `host`. `attention.list` without `mission_id` adds the
+//! open items of the other hosts' missions, each read from its host through the mission's
+//! workflow (with `mission_id` it is routed like any method on one mission).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use nagi_mission::MissionError;
 use nagi_mission::create::decide_create;
-use nagi_schema::mission::{MissionCreateParams, MissionTarget};
+use nagi_schema::attention::AttentionItemV1;
+use nagi_schema::fleet::{RoutedAnswer, RoutedRequest};
+use nagi_schema::mission::{
+    AttentionListParams, MissionCreateParams, MissionStatus, MissionTarget,
+};
 use nagi_schema::results::ResponseResult;
 
 use crate::engine::Engine;
@@ -91,6 +98,76 @@ pub async fn get(
             None => Err(error),
         },
         other => other,
+    }
+}
+
+/// `attention.list`: this host's items, then, in fleet mode and without `mission_id`, the
+/// items of every other host's mission that reports an unresolved one (every mission not
+/// archived, with `include_closed`), asked of its host through the mission's workflow. A
+/// host that does not answer is left out and logged: its missions show `blocked` in
+/// `mission.list` once it is gone, and this host's items are still answered.
+pub async fn attention_list(
+    engine: &Arc<Engine>,
+    params: AttentionListParams,
+    peer: super::Peer,
+) -> Result<ResponseResult, EngineError> {
+    let include_closed = params.include_closed;
+    let mission_id = params.mission_id.clone();
+    let local =
+        super::on_blocking_pool(engine, move |engine| super::attention::list(engine, params))
+            .await?;
+    let Some(fleet) = engine.fleet.get() else {
+        return Ok(local);
+    };
+    if mission_id.is_some() {
+        return Ok(local);
+    }
+    let ResponseResult::AttentionList { mut items } = local else {
+        return Err(MissionError::Runtime("attention.list answered no list".into()).into());
+    };
+    let host = fleet.host().to_string();
+    for summary in fleet.list().await? {
+        let theirs = summary.host.as_deref().is_some_and(|other| other != host);
+        let asks = if include_closed {
+            summary.status != MissionStatus::Archived
+        } else {
+            summary.unresolved_attention_count > 0
+        };
+        if !theirs || !asks || engine.missions.get(&summary.mission_id)?.is_some() {
+            continue;
+        }
+        let request = RoutedRequest {
+            method: "attention.list".into(),
+            params: serde_json::json!({
+                "mission_id": summary.mission_id,
+                "include_closed": include_closed,
+            }),
+            origin_host: host.clone(),
+            origin_uid: peer.uid,
+            consent_checked: false,
+        };
+        let answer = fleet.act(summary.mission_id.clone(), request).await;
+        match remote_items(answer) {
+            Ok(remote) => items.extend(remote),
+            Err(reason) => tracing::warn!(
+                mission_id = %summary.mission_id,
+                host = summary.host.as_deref().unwrap_or_default(),
+                %reason,
+                "attention.list leaves out a mission of another host"
+            ),
+        }
+    }
+    Ok(ResponseResult::AttentionList { items })
+}
+
+fn remote_items(answer: Result<RoutedAnswer, EngineError>) -> Result<Vec<AttentionItemV1>, String> {
+    match answer.map_err(|error| error.to_string())? {
+        RoutedAnswer::Answered { result } => match serde_json::from_value(result) {
+            Ok(ResponseResult::AttentionList { items }) => Ok(items),
+            Ok(other) => Err(format!("the host answered {other:?}")),
+            Err(error) => Err(format!("the host's answer does not decode: {error}")),
+        },
+        RoutedAnswer::Refused { code, message } => Err(format!("{code}: {message}")),
     }
 }
 

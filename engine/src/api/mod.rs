@@ -114,9 +114,7 @@ pub async fn dispatch(
             )
             .await?
         }
-        P::AttentionList(params) => {
-            on_blocking_pool(engine, |engine| attention::list(engine, params)).await?
-        }
+        P::AttentionList(params) => fleet_missions::attention_list(engine, params, peer).await?,
         P::AttentionGet(params) => attention::get(engine, params)?,
         P::CockpitHello(_) => cockpit::hello(peer),
         P::CockpitPreview(params) => cockpit::preview(engine, peer, params).await?,

@@ -239,6 +239,104 @@ mod with_fleet {
 }
 
 #[cfg(feature = "fleet")]
+mod attention {
+    use crate::cockpit::consent_decisions;
+    use crate::fleet::with_fleet::{host, temporal, wait_listed};
+    use crate::runs::{status_is, write_config};
+    use nagi_tests::*;
+    use serde_json::{Value, json};
+    use std::time::{Duration, Instant};
+
+    /// `attention.list` on `env` once it holds `count` items (60 s).
+    fn wait_items(env: &TestEnv, params: Value, count: usize) -> Vec<Value> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let answer = env.ok("attention.list", params.clone());
+            let items = answer["items"].as_array().unwrap().clone();
+            if items.len() == count {
+                return items;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "attention.list never held {count} items: {answer}\n{}",
+                env.server_log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    #[test]
+    fn an_approval_raised_on_host_b_is_listed_and_answered_from_host_a() {
+        let Some(temporal) = temporal("fleet_routing::an_approval_raised_on_host_b") else {
+            return;
+        };
+        let mut b = TestEnv::new();
+        write_config(
+            &b,
+            &json!([{"approve_command": "rm -rf build"}, {"text": "done"}]),
+            &[],
+        );
+        b.start_server_with(&["--fleet", &temporal.address(), "--host", "b"]);
+        let a = host(&temporal, "a");
+        let repo = TestRepo::new();
+        let mut params = create_params("m1", &repo.path_text());
+        params["host"] = json!("b");
+        a.ok("mission.create", params);
+        a.ok(
+            "mission.configure",
+            configure_params("m1", "test", &["-f", "README.md"]),
+        );
+        a.ok(
+            "mission.start",
+            json!({"mission_id": "m1", "run_id": "r1", "provider": "codex",
+                   "mode": "managed", "execute_declared_checks": true}),
+        );
+
+        // The provider's ask on b is in a's attention list, as b lists it.
+        let items = wait_items(&a, json!({}), 1);
+        let on_b = b.ok("attention.list", json!({}))["items"].clone();
+        assert_eq!(Value::Array(items.clone()), on_b);
+        let item = &items[0];
+        assert_eq!(item["mission_id"], "m1", "{item}");
+        assert_eq!(item["kind"], "permission_request", "{item}");
+        assert!(
+            item["requested_action"]
+                .as_str()
+                .unwrap()
+                .contains("rm -rf build"),
+            "{item}"
+        );
+        assert_eq!(
+            a.ok("attention.list", json!({"mission_id": "m1"})),
+            b.ok("attention.list", json!({"mission_id": "m1"}))
+        );
+
+        // Approved from a's consent channel: b applies it, records it, and the run goes on.
+        let action = json!({"kind": "respond", "mission_id": "m1", "run_id": "r1",
+                            "attention_id": item["attention_id"], "decision": "approve_once"});
+        let shown = a.ok("cockpit.preview", json!({"action": action}))["preview"].clone();
+        a.ok(
+            "cockpit.decide",
+            json!({"action": action, "shown_digest": shown["digest"], "decision": "approve"}),
+        );
+        wait_for_mission(&b, "m1", "ready_to_close", status_is("ready_to_close"));
+        wait_listed(&a, "m1", |entry| {
+            entry["status"] == "ready_to_close" && entry["unresolved_attention_count"] == 0
+        });
+        assert_eq!(
+            consent_decisions(&b).len(),
+            1,
+            "b recorded the consent it applied"
+        );
+        assert!(consent_decisions(&a).is_empty());
+        // Nothing is open any more; with include_closed, a shows it resolved.
+        assert!(wait_items(&a, json!({}), 0).is_empty());
+        let closed = wait_items(&a, json!({"include_closed": true}), 1);
+        assert_eq!(closed[0]["state"]["state"], "resolved", "{}", closed[0]);
+    }
+}
+
+#[cfg(feature = "fleet")]
 mod host_gone {
     use crate::fleet::with_fleet::{host, temporal, wait_listed};
     use crate::runs::write_config;
