@@ -105,6 +105,49 @@ impl TemporalDev {
         );
     }
 
+    /// With `NAGI_RECORD_FLEET_HISTORIES=DIR`, writes the history of every mission workflow
+    /// this server holds to `DIR/<name>-<workflow id>.json`, in the SDK's own JSON (what
+    /// `WorkflowHistory::from_json` reads), for the fleet crate's replay test
+    /// (`fleet/tests/replay.rs`); otherwise does nothing.
+    #[cfg(feature = "fleet")]
+    pub fn record_histories(&self, name: &str) {
+        use futures::StreamExt;
+        use temporalio_client::{
+            Client, ClientOptions, Connection, ConnectionOptions, UntypedWorkflow, Url,
+            WorkflowFetchHistoryOptions, WorkflowListOptions,
+        };
+        let Some(dir) = std::env::var_os("NAGI_RECORD_FLEET_HISTORIES") else {
+            return;
+        };
+        let dir = PathBuf::from(dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let url: Url = format!("http://{}", self.address()).parse().unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let connection = Connection::connect(ConnectionOptions::new(url).build())
+                .await
+                .expect("connect to the dev server");
+            let client = Client::new(connection, ClientOptions::new("default").build()).unwrap();
+            let mut executions = client.list_workflows(
+                "WorkflowType = 'MissionLifecycle'",
+                WorkflowListOptions::default(),
+            );
+            while let Some(execution) = executions.next().await {
+                let workflow_id = execution.expect("list the workflows").id().to_string();
+                let history = client
+                    .get_workflow_handle::<UntypedWorkflow>(workflow_id.clone())
+                    .fetch_history(WorkflowFetchHistoryOptions::default())
+                    .to_json()
+                    .await
+                    .expect("fetch a history");
+                std::fs::write(dir.join(format!("{name}-{workflow_id}.json")), history).unwrap();
+            }
+        });
+    }
+
     /// SIGKILLs the dev server (it gets no chance to flush or shut down) and waits until
     /// its port refuses connections; [`TemporalDev::restart`] starts it again.
     pub fn kill(&mut self) {

@@ -114,6 +114,7 @@ mod with_fleet {
             );
             wait_listed(env, "m1", |entry| entry["status"] == "archived");
         }
+        temporal.record_histories("routed");
     }
 
     /// Polls `mission.list` on `env` until `mission_id` is no longer listed (60 s).
@@ -235,6 +236,7 @@ mod with_fleet {
         );
         wait_for_mission(&b, "m1", "ready_to_close", status_is("ready_to_close"));
         wait_listed(&a, "m1", |entry| entry["status"] == "ready_to_close");
+        temporal.record_histories("consent");
     }
 }
 
@@ -333,6 +335,7 @@ mod attention {
         assert!(wait_items(&a, json!({}), 0).is_empty());
         let closed = wait_items(&a, json!({"include_closed": true}), 1);
         assert_eq!(closed[0]["state"]["state"], "resolved", "{}", closed[0]);
+        temporal.record_histories("attention");
     }
 }
 
@@ -393,5 +396,6 @@ mod host_gone {
             view["closure_configured"], false,
             "the refused configure did nothing"
         );
+        temporal.record_histories("host-gone");
     }
 }
