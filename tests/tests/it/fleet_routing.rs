@@ -396,6 +396,26 @@ mod host_gone {
             view["closure_configured"], false,
             "the refused configure did nothing"
         );
+
+        // `[fleet]` is fixed at the server's start: a reload names what changed and applies
+        // it at the next start; `[fleet.hosts]`, read at each `pane attach --host`, is not
+        // named.
+        let file = a.config_dir.join("config.toml");
+        let config = std::fs::read_to_string(&file).unwrap().replace(
+            "host_gone_after_seconds = 2",
+            "host_gone_after_seconds = 5\n\n[fleet.hosts.b]\nsocket = \"/tmp/b.sock\"",
+        );
+        std::fs::write(&file, config).unwrap();
+        let reloaded = a.ok("server.reload_config", json!({}));
+        assert_eq!(reloaded["status"], "partial", "{reloaded}");
+        let diagnostics = reloaded["diagnostics"].to_string();
+        assert!(
+            diagnostics.contains(
+                "fleet.host_gone_after_seconds changed: it takes effect at the next server start"
+            ),
+            "{diagnostics}"
+        );
+        assert!(!diagnostics.contains("fleet.hosts"), "{diagnostics}");
         temporal.record_histories("host-gone");
     }
 }
