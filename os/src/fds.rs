@@ -107,3 +107,45 @@ mod tests {
         assert_eq!(reader.read(&mut buffer).unwrap(), 1);
     }
 }
+
+/// What [`wait_readable_unless_stopped`] saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadableOrStopped {
+    /// `fd` can be read, or has hung up or failed (the next read says which).
+    Readable,
+    /// `stop` became readable or hung up (its writer was dropped): stop waiting on `fd`.
+    Stopped,
+}
+
+/// Blocks until `fd` is readable or `stop` is (a pipe whose write end is dropped to wake
+/// the waiter): a thread's blocking read of `fd` that another thread can end.
+pub fn wait_readable_unless_stopped(fd: RawFd, stop: RawFd) -> std::io::Result<ReadableOrStopped> {
+    let mut polls = [
+        libc::pollfd {
+            fd: stop,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    loop {
+        // SAFETY: two valid pollfds, for the duration of the call.
+        if unsafe { libc::poll(polls.as_mut_ptr(), 2, -1) } >= 0 {
+            if polls[0].revents != 0 {
+                return Ok(ReadableOrStopped::Stopped);
+            }
+            if polls[1].revents != 0 {
+                return Ok(ReadableOrStopped::Readable);
+            }
+            continue;
+        }
+        let error = std::io::Error::last_os_error();
+        if error.kind() != std::io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+}

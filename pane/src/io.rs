@@ -311,6 +311,18 @@ impl PaneHost {
             .session_resize(client_id, cols, rows)
     }
 
+    /// `session_input` on the calling thread, which may block while the pane's terminal
+    /// takes no more input: for the thread that reads a direct attach's terminal.
+    pub fn session_input_on_this_thread(
+        &self,
+        session_id: &str,
+        client_id: &str,
+        data: &str,
+    ) -> Result<(), PaneError> {
+        self.pane_by_terminal(session_id)?
+            .session_input(client_id, data.as_bytes())
+    }
+
     /// `session_scroll` (controller only): moves the pane's view of its history.
     pub fn session_scroll(
         &self,

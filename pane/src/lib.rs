@@ -51,7 +51,7 @@ mod watch;
 pub use attach::{SessionFrameReceiver, SessionMembership};
 pub use error::PaneError;
 pub use host::{PaneHost, PaneHostConfig, TabCreate, WorkspaceCreate};
-pub use methods::{SessionReply, answer, dispatch, handle_session_message};
+pub use methods::{SessionReply, answer, dispatch, handle_session_message, refusal};
 pub use nagi_schema::pane::{PANE_METHODS, find_pane_method};
 pub use nagi_schema::pane_events::{event_match_matches, subscription_matches};
 pub use process::{

@@ -199,7 +199,8 @@ pub struct SessionReply {
     pub frames: Option<SessionFrameReceiver>,
 }
 
-fn refusal(session_id: &str, error: PaneError) -> SessionReply {
+/// The `error` message a session message refused with `error` answers.
+pub fn refusal(session_id: &str, error: PaneError) -> SessionReply {
     SessionReply {
         message: Some(SessionServerMessage::Error {
             session_id: Some(session_id.to_string()),

@@ -3,21 +3,30 @@
 //! so that neither crosses the attach client process.
 //!
 //! The terminal is found from the connection's peer credentials alone (the client names
-//! no path): its stdin, opened again through `/proc` (see `nagi_os::terminal`). It is
-//! registered for readability only, like the socket (see `socket.rs`): a terminal becomes
-//! writable each time its output drains, which would wake the runtime after every echo. A
-//! write that finds the terminal full waits on a registration of a duplicate for
-//! writability, made for that wait only.
+//! no path): its stdin, opened again through `/proc` (see `nagi_os::terminal`).
+//!
+//! The keys are read by a thread of their own, which writes what the controller typed to
+//! the pane's terminal itself (`PaneHost::session_input_on_this_thread`): a key wakes that
+//! one thread, as it wakes tmux's server, rather than a runtime worker that may have to
+//! wake another. Only what the connection must answer (a refusal, a leave, a terminal
+//! gone) goes to the connection's reader. The runtime never polls the terminal for reads;
+//! a write that finds it full waits on a registration of a duplicate for writability, made
+//! for that wait only (a terminal becomes writable each time its output drains, which
+//! would wake the runtime after every echo).
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::{PipeWriter, Read, Write};
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
+use nagi_os::fds::{ReadableOrStopped, wait_readable_unless_stopped};
+use nagi_pane::PaneHost;
 use nagi_pane::attach_direct::DirectOutput;
-use nagi_pane::attach_input::{InputDecoder, KeyboardChunk, observer_leaves};
-use nagi_schema::session_protocol::SessionRole;
+use nagi_pane::attach_input::{InputDecoder, KeyboardAction, observer_leaves};
+use nagi_schema::session_protocol::{SessionRole, SessionServerMessage};
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
+use tokio::sync::mpsc;
 
 use crate::api::Peer;
 
@@ -28,13 +37,14 @@ fn register(terminal: File, interest: Interest) -> std::io::Result<AsyncFd<File>
         .map_err(|error| error.into_parts().1)
 }
 
-/// The client's terminal, shared by the connection's reader (keys) and writer (output).
+/// The client's terminal (non-blocking), shared by the key thread (a duplicate) and the
+/// connection's writer (output).
 pub struct DirectTerminal {
-    terminal: AsyncFd<File>,
+    terminal: File,
 }
 
 impl DirectTerminal {
-    /// Opens the terminal of the connection's peer (must run inside the runtime).
+    /// Opens the terminal of the connection's peer.
     pub fn open(peer: &Peer) -> std::io::Result<Arc<DirectTerminal>> {
         let Some(pid) = peer.pid else {
             return Err(std::io::Error::new(
@@ -43,51 +53,25 @@ impl DirectTerminal {
             ));
         };
         let terminal = nagi_os::terminal::open_process_terminal(pid, peer.uid)?;
-        Ok(Arc::new(DirectTerminal {
-            terminal: register(terminal, Interest::READABLE)?,
-        }))
+        Ok(Arc::new(DirectTerminal { terminal }))
     }
 
     /// The terminal as the pane's reader writes to it while nothing is queued for the
     /// member (`nagi_pane::attach_direct`): a duplicate of the same non-blocking open file.
     pub fn output(&self) -> std::io::Result<Arc<DirectOutput>> {
-        Ok(Arc::new(DirectOutput::new(
-            self.terminal.get_ref().try_clone()?,
-        )))
+        Ok(Arc::new(DirectOutput::new(self.terminal.try_clone()?)))
     }
 
-    /// Reads what was typed; `Ok(0)` when the terminal hung up.
-    pub async fn read(&self, buffer: &mut [u8]) -> std::io::Result<usize> {
-        loop {
-            let mut ready = self.terminal.readable().await?;
-            match ready.try_io(|terminal| terminal.get_ref().read(buffer)) {
-                Ok(Err(error)) if error.kind() == std::io::ErrorKind::Interrupted => {}
-                // A hung-up terminal reads as EIO.
-                Ok(Err(error)) if error.raw_os_error() == Some(libc::EIO) => return Ok(0),
-                Ok(result) => {
-                    // A short read took everything typed so far: the next key comes with
-                    // the next readiness, so no read is spent on learning that nothing is
-                    // left.
-                    if matches!(result, Ok(count) if count < buffer.len()) {
-                        ready.clear_ready();
-                    }
-                    return result;
-                }
-                Err(_would_block) => {}
-            }
-        }
-    }
-
-    /// Writes all of `bytes`, waiting while the terminal takes no more.
+    /// Writes all of `bytes`, waiting while the terminal takes no more (must run inside
+    /// the runtime).
     pub async fn write_all(&self, mut bytes: &[u8]) -> std::io::Result<()> {
         while !bytes.is_empty() {
-            match self.terminal.get_ref().write(bytes) {
+            match (&self.terminal).write(bytes) {
                 Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
                 Ok(count) => bytes = &bytes[count..],
                 Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
-                    let duplicate =
-                        register(self.terminal.get_ref().try_clone()?, Interest::WRITABLE)?;
+                    let duplicate = register(self.terminal.try_clone()?, Interest::WRITABLE)?;
                     duplicate.writable().await?.retain_ready();
                 }
                 Err(error) => return Err(error),
@@ -97,52 +81,120 @@ impl DirectTerminal {
     }
 }
 
-/// The keys of a direct session, read by the connection's reader.
+/// The keys of a direct session: the thread that reads them, and what it passes on to the
+/// connection's reader. Dropping it ends the thread (its stop pipe hangs up), so the
+/// terminal is no longer read.
 pub struct DirectKeys {
     pub session_id: String,
-    pub role: SessionRole,
-    pub terminal: Arc<DirectTerminal>,
-    decoder: InputDecoder,
-    buffer: Box<[u8]>,
+    passed_on: mpsc::UnboundedReceiver<Keys>,
+    _stop: PipeWriter,
 }
 
-/// What a read from the terminal asks for.
+/// What the key thread passes on to the connection's reader.
 pub enum Keys {
-    /// Input and scrolls for the pane (the controller's), and whether to detach after.
-    Chunk(KeyboardChunk),
-    /// Leave the session (an observer's q, Ctrl-C or Ctrl-\).
+    /// A refusal of typing or scrolling (a member that is no longer the controller, a pane
+    /// that ended), for the client.
+    Reply(SessionServerMessage),
+    /// Leave the session (the controller's detach key; an observer's q, Ctrl-C or
+    /// Ctrl-\). The thread has stopped reading.
     Leave,
-    /// Nothing: an observer's other keys, which cannot type.
-    Ignored,
-    /// The terminal is gone: stop reading it.
+    /// The terminal is gone: the thread has stopped reading it.
     Gone,
 }
 
+/// Who the key thread types for.
+pub struct KeyReader {
+    pub session_id: String,
+    pub role: SessionRole,
+    pub client_id: String,
+    pub panes: Arc<PaneHost>,
+}
+
 impl DirectKeys {
-    pub fn new(session_id: String, role: SessionRole, terminal: Arc<DirectTerminal>) -> Self {
-        DirectKeys {
+    /// Starts the thread that reads `terminal` for `reader`.
+    pub fn start(reader: KeyReader, terminal: &DirectTerminal) -> std::io::Result<DirectKeys> {
+        let (stop_reader, stop) = std::io::pipe()?;
+        let terminal = terminal.terminal.try_clone()?;
+        let (pass_on, passed_on) = mpsc::unbounded_channel();
+        let session_id = reader.session_id.clone();
+        std::thread::Builder::new()
+            .name("nagi-direct-keys".into())
+            .spawn(move || {
+                let last = read_keys(&reader, &terminal, &stop_reader, &pass_on);
+                if let Some(last) = last {
+                    let _ = pass_on.send(last);
+                }
+            })?;
+        Ok(DirectKeys {
             session_id,
-            role,
-            terminal,
-            decoder: InputDecoder::default(),
-            buffer: vec![0; 4096].into_boxed_slice(),
-        }
+            passed_on,
+            _stop: stop,
+        })
     }
 
-    /// Waits for keys and decodes them (cancel-safe: nothing is read until it is decoded).
+    /// Waits for what the thread passes on (cancel-safe).
     pub async fn next(&mut self) -> Keys {
-        let count = match self.terminal.read(&mut self.buffer).await {
-            Ok(0) | Err(_) => return Keys::Gone,
-            Ok(count) => count,
-        };
-        let bytes = &self.buffer[..count];
-        if self.role != SessionRole::Controller {
-            return if observer_leaves(bytes) {
-                Keys::Leave
-            } else {
-                Keys::Ignored
-            };
+        self.passed_on.recv().await.unwrap_or(Keys::Gone)
+    }
+}
+
+/// The key thread: reads, decodes and types until the session is left, the terminal is
+/// gone, or the stop pipe hangs up. Answers what to pass on last (`None` when stopped).
+fn read_keys(
+    reader: &KeyReader,
+    terminal: &File,
+    stop: &std::io::PipeReader,
+    pass_on: &mpsc::UnboundedSender<Keys>,
+) -> Option<Keys> {
+    let mut decoder = InputDecoder::default();
+    let mut buffer = vec![0u8; 4096];
+    loop {
+        match wait_readable_unless_stopped(terminal.as_raw_fd(), stop.as_raw_fd()) {
+            Ok(ReadableOrStopped::Readable) => {}
+            Ok(ReadableOrStopped::Stopped) => return None,
+            Err(_) => return Some(Keys::Gone),
         }
-        Keys::Chunk(self.decoder.feed(bytes))
+        let count = match (&*terminal).read(&mut buffer) {
+            // A hung-up terminal reads as EOF or EIO.
+            Ok(0) => return Some(Keys::Gone),
+            Ok(count) => count,
+            Err(error)
+                if matches!(
+                    error.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
+                ) =>
+            {
+                continue;
+            }
+            Err(_) => return Some(Keys::Gone),
+        };
+        let bytes = &buffer[..count];
+        if reader.role != SessionRole::Controller {
+            if observer_leaves(bytes) {
+                return Some(Keys::Leave);
+            }
+            continue;
+        }
+        let chunk = decoder.feed(bytes);
+        for action in chunk.actions {
+            let (session_id, client_id) = (&reader.session_id, &reader.client_id);
+            let outcome = match action {
+                KeyboardAction::Input(data) => reader
+                    .panes
+                    .session_input_on_this_thread(session_id, client_id, &data),
+                KeyboardAction::Scroll(step) => {
+                    reader.panes.session_scroll(session_id, client_id, step)
+                }
+            };
+            if let Err(error) = outcome
+                && let Some(message) = nagi_pane::refusal(session_id, error).message
+                && pass_on.send(Keys::Reply(message)).is_err()
+            {
+                return None;
+            }
+        }
+        if chunk.detach {
+            return Some(Keys::Leave);
+        }
     }
 }

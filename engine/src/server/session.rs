@@ -12,9 +12,9 @@
 //! pane and the other members go on. The client may then join again with `replay_from`.
 //!
 //! A join with `terminal: "direct"` is served on the client's terminal (see `direct.rs`)
-//! when the server can open it: the reader then also reads the keys from the terminal
-//! (typing goes to the pane as `session_input` would; the detach key leaves the session and
-//! answers `session_left`), and the writer writes that membership's output and keyframes
+//! when the server can open it: a thread of the connection then reads the keys from the
+//! terminal (typing goes to the pane as `session_input` would; the detach key leaves the
+//! session, through the reader, which answers `session_left`), and the writer writes that membership's output and keyframes
 //! to the terminal as raw bytes, in turn with its other frames, which still go over the
 //! socket. A frame is taken from the queue only when the previous one was written, so a
 //! slow terminal fills its member's queue exactly as a slow socket does.
@@ -26,7 +26,6 @@ use std::task::Poll;
 use std::time::Duration;
 
 use base64::Engine as _;
-use nagi_pane::attach_input::KeyboardAction;
 use nagi_schema::envelope::IdOnly;
 use nagi_schema::session_protocol::{
     SessionClientMessage, SessionFrame, SessionFramePayload, SessionServerMessage, SessionTerminal,
@@ -37,7 +36,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
 use super::connection::{Lines, Output, error_line};
-use super::direct::{DirectKeys, DirectTerminal, Keys};
+use super::direct::{DirectKeys, DirectTerminal, KeyReader, Keys};
 use super::framing::Frame;
 use crate::api::Peer;
 use crate::engine::Engine;
@@ -247,7 +246,7 @@ async fn read_messages(
     }
 }
 
-/// What keys read from a direct session's terminal lead to.
+/// What the key thread of a direct session passed on leads to.
 async fn handle_keys(
     client: &Client<'_>,
     direct: &mut Option<DirectKeys>,
@@ -257,35 +256,12 @@ async fn handle_keys(
         return Vec::new();
     };
     match keys {
-        Keys::Ignored => Vec::new(),
+        Keys::Reply(message) => vec![WriterCommand::Line(message_line(&message))],
         Keys::Gone => {
             *direct = None;
             Vec::new()
         }
         Keys::Leave => leave_direct(client, direct, session_id).await,
-        Keys::Chunk(chunk) => {
-            let mut commands = Vec::new();
-            for action in chunk.actions {
-                let session_id = session_id.clone();
-                let message = match action {
-                    KeyboardAction::Input(data) => {
-                        SessionClientMessage::SessionInput { session_id, data }
-                    }
-                    KeyboardAction::Scroll(scroll) => {
-                        SessionClientMessage::SessionScroll { session_id, scroll }
-                    }
-                };
-                let reply =
-                    handle_session_message(&client.engine.panes, client.client_id, message).await;
-                if let Some(message) = &reply.message {
-                    commands.push(WriterCommand::Line(message_line(message)));
-                }
-            }
-            if chunk.detach {
-                commands.extend(leave_direct(client, direct, session_id).await);
-            }
-            commands
-        }
     }
 }
 
@@ -391,16 +367,31 @@ async fn handle_line(
     if let (Some(SessionServerMessage::SessionJoined(joined)), Some(terminal)) =
         (&mut reply.message, terminal)
     {
+        // The keys are read by a thread of their own; a thread that cannot start leaves
+        // the session a stream.
+        let terminal = terminal.and_then(|terminal| {
+            let reader = KeyReader {
+                session_id: joined.session_id.clone(),
+                role: joined.role,
+                client_id: client.client_id.to_string(),
+                panes: client.engine.panes.clone(),
+            };
+            match DirectKeys::start(reader, &terminal) {
+                Ok(keys) => {
+                    *direct = Some(keys);
+                    Some(terminal)
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "cannot read the client's terminal; attaching as a stream");
+                    None
+                }
+            }
+        });
         joined.terminal = Some(match &terminal {
             Some(_) => SessionTerminal::Direct,
             None => SessionTerminal::Stream,
         });
         if let Some(terminal) = terminal {
-            *direct = Some(DirectKeys::new(
-                joined.session_id.clone(),
-                joined.role,
-                terminal.clone(),
-            ));
             // The pane's reader writes the output itself while nothing is queued.
             output = terminal.output().ok().filter(|output| {
                 client
