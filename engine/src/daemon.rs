@@ -160,6 +160,12 @@ fn raise_open_file_limit() {
 /// recovered and before the socket serves, stopped after the socket has drained and before
 /// the live runs are stopped. Fleet mode's Temporal worker is one (crate `nagi-fleet`).
 pub trait ServerAttachment: Send {
+    /// Before recovery: sets up what the engine asks of it (fleet mode's router), so that
+    /// the start can archive the missions the fleet handed to another host while this one
+    /// was gone before recovery would resume their runs. An error stops the server's start.
+    fn before_recovery(&mut self, _engine: &Arc<Engine>) -> Result<(), String> {
+        Ok(())
+    }
     /// Starts; an error stops the server's start (nothing is served).
     fn start(&mut self, engine: Arc<Engine>) -> Result<(), String>;
     /// Stops and waits until it has stopped.
@@ -244,6 +250,10 @@ pub fn run_server_with(
             server_pid: std::process::id(),
             fleet: std::sync::OnceLock::new(),
         });
+        if let Some(attachment) = attachment.as_mut() {
+            attachment.before_recovery(&engine).map_err(DaemonError::Setup)?;
+            crate::api::fleet_missions::retire_handed_away(&engine).await;
+        }
         // Recovery comes before serving: no client sees a run the store calls live that
         // this process does not hold.
         let actions = crate::runs::recovery::recover(&engine).await.map_err(|error| DaemonError::Setup(format!("recovery failed: {error}")))?;

@@ -11,7 +11,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use nagi_schema::fleet::{RoutedAnswer, RoutedRequest};
+use nagi_schema::fleet::{RelocationRequest, RoutedAnswer, RoutedRequest};
 use nagi_schema::mission::{MissionCreateParams, MissionSummary, MissionViewV1};
 
 use crate::errors::EngineError;
@@ -44,4 +44,14 @@ pub trait FleetRouter: Send + Sync {
     /// A request reaches the host at most once: one that may have been lost on the way
     /// back fails with `server_unavailable`, saying so.
     fn act(&self, mission_id: String, request: RoutedRequest) -> FleetFuture<'_, RoutedAnswer>;
+    /// Hands a mission whose host is gone to `request.host`, through its workflow, which
+    /// carries what the gone host last reported (`runs::relocate`), and answers what the
+    /// new host answered. A preview or start while the mission's host is in the fleet is
+    /// refused (`invalid_handoff_state`). After a start, the mission is pinned to the new
+    /// host.
+    fn relocate(
+        &self,
+        mission_id: String,
+        request: RelocationRequest,
+    ) -> FleetFuture<'_, RoutedAnswer>;
 }

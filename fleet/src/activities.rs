@@ -11,8 +11,10 @@ use std::time::Duration;
 
 use nagi_engine::engine::Engine;
 use nagi_engine::errors::{EngineError, wire_error};
-use nagi_schema::fleet::{RoutedAnswer, RoutedRequest};
-use nagi_schema::mission::{MissionCreateParams, MissionStatus, MissionSummary, MissionViewV1};
+use nagi_schema::fleet::{Relocation, RoutedAnswer, RoutedRequest};
+use nagi_schema::mission::{
+    MissionCheck, MissionCreateParams, MissionStatus, MissionSummary, MissionViewV1,
+};
 use serde::{Deserialize, Serialize};
 use temporalio_macros::activities;
 use temporalio_sdk::activities::{ActivityContext, ActivityError};
@@ -25,6 +27,17 @@ const FOLLOW_INTERVAL: Duration = Duration::from_millis(250);
 pub struct ObservedMission {
     pub summary: MissionSummary,
     pub view: MissionViewV1,
+    /// The mission's frozen closure plan, as the checks that configure it: what another
+    /// host configures if it takes the mission over once this one is gone.
+    #[serde(default)]
+    pub checks: Vec<MissionCheck>,
+    /// The URL of the mission's repository's remote (`origin`), which such a host clones;
+    /// `None` without one.
+    #[serde(default)]
+    pub remote_url: Option<String>,
+    /// The host that reports (absent in histories from before hosts said so).
+    #[serde(default)]
+    pub host: Option<String>,
 }
 
 /// How a mission's life on its host ended, as `follow_mission` saw it.
@@ -140,6 +153,33 @@ impl HostActivities {
         Ok(answer)
     }
 
+    /// Builds the artifact of a mission this host would take over from a host that is gone
+    /// (`nagi_engine::runs::relocate::preview`); writes nothing.
+    #[activity]
+    pub async fn relocation_preview(
+        self: Arc<Self>,
+        _ctx: ActivityContext,
+        relocation: Relocation,
+    ) -> Result<RoutedAnswer, ActivityError> {
+        let engine = self.engine.clone();
+        self.answer(async move { nagi_engine::runs::relocate::preview(&engine, relocation).await })
+            .await
+    }
+
+    /// Takes a mission over from a host that is gone: clones its repository's remote,
+    /// makes the mission here and starts its run from the artifact
+    /// (`nagi_engine::runs::relocate::start`). Every step is one a retry finds done.
+    #[activity]
+    pub async fn relocate_mission(
+        self: Arc<Self>,
+        _ctx: ActivityContext,
+        relocation: Relocation,
+    ) -> Result<RoutedAnswer, ActivityError> {
+        let engine = self.engine.clone();
+        self.answer(async move { nagi_engine::runs::relocate::start(&engine, relocation).await })
+            .await
+    }
+
     /// Reports each state the mission reaches in this host's store to its workflow, until
     /// it is archived or deleted. Heartbeats all along: a host killed here gets the activity
     /// again when it is back, and reports again from what its store holds. The answer is
@@ -152,12 +192,18 @@ impl HostActivities {
         mission_id: String,
     ) -> Result<Option<FollowEnd>, ActivityError> {
         let mut reported: Option<ObservedMission> = None;
+        let mut remote_url: Option<Option<String>> = None;
         loop {
             if ctx.is_cancelled() {
                 return Err(ActivityError::cancelled());
             }
             let report = match self.engine.missions.get_checked(&mission_id) {
-                Ok(mission) => ObservedMission::of(&self.engine, &mission),
+                Ok(mission) => {
+                    let remote_url = remote_url
+                        .get_or_insert_with(|| remote_url_of(&mission))
+                        .clone();
+                    ObservedMission::of(&self.engine, &mission, remote_url)
+                }
                 Err(EngineError::Mission(nagi_mission::MissionError::NotFound(_))) => {
                     return Ok(Some(FollowEnd::Deleted));
                 }
@@ -182,19 +228,58 @@ impl HostActivities {
 }
 
 impl HostActivities {
+    /// Runs an engine operation on the server's runtime; its refusal is an answer, with
+    /// its stable code.
+    async fn answer<F>(&self, operation: F) -> Result<RoutedAnswer, ActivityError>
+    where
+        F: Future<Output = Result<nagi_schema::results::ResponseResult, EngineError>>
+            + Send
+            + 'static,
+    {
+        let answer = self
+            .server
+            .spawn(operation)
+            .await
+            .map_err(|error| anyhow_error(format!("the operation's task failed: {error}")))?;
+        Ok(match answer {
+            Ok(result) => match serde_json::to_value(result) {
+                Ok(result) => RoutedAnswer::Answered { result },
+                Err(error) => {
+                    return Err(anyhow_error(format!("cannot encode the answer: {error}")));
+                }
+            },
+            Err(error) => {
+                let (code, message) = refused(&error);
+                RoutedAnswer::Refused { code, message }
+            }
+        })
+    }
+
     /// What this host's store holds of the mission now; `None` when it is gone or
     /// cannot be read (the follow reports it later).
     fn observe(&self, mission_id: &str) -> Option<ObservedMission> {
         let mission = self.engine.missions.get_checked(mission_id).ok()?;
-        Some(ObservedMission::of(&self.engine, &mission))
+        let remote_url = remote_url_of(&mission);
+        Some(ObservedMission::of(&self.engine, &mission, remote_url))
     }
 }
 
+fn remote_url_of(mission: &nagi_mission::Mission) -> Option<String> {
+    nagi_engine::worktrees::remote::remote_url(std::path::Path::new(&mission.repository_path))
+}
+
 impl ObservedMission {
-    fn of(engine: &Engine, mission: &nagi_mission::Mission) -> ObservedMission {
+    fn of(
+        engine: &Engine,
+        mission: &nagi_mission::Mission,
+        remote_url: Option<String>,
+    ) -> ObservedMission {
         ObservedMission {
             summary: nagi_engine::api::missions::summary(mission),
             view: engine.view(mission),
+            checks: nagi_mission::plan::declared_checks(mission),
+            remote_url,
+            host: engine.fleet.get().map(|fleet| fleet.host().to_string()),
         }
     }
 }

@@ -13,11 +13,13 @@
 use std::time::Duration;
 
 use nagi_schema::codes::ErrorCode;
-use nagi_schema::fleet::{RoutedAnswer, RoutedRequest};
-use nagi_schema::mission::{MissionCreateParams, MissionSummary, MissionViewV1};
+use nagi_schema::fleet::{Relocation, RelocationRequest, RoutedAnswer, RoutedRequest};
+use nagi_schema::mission::{MissionCheck, MissionCreateParams, MissionSummary, MissionViewV1};
 use serde::{Deserialize, Serialize};
 use temporalio_common::RetryPolicy;
 use temporalio_macros::{workflow, workflow_methods};
+use temporalio_sdk::CancellableFuture;
+use temporalio_sdk::workflows::select;
 use temporalio_sdk::{
     ActivityOptions, SyncWorkflowContext, WorkflowContext, WorkflowContextView, WorkflowResult,
 };
@@ -97,6 +99,18 @@ pub struct LifecycleState {
     /// The host deleted the mission (a draft that never ran): no host lists or finds it.
     #[serde(default)]
     pub deleted: bool,
+    /// The mission's closure plan and its repository's remote, as the host last reported
+    /// them: what another host needs to take the mission over once this one is gone.
+    #[serde(default)]
+    pub checks: Vec<MissionCheck>,
+    #[serde(default)]
+    pub remote_url: Option<String>,
+    /// The hosts the mission was pinned to before, each gone when it was handed on.
+    #[serde(default)]
+    pub relocated_from: Vec<String>,
+    /// The host a handoff start is taking the mission to now.
+    #[serde(default)]
+    pub relocating_to: Option<String>,
 }
 
 #[workflow]
@@ -129,6 +143,21 @@ fn act_options(host: &str) -> ActivityOptions {
         .task_queue(crate::host_queue(host))
         .schedule_to_start_timeout(HOST_PICKUP_TIMEOUT)
         .retry_policy(RetryPolicy::builder().maximum_attempts(1).build())
+        .build()
+}
+
+/// A take-over: the new host must take it within [`HOST_PICKUP_TIMEOUT`]; each of its
+/// steps is one a retry finds done, so a failed attempt is tried again twice.
+fn relocate_options(host: &str) -> ActivityOptions {
+    ActivityOptions::with_start_to_close_timeout(Duration::from_secs(600))
+        .task_queue(crate::host_queue(host))
+        .schedule_to_start_timeout(HOST_PICKUP_TIMEOUT)
+        .retry_policy(
+            RetryPolicy::builder()
+                .initial_interval(Duration::from_secs(1))
+                .maximum_attempts(3)
+                .build(),
+        )
         .build()
 }
 
@@ -166,6 +195,10 @@ impl MissionLifecycle {
                 view: None,
                 error: None,
                 deleted: false,
+                checks: Vec::new(),
+                remote_url: None,
+                relocated_from: Vec::new(),
+                relocating_to: None,
             },
         }
     }
@@ -214,12 +247,35 @@ impl MissionLifecycle {
         }
         let gone_after = Duration::from_secs(ctx.state(|s| s.state.host_gone_after_seconds).max(1));
         let end = loop {
-            let follow = follow_options(&host, gone_after);
-            match ctx
-                .execute_activity(HostActivities::follow_mission, mission_id.clone(), follow)
-                .await
-            {
+            // The pinned host changes when the mission is handed on from a host that is
+            // gone (`relocate`): its follow is cancelled, and the new host's begins.
+            let host = ctx.state(|s| s.state.host.clone());
+            let followed = {
+                let follow = ctx.execute_activity(
+                    HostActivities::follow_mission,
+                    mission_id.clone(),
+                    follow_options(&host, gone_after),
+                );
+                let pinned = host.clone();
+                let moved = ctx.wait_condition(move |w: &Self| w.state.host != pinned);
+                let mut follow = std::pin::pin!(follow);
+                let mut moved = std::pin::pin!(moved);
+                let outcome = select! {
+                    result = follow.as_mut() => Some(result),
+                    _ = moved.as_mut() => None,
+                };
+                if outcome.is_none() {
+                    follow.cancel();
+                    let _ = follow.await;
+                }
+                outcome
+            };
+            let Some(followed) = followed else {
+                continue;
+            };
+            match followed {
                 Ok(end) => break end.unwrap_or(FollowEnd::Archived),
+                Err(_) if ctx.state(|s| s.state.host != host) => continue,
                 Err(error) => ctx.state_mut(|s| {
                     s.state.phase = Phase::HostGone;
                     s.state.error = Some(LifecycleError {
@@ -276,11 +332,89 @@ impl MissionLifecycle {
         }
     }
 
+    /// A handoff preview or start that names another host, for a mission whose host is
+    /// gone: the new host builds the artifact from what the gone host last reported, and a
+    /// start makes the mission there (`HostActivities::relocate_mission`) and pins it to
+    /// the new host. The request, its digest included, stays in the workflow's history.
+    #[update]
+    pub async fn relocate(
+        ctx: &mut WorkflowContext<Self>,
+        request: RelocationRequest,
+    ) -> RoutedAnswer {
+        let state = ctx.state(|s| s.state.clone());
+        let relocation = match relocation_of(&state, &request) {
+            Ok(relocation) => relocation,
+            Err(refusal) => return refusal,
+        };
+        let (mission_id, from_host, to_host) = (
+            state.mission_id.clone(),
+            state.host.clone(),
+            request.host.clone(),
+        );
+        let starting = request.artifact_sha256.is_some();
+        let answer = if starting {
+            ctx.state_mut(|s| s.state.relocating_to = Some(to_host.clone()));
+            let answer = ctx
+                .execute_activity(
+                    HostActivities::relocate_mission,
+                    relocation,
+                    relocate_options(&to_host),
+                )
+                .await;
+            ctx.state_mut(|s| s.state.relocating_to = None);
+            answer
+        } else {
+            ctx.execute_activity(
+                HostActivities::relocation_preview,
+                relocation,
+                act_options(&to_host),
+            )
+            .await
+        };
+        match answer {
+            Ok(RoutedAnswer::Answered { result }) if starting => {
+                let view = result
+                    .get("mission")
+                    .and_then(|view| serde_json::from_value::<MissionViewV1>(view.clone()).ok());
+                ctx.state_mut(|s| {
+                    s.state.relocated_from.push(from_host.clone());
+                    s.state.host = to_host.clone();
+                    s.state.phase = Phase::Created;
+                    s.state.error = None;
+                    if let Some(view) = view {
+                        s.state.summary = Some(summary_of_view(&view));
+                        s.state.view = Some(view);
+                    }
+                });
+                RoutedAnswer::Answered { result }
+            }
+            Ok(answer) => answer,
+            Err(error) => RoutedAnswer::Refused {
+                code: ErrorCode::ServerUnavailable.as_str().to_string(),
+                message: format!(
+                    "host {to_host} did not take mission {mission_id} over ({error}); it stays \
+                     pinned to host {from_host}"
+                ),
+            },
+        }
+    }
+
     /// The pinned host reports what its store holds now.
     #[signal]
     pub fn observed(&mut self, _ctx: &mut SyncWorkflowContext<Self>, report: ObservedMission) {
+        // A host the mission was handed away from may report late (cut off from the
+        // service rather than gone): only the pinned host's reports count.
+        if report
+            .host
+            .as_ref()
+            .is_some_and(|host| host != &self.state.host)
+        {
+            return;
+        }
         self.state.summary = Some(report.summary);
         self.state.view = Some(report.view);
+        self.state.checks = report.checks;
+        self.state.remote_url = report.remote_url;
         if self.state.phase == Phase::HostGone {
             self.state.phase = Phase::Created;
             self.state.error = None;
@@ -319,6 +453,85 @@ fn not_servable(phase: Phase, host: &str, mission_id: &str) -> Option<RoutedAnsw
         code: code.as_str().to_string(),
         message,
     })
+}
+
+/// What a handoff to `request.host` carries, or why it cannot be made now.
+fn relocation_of(
+    state: &LifecycleState,
+    request: &RelocationRequest,
+) -> Result<Relocation, RoutedAnswer> {
+    let (host, mission_id) = (&state.host, &state.mission_id);
+    let refused = |code: ErrorCode, message: String| RoutedAnswer::Refused {
+        code: code.as_str().to_string(),
+        message,
+    };
+    if state.phase != Phase::HostGone {
+        if let Some(refusal) = not_servable(state.phase, host, mission_id) {
+            return Err(refusal);
+        }
+        return Err(refused(
+            ErrorCode::InvalidHandoffState,
+            format!(
+                "host {host}, which holds mission {mission_id}, is in the fleet: hand the \
+                 mission off there (without a host); another host takes a mission over only \
+                 from a host that is gone"
+            ),
+        ));
+    }
+    if let Some(other) = &state.relocating_to {
+        return Err(refused(
+            ErrorCode::MissionBusy,
+            format!("mission {mission_id} is being handed to host {other}; wait for it"),
+        ));
+    }
+    if &request.host == host {
+        return Err(refused(
+            ErrorCode::InvalidHandoffState,
+            format!("mission {mission_id} is pinned to host {host} already"),
+        ));
+    }
+    let Some(view) = state.view.clone() else {
+        return Err(refused(
+            ErrorCode::InvalidHandoffState,
+            format!(
+                "host {host} never reported mission {mission_id}, so nothing can go on from it"
+            ),
+        ));
+    };
+    let Some(remote_url) = state.remote_url.clone() else {
+        return Err(refused(
+            ErrorCode::InvalidHandoffState,
+            format!(
+                "host {host} reported no remote for the repository of mission {mission_id} \
+                 ({}): another host takes a mission over by cloning the repository's remote",
+                view.repository_path
+            ),
+        ));
+    };
+    Ok(Relocation {
+        from_host: host.clone(),
+        view,
+        checks: state.checks.clone(),
+        remote_url,
+        to: request.to,
+        generated_at_millis: request.generated_at_millis,
+        artifact_sha256: request.artifact_sha256.clone(),
+        origin_host: request.origin_host.clone(),
+        origin_uid: request.origin_uid,
+    })
+}
+
+/// The summary a view gives, for a host that has not reported one yet.
+pub fn summary_of_view(view: &MissionViewV1) -> MissionSummary {
+    MissionSummary {
+        mission_id: view.mission_id.clone(),
+        title: view.title.clone(),
+        repository_path: view.repository_path.clone(),
+        status: view.status,
+        unresolved_attention_count: u64::from(view.unresolved_attention_count),
+        updated_at_millis: view.updated_at_millis,
+        host: None,
+    }
 }
 
 /// The activities' [`Reporter`]: a report becomes the `observed` signal of the mission's

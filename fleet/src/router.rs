@@ -13,7 +13,7 @@ use futures::StreamExt;
 use nagi_engine::errors::EngineError;
 use nagi_engine::fleet::{FleetFuture, FleetMission, FleetRouter};
 use nagi_schema::codes::ErrorCode;
-use nagi_schema::fleet::{RoutedAnswer, RoutedRequest};
+use nagi_schema::fleet::{RelocationRequest, RoutedAnswer, RoutedRequest};
 use nagi_schema::mission::{MissionCreateParams, MissionStatus, MissionSummary, MissionViewV1};
 use temporalio_client::errors::{WorkflowQueryError, WorkflowStartError, WorkflowUpdateError};
 use temporalio_client::{
@@ -155,15 +155,33 @@ impl Router {
             .await
         {
             Ok(answer) => Ok(answer),
-            Err(WorkflowUpdateError::NotFound(_)) => {
-                Err(EngineError::Mission(nagi_mission::MissionError::NotFound(
-                    format!("mission {mission_id} has no running workflow in the fleet"),
-                )))
-            }
-            Err(error) => Err(unavailable(format!(
-                "cannot send {method} to mission {mission_id}'s host through its workflow: \
-                 {error}; if it arrived, it may have been done: look with mission.get"
-            ))),
+            Err(error) => Err(update_failed(&mission_id, &method, error)),
+        }
+    }
+
+    async fn relocate_mission(
+        &self,
+        mission_id: String,
+        request: RelocationRequest,
+    ) -> Result<RoutedAnswer, EngineError> {
+        let method = if request.artifact_sha256.is_some() {
+            "mission.handoff.start"
+        } else {
+            "mission.handoff.preview"
+        };
+        let handle = self
+            .client
+            .get_workflow_handle::<MissionLifecycle>(mission_id.clone());
+        match handle
+            .execute_update(
+                MissionLifecycle::relocate,
+                request,
+                WorkflowExecuteUpdateOptions::default(),
+            )
+            .await
+        {
+            Ok(answer) => Ok(answer),
+            Err(error) => Err(update_failed(&mission_id, method, error)),
         }
     }
 
@@ -253,6 +271,20 @@ fn gone_reason(state: &LifecycleState) -> Option<String> {
     })
 }
 
+fn update_failed(mission_id: &str, method: &str, error: WorkflowUpdateError) -> EngineError {
+    match error {
+        WorkflowUpdateError::NotFound(_) => {
+            EngineError::Mission(nagi_mission::MissionError::NotFound(format!(
+                "mission {mission_id} has no running workflow in the fleet"
+            )))
+        }
+        error => unavailable(format!(
+            "cannot send {method} to mission {mission_id}'s host through its workflow: \
+             {error}; if it arrived, it may have been done: look with mission.get"
+        )),
+    }
+}
+
 fn unavailable(message: String) -> EngineError {
     EngineError::ServerUnavailable(message)
 }
@@ -280,5 +312,13 @@ impl FleetRouter for Router {
 
     fn act(&self, mission_id: String, request: RoutedRequest) -> FleetFuture<'_, RoutedAnswer> {
         Box::pin(self.act_on_mission(mission_id, request))
+    }
+
+    fn relocate(
+        &self,
+        mission_id: String,
+        request: RelocationRequest,
+    ) -> FleetFuture<'_, RoutedAnswer> {
+        Box::pin(self.relocate_mission(mission_id, request))
     }
 }

@@ -278,9 +278,7 @@ async fn stopped_within(stop: &mut watch::Receiver<bool>, delay: Duration) -> bo
 }
 
 impl ServerAttachment for FleetWorker {
-    fn start(&mut self, engine: Arc<Engine>) -> Result<(), String> {
-        let server = tokio::runtime::Handle::try_current()
-            .map_err(|_| "the fleet worker starts from the server's runtime".to_string())?;
+    fn before_recovery(&mut self, engine: &Arc<Engine>) -> Result<(), String> {
         let router = Router::new(
             self.client.clone(),
             self.options.host.clone(),
@@ -288,6 +286,15 @@ impl ServerAttachment for FleetWorker {
         );
         if engine.fleet.set(Arc::new(router)).is_err() {
             return Err("fleet mode was set up twice".into());
+        }
+        Ok(())
+    }
+
+    fn start(&mut self, engine: Arc<Engine>) -> Result<(), String> {
+        let server = tokio::runtime::Handle::try_current()
+            .map_err(|_| "the fleet worker starts from the server's runtime".to_string())?;
+        if engine.fleet.get().is_none() {
+            self.before_recovery(&engine)?;
         }
         let commands = self
             .commands

@@ -12,6 +12,7 @@ pub mod event;
 pub mod event_view;
 pub mod land;
 pub mod model;
+pub mod plan;
 pub mod run;
 pub mod status;
 pub mod steer;

@@ -33,3 +33,45 @@ pub enum RoutedAnswer {
     /// The method failed on that host: its stable code and message.
     Refused { code: String, message: String },
 }
+
+/// A mission handed from a host that is gone to another host of the fleet
+/// (`mission.handoff.preview`/`start` with `host`): what the workflow carries to the new
+/// host, all of it as the gone host last reported it. The new host clones `remote_url`,
+/// makes the mission again from `view` and `checks`, and starts its run from the artifact
+/// it builds of them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Relocation {
+    /// The host the mission was pinned to, which is gone.
+    pub from_host: String,
+    /// The mission as that host last reported it.
+    pub view: crate::mission::MissionViewV1,
+    /// Its closure plan, frozen before its first run: the new host configures it as it was.
+    pub checks: Vec<crate::mission::MissionCheck>,
+    /// The URL of the repository's remote (`origin`) on the gone host.
+    pub remote_url: String,
+    /// The provider the mission goes on with.
+    pub to: crate::mission::MissionProvider,
+    /// The preview's timestamp, for a start (a preview takes the new host's clock).
+    pub generated_at_millis: Option<u64>,
+    /// The digest of the inspected preview, for a start: the new host starts only if the
+    /// artifact it builds again has this digest.
+    pub artifact_sha256: Option<String>,
+    /// The host that received the request, and its client's uid.
+    pub origin_host: String,
+    pub origin_uid: u32,
+}
+
+/// A `mission.handoff.preview` or `start` with `host`, as the host that received it asks
+/// the mission's workflow: the workflow adds what the gone host last reported
+/// ([`Relocation`]) and has `host` serve it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RelocationRequest {
+    /// The host that takes the mission over.
+    pub host: String,
+    pub to: crate::mission::MissionProvider,
+    /// For a start: the inspected preview's timestamp and digest.
+    pub generated_at_millis: Option<u64>,
+    pub artifact_sha256: Option<String>,
+    pub origin_host: String,
+    pub origin_uid: u32,
+}

@@ -299,6 +299,12 @@ pub struct MissionHandoffPreviewParams {
     #[schemars(length(min = 1, max = 128), regex(pattern = ID_PATTERN))]
     pub mission_id: String,
     pub to: MissionProvider,
+    /// nagi extension, fleet mode only: hand the mission to this host, when the host it is
+    /// pinned to is gone (its artifact comes from what that host last reported, and the
+    /// new host clones the repository's remote). Absent: the mission's own host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 128), regex(pattern = ID_PATTERN))]
+    pub host: Option<String>,
 }
 
 /// `mission.handoff.start`. Unknown fields are rejected.
@@ -313,6 +319,12 @@ pub struct MissionHandoffStartParams {
     pub generated_at_millis: u64,
     #[schemars(length(min = 64, max = 64), regex(pattern = SHA256_PATTERN))]
     pub artifact_sha256: String,
+    /// nagi extension, fleet mode only: the host the preview named, when the host it is
+    /// pinned to is gone (its artifact comes from what that host last reported, and the
+    /// new host clones the repository's remote). Absent: the mission's own host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 128), regex(pattern = ID_PATTERN))]
+    pub host: Option<String>,
 }
 
 /// `mission.abandon` (nagi extension): give the mission up. Unknown fields are rejected.

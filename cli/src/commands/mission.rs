@@ -168,6 +168,10 @@ pub enum HandoffCommand {
         mission_id: String,
         #[arg(long, value_enum)]
         to: ProviderChoice,
+        /// Fleet mode: hand the mission to this host, when its own host is gone (the new
+        /// host clones the repository's remote).
+        #[arg(long, value_name = "NAME")]
+        host: Option<String>,
     },
     /// Start the continuation from an inspected preview.
     Start {
@@ -180,6 +184,9 @@ pub enum HandoffCommand {
         /// The generated_at_millis printed by the preview.
         #[arg(long = "generated-at")]
         generated_at: u64,
+        /// Fleet mode: the host the preview named.
+        #[arg(long, value_name = "NAME")]
+        host: Option<String>,
     },
     /// Print a handoff artifact a continuation started from, by its digest.
     Show {
@@ -495,11 +502,16 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
                 )
             })
         }
-        MissionCommand::Handoff(HandoffCommand::Preview { mission_id, to }) => {
-            let result = context.request(
-                "mission.handoff.preview",
-                json!({"mission_id": mission_id, "to": to.wire_name()}),
-            )?;
+        MissionCommand::Handoff(HandoffCommand::Preview {
+            mission_id,
+            to,
+            host,
+        }) => {
+            let mut params = json!({"mission_id": mission_id, "to": to.wire_name()});
+            if let Some(host) = host {
+                params["host"] = json!(host);
+            }
+            let result = context.request("mission.handoff.preview", params)?;
             context.print(&result, |result| {
                 output::handoff_artifact(result.get("artifact").unwrap_or(&Value::Null))
             })
@@ -509,11 +521,13 @@ pub fn run(context: &Context, command: MissionCommand) -> CommandResult {
             to,
             digest,
             generated_at,
+            host,
         }) => {
-            let result = context.request(
-                "mission.handoff.start",
-                json!({"mission_id": mission_id, "to": to.wire_name(), "artifact_sha256": digest, "generated_at_millis": generated_at}),
-            )?;
+            let mut params = json!({"mission_id": mission_id, "to": to.wire_name(), "artifact_sha256": digest, "generated_at_millis": generated_at});
+            if let Some(host) = host {
+                params["host"] = json!(host);
+            }
+            let result = context.request("mission.handoff.start", params)?;
             context.print(&result, |result| {
                 format!("continuation started\n{}", mission_view_text(result))
             })

@@ -272,6 +272,7 @@ async fn perform(
                 to: *to,
                 generated_at_millis: *generated_at_millis,
                 artifact_sha256: handoff_artifact.unwrap_or(artifact_sha256).to_string(),
+                host: None,
             };
             let grant = crate::runs::handoff::CockpitGrant {
                 consent_id: consent_id.to_string(),

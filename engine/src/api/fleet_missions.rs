@@ -69,9 +69,22 @@ pub async fn list(engine: &Arc<Engine>) -> Result<ResponseResult, EngineError> {
     let own_ids: BTreeSet<String> = own.iter().map(|m| m.mission_id.clone()).collect();
     let mut missions = own;
     for summary in fleet.list().await? {
-        if !own_ids.contains(&summary.mission_id) && summary.host.as_deref() != Some(&host) {
-            missions.push(summary);
+        if summary.host.as_deref() == Some(&host) {
+            continue;
         }
+        if own_ids.contains(&summary.mission_id) {
+            // This host's archived copy of a mission handed to another host while this
+            // one was gone: the fleet lists the mission where it went on.
+            if let Some(own) = missions
+                .iter_mut()
+                .find(|own| own.mission_id == summary.mission_id)
+                && own.status == MissionStatus::Archived
+            {
+                *own = summary;
+            }
+            continue;
+        }
+        missions.push(summary);
     }
     missions.sort_by(|a, b| a.mission_id.cmp(&b.mission_id));
     Ok(ResponseResult::MissionList { missions })
@@ -86,6 +99,14 @@ pub async fn get(
     };
     match super::missions::get(engine, params.clone()) {
         Ok(ResponseResult::MissionInfo { mut mission }) => {
+            if mission.status == MissionStatus::Archived
+                && let Some(remote) = fleet.get(params.mission_id.clone()).await?
+                && remote.host != fleet.host()
+            {
+                let mut mission = remote.view;
+                mission.host = Some(remote.host);
+                return Ok(ResponseResult::MissionInfo { mission });
+            }
             mission.host = Some(fleet.host().to_string());
             Ok(ResponseResult::MissionInfo { mission })
         }
@@ -173,4 +194,79 @@ fn remote_items(answer: Result<RoutedAnswer, EngineError>) -> Result<Vec<Attenti
 
 pub(super) fn is_not_found(error: &EngineError) -> bool {
     matches!(error, EngineError::Mission(MissionError::NotFound(_)))
+}
+
+/// How the reason of a mission this host archived because it was handed to another host
+/// while this one was gone begins ([`retire_handed_away`]).
+const HANDED_AWAY: &str = "handed to host ";
+
+/// Whether `mission` is this host's archived copy of a mission handed to another host.
+pub fn handed_away(mission: &nagi_mission::Mission) -> bool {
+    mission.status == MissionStatus::Archived
+        && mission
+            .abandoned_reason
+            .as_deref()
+            .is_some_and(|reason| reason.starts_with(HANDED_AWAY))
+}
+
+/// How long a server's start waits for the fleet to say where its missions are.
+const RETIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// At a fleet host's start, before recovery: every mission of this host's store that the
+/// fleet handed to another host while this one was gone is archived here, with the reason
+/// (its worktree is kept when it holds changes), so that recovery does not resume a run
+/// that now goes on elsewhere. A fleet that does not answer within 15 s leaves the missions
+/// as they are, and says so in the log. Answers the ids it archived.
+pub async fn retire_handed_away(engine: &Arc<Engine>) -> Vec<String> {
+    let Some(fleet) = engine.fleet.get() else {
+        return Vec::new();
+    };
+    let summaries = match engine.missions.read(|reader| reader.mission_summaries()) {
+        Ok(rows) => rows,
+        Err(error) => {
+            tracing::warn!(%error, "cannot list this host's missions to ask the fleet where they are");
+            return Vec::new();
+        }
+    };
+    let mut retired = Vec::new();
+    for summary in summaries {
+        if summary.status == MissionStatus::Archived.as_str() {
+            continue;
+        }
+        let mission_id = summary.mission_id.clone();
+        let remote = match tokio::time::timeout(RETIRE_TIMEOUT, fleet.get(mission_id.clone())).await
+        {
+            Ok(Ok(remote)) => remote,
+            Ok(Err(error)) => {
+                tracing::warn!(%mission_id, %error, "cannot ask the fleet where the mission is; it stays as this host holds it");
+                continue;
+            }
+            Err(_) => {
+                tracing::warn!(%mission_id, "the fleet did not say where the mission is within 15 s; it stays as this host holds it");
+                continue;
+            }
+        };
+        let Some(remote) = remote.filter(|remote| remote.host != fleet.host()) else {
+            continue;
+        };
+        let reason = format!(
+            "{HANDED_AWAY}{} while this host ({}) was gone; it goes on there",
+            remote.host,
+            fleet.host()
+        );
+        let params = nagi_schema::mission::MissionAbandonParams {
+            mission_id: mission_id.clone(),
+            reason,
+        };
+        match crate::runs::abandon::abandon(engine, params).await {
+            Ok(_) => {
+                tracing::info!(%mission_id, host = %remote.host, "archived a mission the fleet handed to another host");
+                retired.push(mission_id);
+            }
+            Err(error) => {
+                tracing::warn!(%mission_id, %error, "cannot archive a mission the fleet handed to another host")
+            }
+        }
+    }
+    retired
 }

@@ -103,15 +103,19 @@ pub async fn route(
     params: &MethodParams,
     peer: Peer,
 ) -> Result<Option<Reply>, EngineError> {
+    if let Some(ask) = relocation_ask(params) {
+        if let Some(reply) = relocate(engine, ask, peer).await? {
+            return Ok(Some(reply));
+        }
+    }
     let Some(fleet) = engine.fleet.get() else {
         return Ok(None);
     };
     let Some(target) = routed_target(params) else {
         return Ok(None);
     };
-    match engine.missions.get_checked(&target.mission_id) {
-        Err(error) if is_not_found(&error) => {}
-        _ => return Ok(None),
+    if !served_elsewhere(engine, &target.mission_id).await? {
+        return Ok(None);
     }
     let host = match fleet.get(target.mission_id.clone()).await? {
         Some(remote) if remote.host != fleet.host() => remote.host,
@@ -135,13 +139,106 @@ pub async fn route(
         origin_uid: peer.uid,
         consent_checked: peer.consent == ConsentVerdict::Allowed,
     };
-    match fleet.act(target.mission_id, request).await? {
+    answered(&host, fleet.act(target.mission_id, request).await?)
+}
+
+fn answered(host: &str, answer: RoutedAnswer) -> Result<Option<Reply>, EngineError> {
+    match answer {
         RoutedAnswer::Answered { result } => Ok(Some(Reply::Value(result))),
         RoutedAnswer::Refused { code, message } => Err(EngineError::Fleet {
             code: ErrorCode::from_wire(&code).unwrap_or(ErrorCode::MissionRuntimeError),
             message: format!("host {host}: {message}"),
         }),
     }
+}
+
+/// Whether a request for `mission_id` is another host's to serve: this host's store does
+/// not hold the mission, or holds only the archived copy of one handed to another host
+/// while this one was gone (`fleet_retire`).
+async fn served_elsewhere(engine: &Arc<Engine>, mission_id: &str) -> Result<bool, EngineError> {
+    match engine.missions.get_checked(mission_id) {
+        Err(error) if is_not_found(&error) => Ok(true),
+        Ok(mission) if super::fleet_missions::handed_away(&mission) => Ok(true),
+        _ => Ok(false),
+    }
+}
+
+/// A handoff preview or start that names a `host`.
+struct RelocationAsk<'a> {
+    mission_id: &'a str,
+    host: &'a str,
+    to: nagi_schema::mission::MissionProvider,
+    start: Option<(u64, &'a str)>,
+}
+
+fn relocation_ask(params: &MethodParams) -> Option<RelocationAsk<'_>> {
+    match params {
+        MethodParams::MissionHandoffPreview(p) => Some(RelocationAsk {
+            mission_id: &p.mission_id,
+            host: p.host.as_deref()?,
+            to: p.to,
+            start: None,
+        }),
+        MethodParams::MissionHandoffStart(p) => Some(RelocationAsk {
+            mission_id: &p.mission_id,
+            host: p.host.as_deref()?,
+            to: p.to,
+            start: Some((p.generated_at_millis, &p.artifact_sha256)),
+        }),
+        _ => None,
+    }
+}
+
+/// A handoff to another host: refused on a lone host and for a mission of this host (it
+/// is in the fleet, so it hands off here); `None` when `host` is the mission's own host
+/// (an ordinary handoff, routed as usual).
+async fn relocate(
+    engine: &Arc<Engine>,
+    ask: RelocationAsk<'_>,
+    peer: Peer,
+) -> Result<Option<Reply>, EngineError> {
+    let Some(fleet) = engine.fleet.get() else {
+        return Err(EngineError::FeatureUnavailable(
+            "`host` hands a mission to another host of a fleet, and this server is not in \
+             fleet mode (nagi server --fleet ADDRESS --host NAME); nothing was done"
+                .into(),
+        ));
+    };
+    if let Err(fault) = nagi_schema::ids::check_id_text(ask.host) {
+        return Err(EngineError::InvalidParams(fault.describe("host", ask.host)));
+    }
+    let here = !served_elsewhere(engine, ask.mission_id).await?;
+    let pinned = if here {
+        fleet.host().to_string()
+    } else {
+        match fleet.get(ask.mission_id.to_string()).await? {
+            Some(remote) => remote.host,
+            None => return Ok(None),
+        }
+    };
+    if pinned == ask.host {
+        return Ok(None);
+    }
+    if here {
+        return Err(MissionError::InvalidHandoffState(format!(
+            "mission {} is on this host ({pinned}), which is in the fleet: hand it off here, \
+             without a host",
+            ask.mission_id
+        ))
+        .into());
+    }
+    let request = nagi_schema::fleet::RelocationRequest {
+        host: ask.host.to_string(),
+        to: ask.to,
+        generated_at_millis: ask.start.map(|(at, _)| at),
+        artifact_sha256: ask.start.map(|(_, digest)| digest.to_string()),
+        origin_host: fleet.host().to_string(),
+        origin_uid: peer.uid,
+    };
+    answered(
+        ask.host,
+        fleet.relocate(ask.mission_id.to_string(), request).await?,
+    )
 }
 
 /// Serves a request another host routed here (the fleet's `act_on_mission` activity):

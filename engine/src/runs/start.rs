@@ -92,6 +92,17 @@ pub async fn start(
     params: MissionStartParams,
     authority: StartAuthority,
 ) -> Result<ResponseResult, EngineError> {
+    start_with_prompt(engine, params, authority, None).await
+}
+
+/// [`start`], with the first turn's text given (a mission taken over from a fleet host
+/// that is gone starts from its handoff artifact's prompt) instead of the mission's own.
+pub async fn start_with_prompt(
+    engine: &Arc<Engine>,
+    params: MissionStartParams,
+    authority: StartAuthority,
+    first_prompt: Option<String>,
+) -> Result<ResponseResult, EngineError> {
     let mission = engine.missions.get_existing(&params.mission_id)?;
     if let Some(answer) = answer_retry(engine, &mission, &params).await? {
         return Ok(answer);
@@ -165,7 +176,7 @@ pub async fn start(
             claim_key: claim_key.clone(),
             resolved: Some(validated.resolved),
             resume_session_id: None,
-            initial_input: Some(mission_prompt(&mission)),
+            initial_input: Some(first_prompt.unwrap_or_else(|| mission_prompt(&mission))),
             recovered: false,
             service_env,
             early_provider,

@@ -12,6 +12,7 @@ pub mod checkouts;
 pub mod git;
 pub mod land;
 pub mod merging;
+pub mod remote;
 pub mod sync;
 
 pub use at_location::{

@@ -198,7 +198,7 @@ fn decisions(mission: &Mission) -> (Vec<MissionHandoffDecisionV1>, usize) {
 }
 
 /// Redacts, then cuts to `max_chars` characters (a redaction may lengthen the text).
-fn redacted_within(text: &str, max_chars: usize) -> String {
+pub(super) fn redacted_within(text: &str, max_chars: usize) -> String {
     let redacted = redact(text);
     truncate_chars(&redacted, max_chars).into_owned()
 }

@@ -8,6 +8,7 @@
 pub mod artifact;
 pub mod error;
 pub mod prompt;
+pub mod relocation;
 pub mod start;
 
 #[cfg(test)]
@@ -19,6 +20,7 @@ pub use artifact::{
 };
 pub use error::HandoffError;
 pub use prompt::{handoff_prompt, mission_prompt};
+pub use relocation::{RelocationSource, build_relocation_artifact};
 pub use start::{
     HandoffAuthority, HandoffStartPrecheck, WriteGrant, confirm_rebuilt_artifact,
     decide_run_continued, decide_run_continued_with, precheck_handoff_start,
