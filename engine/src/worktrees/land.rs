@@ -437,17 +437,59 @@ fn move_checkout(
     for path in paths {
         builder.path(path.as_str());
     }
+    let not_updated = |error: git2::Error| {
+        failed(
+            &format!(
+                "the target branch moved, but the checkout {} could not be updated; run `git reset --hard` there",
+                checkout.display()
+            ),
+            error,
+        )
+    };
     repository
         .checkout_tree(commit.as_object(), Some(&mut builder))
-        .map_err(|error| {
-            failed(
-                &format!(
-                    "the target branch moved, but the checkout {} could not be updated; run `git reset --hard` there",
-                    checkout.display()
-                ),
-                error,
-            )
-        })
+        .map_err(not_updated)?;
+    // libgit2 trusts the index's file stats: a checkout file that still has its old
+    // content but the size and timestamp (to the clock's tick) of an entry it believes
+    // current is left as it was. Each landed path is compared by content, and one that
+    // is not what the landed tree holds is checked out again with its entry removed, so
+    // that nothing can be taken on trust.
+    let tree = commit.tree().map_err(not_updated)?;
+    let stale: Vec<&String> = paths
+        .iter()
+        .filter(|path| !matches_tree(checkout, &tree, path))
+        .collect();
+    if stale.is_empty() {
+        return Ok(());
+    }
+    let mut index = repository.index().map_err(not_updated)?;
+    let mut again = git2::build::CheckoutBuilder::new();
+    again.force().disable_pathspec_match(true);
+    for path in &stale {
+        let _ = index.remove_path(Path::new(path.as_str()));
+        again.path(path.as_str());
+    }
+    index.write().map_err(not_updated)?;
+    repository
+        .checkout_tree(commit.as_object(), Some(&mut again))
+        .map_err(not_updated)
+}
+
+/// Whether the file at `path` in `checkout` is what `tree` holds there (absent where the
+/// tree has nothing). A symbolic link or submodule counts as matching: libgit2 writes
+/// those by their entry, not by stats.
+fn matches_tree(checkout: &Path, tree: &git2::Tree<'_>, path: &str) -> bool {
+    let on_disk = checkout.join(path);
+    match tree.get_path(Path::new(path)) {
+        Ok(entry)
+            if entry.kind() == Some(git2::ObjectType::Blob) && entry.filemode() != 0o120000 =>
+        {
+            git2::Oid::hash_file(git2::ObjectType::Blob, &on_disk)
+                .is_ok_and(|oid| oid == entry.id())
+        }
+        Ok(_) => true,
+        Err(_) => std::fs::symlink_metadata(&on_disk).is_err(),
+    }
 }
 
 fn git_command(repository: &Path, args: &[&str]) -> Result<String, MissionError> {
