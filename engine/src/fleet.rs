@@ -45,7 +45,7 @@ pub trait FleetRouter: Send + Sync {
     /// back fails with `server_unavailable`, saying so.
     fn act(&self, mission_id: String, request: RoutedRequest) -> FleetFuture<'_, RoutedAnswer>;
     /// Hands a mission whose host is gone to `request.host`, through its workflow, which
-    /// carries what the gone host last reported (`runs::relocate`), and answers what the
+    /// carries what the gone host last reported (`api::fleet_relocate`), and answers what the
     /// new host answered. A preview or start while the mission's host is in the fleet is
     /// refused (`invalid_handoff_state`). After a start, the mission is pinned to the new
     /// host.

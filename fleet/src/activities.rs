@@ -154,7 +154,7 @@ impl HostActivities {
     }
 
     /// Builds the artifact of a mission this host would take over from a host that is gone
-    /// (`nagi_engine::runs::relocate::preview`); writes nothing.
+    /// (`nagi_engine::api::fleet_relocate::preview`); writes nothing.
     #[activity]
     pub async fn relocation_preview(
         self: Arc<Self>,
@@ -162,13 +162,13 @@ impl HostActivities {
         relocation: Relocation,
     ) -> Result<RoutedAnswer, ActivityError> {
         let engine = self.engine.clone();
-        self.answer(async move { nagi_engine::runs::relocate::preview(&engine, relocation).await })
+        self.answer(async move { nagi_engine::api::fleet_relocate::preview(&engine, relocation).await })
             .await
     }
 
     /// Takes a mission over from a host that is gone: clones its repository's remote,
     /// makes the mission here and starts its run from the artifact
-    /// (`nagi_engine::runs::relocate::start`). Every step is one a retry finds done.
+    /// (`nagi_engine::api::fleet_relocate::start`). Every step is one a retry finds done.
     #[activity]
     pub async fn relocate_mission(
         self: Arc<Self>,
@@ -176,7 +176,7 @@ impl HostActivities {
         relocation: Relocation,
     ) -> Result<RoutedAnswer, ActivityError> {
         let engine = self.engine.clone();
-        self.answer(async move { nagi_engine::runs::relocate::start(&engine, relocation).await })
+        self.answer(async move { nagi_engine::api::fleet_relocate::start(&engine, relocation).await })
             .await
     }
 

@@ -8,6 +8,7 @@ pub mod diff;
 pub mod events;
 pub mod evidence_pack;
 pub mod fleet_missions;
+pub mod fleet_relocate;
 pub mod fleet_route;
 pub mod missions;
 pub mod panes;

@@ -8,7 +8,6 @@ pub mod land;
 pub mod launch_run;
 pub mod recipe;
 pub mod recovery;
-pub mod relocate;
 pub mod respond;
 pub mod start;
 pub mod steer;

@@ -27,7 +27,7 @@ use nagi_schema::mission::{
 };
 use nagi_schema::results::ResponseResult;
 
-use super::start::{StartAuthority, start_with_prompt};
+use crate::runs::start::{StartAuthority, start_with_prompt};
 use crate::engine::Engine;
 use crate::errors::EngineError;
 use crate::missions::repository::path_text;
@@ -135,7 +135,7 @@ pub async fn start(
     .map_err(|error| MissionError::Runtime(format!("the clone thread failed: {error}")))?
     .map_err(MissionError::WorktreeFailed)?;
     let view = &relocation.view;
-    crate::api::missions::create_local(
+    super::missions::create_local(
         engine,
         MissionCreateParams {
             mission_id: mission_id.clone(),
@@ -152,7 +152,7 @@ pub async fn start(
     )
     .await?;
     if !relocation.checks.is_empty() {
-        crate::api::missions::configure(
+        super::missions::configure(
             engine,
             MissionConfigureParams {
                 mission_id: mission_id.clone(),
