@@ -209,16 +209,19 @@ pub fn handed_away(mission: &nagi_mission::Mission) -> bool {
             .is_some_and(|reason| reason.starts_with(HANDED_AWAY))
 }
 
-/// How long a server's start waits for the fleet to say where its missions are.
-const RETIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
+/// How long a server's start waits for the fleet to say where its missions are. A query
+/// is answered by any host's worker of the shared queue; with no other host up it would
+/// wait 30 s, so the start waits this long at most, once, for all of its missions.
+const RETIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// At a fleet host's start, before recovery: every mission of this host's store that the
 /// fleet handed to another host while this one was gone is archived here, with the reason
 /// (its worktree is kept when it holds changes), so that recovery does not resume a run
-/// that now goes on elsewhere. A fleet that does not answer within 15 s leaves the missions
-/// as they are, and says so in the log. Answers the ids it archived.
+/// that now goes on elsewhere. The missions are asked about together; a fleet that does
+/// not answer within 5 s (no other host up) leaves them as they are, and the log says so.
+/// Answers the ids it archived.
 pub async fn retire_handed_away(engine: &Arc<Engine>) -> Vec<String> {
-    let Some(fleet) = engine.fleet.get() else {
+    let Some(fleet) = engine.fleet.get().cloned() else {
         return Vec::new();
     };
     let summaries = match engine.missions.read(|reader| reader.mission_summaries()) {
@@ -228,21 +231,40 @@ pub async fn retire_handed_away(engine: &Arc<Engine>) -> Vec<String> {
             return Vec::new();
         }
     };
-    let mut retired = Vec::new();
+    let mut asks = tokio::task::JoinSet::new();
     for summary in summaries {
         if summary.status == MissionStatus::Archived.as_str() {
             continue;
         }
-        let mission_id = summary.mission_id.clone();
-        let remote = match tokio::time::timeout(RETIRE_TIMEOUT, fleet.get(mission_id.clone())).await
-        {
-            Ok(Ok(remote)) => remote,
-            Ok(Err(error)) => {
-                tracing::warn!(%mission_id, %error, "cannot ask the fleet where the mission is; it stays as this host holds it");
+        let fleet = fleet.clone();
+        asks.spawn(async move {
+            let answer = fleet.get(summary.mission_id.clone()).await;
+            (summary.mission_id, answer)
+        });
+    }
+    let deadline = tokio::time::Instant::now() + RETIRE_TIMEOUT;
+    let mut retired = Vec::new();
+    loop {
+        let (mission_id, answer) = match tokio::time::timeout_at(deadline, asks.join_next()).await {
+            Ok(Some(Ok(joined))) => joined,
+            Ok(Some(Err(error))) => {
+                tracing::warn!(%error, "a question to the fleet failed");
                 continue;
             }
+            Ok(None) => break,
             Err(_) => {
-                tracing::warn!(%mission_id, "the fleet did not say where the mission is within 15 s; it stays as this host holds it");
+                tracing::warn!(
+                    unanswered = asks.len(),
+                    "the fleet did not say where this host's missions are within 5 s (is another host up?); they stay as this host holds them"
+                );
+                asks.abort_all();
+                break;
+            }
+        };
+        let remote = match answer {
+            Ok(remote) => remote,
+            Err(error) => {
+                tracing::warn!(%mission_id, %error, "cannot ask the fleet where the mission is; it stays as this host holds it");
                 continue;
             }
         };
