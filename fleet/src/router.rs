@@ -240,15 +240,7 @@ fn summary_of(state: &LifecycleState) -> Option<MissionSummary> {
     }
     let mut summary = match (&state.summary, &state.created_view) {
         (Some(summary), _) => summary.clone(),
-        (None, Some(view)) => MissionSummary {
-            mission_id: view.mission_id.clone(),
-            title: view.title.clone(),
-            repository_path: view.repository_path.clone(),
-            status: view.status,
-            unresolved_attention_count: u64::from(view.unresolved_attention_count),
-            updated_at_millis: view.updated_at_millis,
-            host: None,
-        },
+        (None, Some(view)) => crate::lifecycle::summary_of_view(view),
         (None, None) => return None,
     };
     match state.phase {

@@ -102,6 +102,26 @@ pub(crate) mod with_fleet {
         env
     }
 
+    /// A host whose missions are shown gone once their host has been silent for
+    /// `gone_after_seconds` (`[fleet] host_gone_after_seconds`, given by the host that
+    /// creates a mission).
+    pub(crate) fn host_with_gone_limit(
+        temporal: &TemporalDev,
+        name: &str,
+        gone_after_seconds: u64,
+    ) -> TestEnv {
+        let mut env = TestEnv::new();
+        write_config(&env, &json!([{"text": "done"}]), &[]);
+        let file = env.config_dir.join("config.toml");
+        let mut config = std::fs::read_to_string(&file).unwrap();
+        config.push_str(&format!(
+            "\n[fleet]\nhost_gone_after_seconds = {gone_after_seconds}\n"
+        ));
+        std::fs::write(&file, config).unwrap();
+        env.start_server_with(&["--fleet", &temporal.address(), "--host", name]);
+        env
+    }
+
     /// Polls `mission.list` on `env` until `mission_id` is listed as `predicate` wants.
     pub(crate) fn wait_listed(
         env: &TestEnv,

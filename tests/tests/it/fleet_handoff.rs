@@ -6,8 +6,7 @@
 
 #[cfg(feature = "fleet")]
 mod with_fleet {
-    use crate::fleet::with_fleet::{host, temporal, wait_listed};
-    use crate::runs::write_config;
+    use crate::fleet::with_fleet::{host, host_with_gone_limit, temporal, wait_listed};
     use nagi_tests::*;
     use serde_json::{Value, json};
 
@@ -63,12 +62,7 @@ mod with_fleet {
             return;
         };
         // Host a creates the mission and gives it a short limit for its host's silence.
-        let mut a = TestEnv::new();
-        write_config(&a, &json!([{"text": "done"}]), &[]);
-        let mut config = std::fs::read_to_string(a.config_dir.join("config.toml")).unwrap();
-        config.push_str("\n[fleet]\nhost_gone_after_seconds = 2\n");
-        std::fs::write(a.config_dir.join("config.toml"), config).unwrap();
-        a.start_server_with(&["--fleet", &temporal.address(), "--host", "a"]);
+        let a = host_with_gone_limit(&temporal, "a", 2);
         let mut b = host(&temporal, "b");
         let c = host(&temporal, "c");
         let repo = TestRepo::new();

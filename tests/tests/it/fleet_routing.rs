@@ -341,8 +341,7 @@ mod attention {
 
 #[cfg(feature = "fleet")]
 mod host_gone {
-    use crate::fleet::with_fleet::{host, temporal, wait_listed};
-    use crate::runs::write_config;
+    use crate::fleet::with_fleet::{host, host_with_gone_limit, temporal, wait_listed};
     use nagi_tests::*;
     use serde_json::json;
     use std::time::{Duration, Instant};
@@ -354,12 +353,7 @@ mod host_gone {
             return;
         };
         // Host a creates the mission, and gives it a short limit for its host's silence.
-        let mut a = TestEnv::new();
-        write_config(&a, &json!([{"text": "done"}]), &[]);
-        let mut config = std::fs::read_to_string(a.config_dir.join("config.toml")).unwrap();
-        config.push_str("\n[fleet]\nhost_gone_after_seconds = 2\n");
-        std::fs::write(a.config_dir.join("config.toml"), config).unwrap();
-        a.start_server_with(&["--fleet", &temporal.address(), "--host", "a"]);
+        let a = host_with_gone_limit(&temporal, "a", 2);
         let mut b = host(&temporal, "b");
         let repo = TestRepo::new();
         let mut params = create_params("m1", &repo.path_text());
