@@ -79,6 +79,30 @@ pub fn wait_ready_for(
     }
 }
 
+/// Blocks until one of `fds` is readable (or has hung up or failed); which ones are. A
+/// negative descriptor is not waited on and never ready, so a caller can leave a slot
+/// empty for a while.
+pub fn wait_readable_any<const N: usize>(fds: [RawFd; N]) -> std::io::Result<[bool; N]> {
+    let mut polls = fds.map(|fd| libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    });
+    loop {
+        // SAFETY: N valid pollfds, for the duration of the call.
+        let ready = unsafe { libc::poll(polls.as_mut_ptr(), N as libc::nfds_t, -1) };
+        if ready > 0 {
+            return Ok(polls.map(|poll| poll.fd >= 0 && poll.revents != 0));
+        }
+        if ready < 0 {
+            let error = std::io::Error::last_os_error();
+            if error.kind() != std::io::ErrorKind::Interrupted {
+                return Err(error);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,46 +130,17 @@ mod tests {
         wait_ready(reader.as_raw_fd(), Readiness::Readable).unwrap();
         assert_eq!(reader.read(&mut buffer).unwrap(), 1);
     }
-}
 
-/// What [`wait_readable_unless_stopped`] saw.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReadableOrStopped {
-    /// `fd` can be read, or has hung up or failed (the next read says which).
-    Readable,
-    /// `stop` became readable or hung up (its writer was dropped): stop waiting on `fd`.
-    Stopped,
-}
-
-/// Blocks until `fd` is readable or `stop` is (a pipe whose write end is dropped to wake
-/// the waiter): a thread's blocking read of `fd` that another thread can end.
-pub fn wait_readable_unless_stopped(fd: RawFd, stop: RawFd) -> std::io::Result<ReadableOrStopped> {
-    let mut polls = [
-        libc::pollfd {
-            fd: stop,
-            events: libc::POLLIN,
-            revents: 0,
-        },
-        libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        },
-    ];
-    loop {
-        // SAFETY: two valid pollfds, for the duration of the call.
-        if unsafe { libc::poll(polls.as_mut_ptr(), 2, -1) } >= 0 {
-            if polls[0].revents != 0 {
-                return Ok(ReadableOrStopped::Stopped);
-            }
-            if polls[1].revents != 0 {
-                return Ok(ReadableOrStopped::Readable);
-            }
-            continue;
-        }
-        let error = std::io::Error::last_os_error();
-        if error.kind() != std::io::ErrorKind::Interrupted {
-            return Err(error);
-        }
+    #[test]
+    fn waiting_on_several_descriptors_says_which_are_readable_and_skips_empty_slots() {
+        let (quiet, quiet_peer) = UnixStream::pair().unwrap();
+        let (talking, mut talking_peer) = UnixStream::pair().unwrap();
+        talking_peer.write_all(b"x").unwrap();
+        let ready = wait_readable_any([quiet.as_raw_fd(), -1, talking.as_raw_fd()]).unwrap();
+        assert_eq!(ready, [false, false, true]);
+        // A peer that hung up counts as readable: the next read says so.
+        drop(quiet_peer);
+        let ready = wait_readable_any([quiet.as_raw_fd(), -1]).unwrap();
+        assert_eq!(ready, [true, false]);
     }
 }

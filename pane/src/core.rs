@@ -79,6 +79,40 @@ pub struct ReaderTurn {
     pub task_gone: bool,
     /// The output ended: nobody reads anymore.
     pub ended: bool,
+    /// A direct controller's key thread that asked to read while the output is quiet (see
+    /// `quiet_reading`).
+    pub keys_claim: Option<KeysClaim>,
+    /// The task handed the quiet reading to the claimant; it reads whenever the reader
+    /// thread does not.
+    pub keys_read: bool,
+}
+
+/// A key thread's claim on the quiet reading of the master.
+#[derive(Debug)]
+pub struct KeysClaim {
+    pub id: u64,
+    /// Written (a byte, never waiting) when the claimant's turn may have come.
+    pub signal: std::io::PipeWriter,
+}
+
+impl ReaderTurn {
+    /// The reader thread reads alone: no task hands the reading over anymore, and no key
+    /// thread holds it.
+    pub fn thread_alone(&self) -> bool {
+        self.task_gone && !self.keys_read
+    }
+
+    /// Tells the key thread that holds the quiet reading (if one does) that its turn may
+    /// have come.
+    pub fn signal_keys(&self) {
+        if self.keys_read
+            && let Some(claim) = &self.keys_claim
+        {
+            use std::io::Write as _;
+            // A full pipe already holds a wake-up.
+            let _ = (&claim.signal).write(&[1]);
+        }
+    }
 }
 
 /// The input side of a pane's PTY master (non-blocking, see `pty`).

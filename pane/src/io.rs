@@ -312,15 +312,51 @@ impl PaneHost {
     }
 
     /// `session_input` on the calling thread, which may block while the pane's terminal
-    /// takes no more input: for the thread that reads a direct attach's terminal.
+    /// takes no more input: for the thread that reads a direct attach's terminal, holding
+    /// the pane's quiet reading in `reading` (or not).
+    ///
+    /// A write that must wait does so without the quiet reading, which goes back to the
+    /// pane's own reader until the write is done: the program may read no more input until
+    /// its output is read.
     pub fn session_input_on_this_thread(
         &self,
         session_id: &str,
         client_id: &str,
         data: &str,
+        reading: &mut Option<crate::quiet_reading::QuietReading>,
     ) -> Result<(), PaneError> {
-        self.pane_by_terminal(session_id)?
-            .session_input(client_id, data.as_bytes())
+        let core = self.pane_by_terminal(session_id)?;
+        let bytes = data.as_bytes();
+        let backlogged = match core.try_session_input(client_id, bytes) {
+            Some(Ok(InputWritten::All)) => return Ok(()),
+            Some(Ok(InputWritten::Backlogged)) => true,
+            Some(Err(error)) => return Err(error),
+            None => false,
+        };
+        let claimed = reading.take().is_some();
+        let typed = if backlogged {
+            core.flush_input()
+        } else {
+            core.session_input(client_id, bytes)
+        };
+        if claimed {
+            *reading = crate::quiet_reading::QuietReading::claim(core).unwrap_or(None);
+        }
+        typed
+    }
+
+    /// The quiet reading of the master of the pane behind `session_id`, for a direct
+    /// controller's key thread (see `quiet_reading`); `None` when it cannot be had.
+    pub fn claim_quiet_reading(
+        &self,
+        session_id: &str,
+    ) -> Result<Option<crate::quiet_reading::QuietReading>, PaneError> {
+        let core = self.pane_by_terminal(session_id)?;
+        let pane_id = core.identity.pane_id.clone();
+        crate::quiet_reading::QuietReading::claim(core).map_err(|error| PaneError::PaneIo {
+            pane_id,
+            message: format!("cannot wait on the pane's output: {error}"),
+        })
     }
 
     /// `session_scroll` (controller only): moves the pane's view of its history.

@@ -11,8 +11,9 @@
 //!   `io`: reads, input, reports, sessions; `methods`: the method dispatcher.
 //! - `core`: the per-pane shared state; `pty`: spawning, and the waiter thread; `output`:
 //!   the reader (a runtime task while the pane is quiet, a thread while output streams)
-//!   and the parser thread; `process`: subreaper, reaping, process-tree termination,
-//!   /proc details.
+//!   and the parser thread; `quiet_reading`: a direct controller's key thread taking the
+//!   task's turn, so that a key and its echo wake one thread; `process`: subreaper,
+//!   reaping, process-tree termination, /proc details.
 //! - `screen`: the vt100 terminal and reads; `scrollback`: the compact row store;
 //!   `fast_forward`: skipping rows nobody can see during floods; `scroll`: the view of a
 //!   pane's history that the attach controller scrolls.
@@ -41,6 +42,7 @@ mod output;
 pub mod process;
 mod provenance;
 mod pty;
+pub mod quiet_reading;
 mod request;
 pub mod ring;
 pub mod screen;

@@ -36,13 +36,13 @@ use super::core::{PaneCore, lock};
 
 const READ_BUFFER_BYTES: usize = 64 * 1024;
 const TASK_READ_BUFFER_BYTES: usize = 16 * 1024;
-const MAX_PENDING_BYTES: usize = 8 * 1024 * 1024;
+pub(crate) const MAX_PENDING_BYTES: usize = 8 * 1024 * 1024;
 /// The largest read the reader feeds to the screen itself when the parser is idle.
-const INLINE_READ_BYTES: usize = 4 * 1024;
+pub(crate) const INLINE_READ_BYTES: usize = 4 * 1024;
 /// How long the output must have been quiet for a read to count as an answer (to a
 /// keystroke, say) rather than part of a stream; also how long the reader thread waits
 /// for more of a stream before it gives the reading back to the task.
-const QUIET: Duration = Duration::from_millis(1);
+pub(crate) const QUIET: Duration = Duration::from_millis(1);
 
 /// The master registered with the runtime the pane is started from, when that is a
 /// multi-threaded one (the server's), for `read_while_quiet`. A single-threaded runtime
@@ -84,6 +84,8 @@ impl Drop for TaskGone<'_> {
 enum Stopped {
     /// Output streams: the reader thread should read it.
     Streaming,
+    /// A direct controller's key thread claimed the quiet reading.
+    Claimed,
     /// The output ended.
     Ended,
 }
@@ -95,24 +97,35 @@ pub async fn read_while_quiet(core: Arc<PaneCore>, mut master: AsyncFd<File>) {
     // A terminal hands over at most 4 KiB per read; streams go to the thread's buffer.
     let mut buffer = vec![0u8; TASK_READ_BUFFER_BYTES];
     loop {
-        if let Stopped::Ended = read_until_streaming(&core, &master, &mut buffer).await {
-            lock(&core.reader_turn).ended = true;
-            end_of_output(&core);
-            return;
-        }
-        // The reader thread reads the stream until it pauses. Meanwhile the master is out
-        // of the runtime's poll, so that the stream wakes no worker.
+        let stopped = read_until_streaming(&core, &master, &mut buffer).await;
+        // The reader thread reads the stream until it pauses, or the key thread reads
+        // while the output is quiet. Meanwhile the master is out of the runtime's poll,
+        // so that neither wakes a worker.
         let file = master.into_inner();
-        lock(&core.reader_turn).thread_reads = true;
-        core.turn_changed.notify_all();
+        match stopped {
+            Stopped::Ended => {
+                lock(&core.reader_turn).ended = true;
+                end_of_output(&core);
+                return;
+            }
+            Stopped::Streaming => {
+                lock(&core.reader_turn).thread_reads = true;
+                core.turn_changed.notify_all();
+            }
+            Stopped::Claimed => {}
+        }
         loop {
             let back = core.turn_back.notified();
             {
-                let turn = lock(&core.reader_turn);
+                let mut turn = lock(&core.reader_turn);
                 if turn.ended {
                     return;
                 }
-                if !turn.thread_reads {
+                if turn.keys_claim.is_some() && !turn.keys_read {
+                    turn.keys_read = true;
+                    turn.signal_keys();
+                }
+                if !turn.thread_reads && !turn.keys_read {
                     break;
                 }
             }
@@ -137,7 +150,15 @@ async fn read_until_streaming(
         .checked_sub(QUIET)
         .unwrap_or_else(Instant::now);
     loop {
-        let Ok(mut ready) = master.readable().await else {
+        if lock(&core.reader_turn).keys_claim.is_some() {
+            return Stopped::Claimed;
+        }
+        // A claim comes with a wake-up of `turn_back`.
+        let ready = tokio::select! {
+            ready = master.readable() => ready,
+            () = core.turn_back.notified() => continue,
+        };
+        let Ok(mut ready) = ready else {
             return Stopped::Ended;
         };
         let count = match ready.try_io(|master| master.get_ref().read(buffer)) {
@@ -180,7 +201,7 @@ pub fn reader_thread(core: &PaneCore, mut reader: Box<dyn Read + Send>, shared: 
         let mut alone = !shared;
         if shared {
             let mut turn = lock(&core.reader_turn);
-            while !turn.thread_reads && !turn.task_gone && !turn.ended {
+            while !turn.thread_reads && !turn.thread_alone() && !turn.ended {
                 turn = core
                     .turn_changed
                     .wait(turn)
@@ -189,7 +210,7 @@ pub fn reader_thread(core: &PaneCore, mut reader: Box<dyn Read + Send>, shared: 
             if turn.ended {
                 return;
             }
-            alone = turn.task_gone;
+            alone = turn.thread_alone();
         }
         let ended = loop {
             let count = match reader.read(&mut buffer) {
@@ -213,11 +234,12 @@ pub fn reader_thread(core: &PaneCore, mut reader: Box<dyn Read + Send>, shared: 
                         // The output paused: back to the task, unless it is gone.
                         Ok(false) => {
                             let mut turn = lock(&core.reader_turn);
-                            if turn.task_gone {
+                            if turn.thread_alone() {
                                 alone = true;
                                 continue;
                             }
                             turn.thread_reads = false;
+                            turn.signal_keys();
                             break false;
                         }
                     }
@@ -253,7 +275,7 @@ pub fn reader_thread(core: &PaneCore, mut reader: Box<dyn Read + Send>, shared: 
 
 /// Appends output for the parser thread; false (and nothing appended) while 8 MiB are
 /// pending and the pane is not closing.
-fn queue_output(core: &PaneCore, bytes: &[u8]) -> bool {
+pub(crate) fn queue_output(core: &PaneCore, bytes: &[u8]) -> bool {
     let mut pending = lock(&core.pending);
     if pending.bytes.len() >= MAX_PENDING_BYTES && !core.closing.load(Ordering::Acquire) {
         return false;
@@ -267,7 +289,7 @@ fn queue_output(core: &PaneCore, bytes: &[u8]) -> bool {
     true
 }
 
-fn end_of_output(core: &PaneCore) {
+pub(crate) fn end_of_output(core: &PaneCore) {
     lock(&core.pending).eof = true;
     core.data_ready.notify_one();
 }
@@ -275,7 +297,7 @@ fn end_of_output(core: &PaneCore) {
 /// Feeds a read to the screen on the reader (task or thread), when the parser thread is
 /// idle and nothing is pending (so the output stays in order). False when it must queue
 /// instead.
-fn parse_inline(core: &PaneCore, bytes: &[u8]) -> bool {
+pub(crate) fn parse_inline(core: &PaneCore, bytes: &[u8]) -> bool {
     {
         let mut pending = lock(&core.pending);
         if pending.parsing || !pending.bytes.is_empty() {

@@ -188,6 +188,8 @@ pub fn spawn_pane(launch: PaneLaunch) -> Result<Arc<PaneCore>, PaneError> {
     });
     let registered = output::register_master(master_fd);
     let shared = registered.is_some();
+    // Without a task, nobody can hand the quiet reading to a key thread.
+    lock(&core.reader_turn).task_gone = !shared;
     let reader_core = core.clone();
     spawn_thread("nagi-pane-reader", 256 * 1024, move || {
         output::reader_thread(&reader_core, reader, shared)

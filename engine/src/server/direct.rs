@@ -6,9 +6,9 @@
 //! no path): its stdin, opened again through `/proc` (see `nagi_os::terminal`).
 //!
 //! The keys are read by a thread of their own, which writes what the controller typed to
-//! the pane's terminal itself (`PaneHost::session_input_on_this_thread`): a key wakes that
-//! one thread, as it wakes tmux's server, rather than a runtime worker that may have to
-//! wake another. Only what the connection must answer (a refusal, a leave, a terminal
+//! the pane's terminal itself (`PaneHost::session_input_on_this_thread`) and, while the
+//! pane's output is quiet, reads that output too (`nagi_pane::quiet_reading`): a key and
+//! its echo wake that one thread, as they wake tmux's server, rather than runtime workers. Only what the connection must answer (a refusal, a leave, a terminal
 //! gone) goes to the connection's reader. The runtime never polls the terminal for reads;
 //! a write that finds it full waits on a registration of a duplicate for writability, made
 //! for that wait only (a terminal becomes writable each time its output drains, which
@@ -19,7 +19,7 @@ use std::io::{PipeWriter, Read, Write};
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
-use nagi_os::fds::{ReadableOrStopped, wait_readable_unless_stopped};
+use nagi_os::fds::wait_readable_any;
 use nagi_pane::PaneHost;
 use nagi_pane::attach_direct::DirectOutput;
 use nagi_pane::attach_input::{InputDecoder, KeyboardAction, observer_leaves};
@@ -148,11 +148,38 @@ fn read_keys(
 ) -> Option<Keys> {
     let mut decoder = InputDecoder::default();
     let mut buffer = vec![0u8; 4096];
+    // A controller's thread reads the pane's output too while it is quiet, so that a key
+    // and its echo wake this one thread. Without the claim, the pane's reader task reads.
+    let mut output = match reader.role {
+        SessionRole::Controller => reader
+            .panes
+            .claim_quiet_reading(&reader.session_id)
+            .ok()
+            .flatten(),
+        _ => None,
+    };
     loop {
-        match wait_readable_unless_stopped(terminal.as_raw_fd(), stop.as_raw_fd()) {
-            Ok(ReadableOrStopped::Readable) => {}
-            Ok(ReadableOrStopped::Stopped) => return None,
-            Err(_) => return Some(Keys::Gone),
+        let (signal, master) = match &output {
+            Some(output) => (output.signal_fd(), output.master_to_wait_on().unwrap_or(-1)),
+            None => (-1, -1),
+        };
+        let ready = wait_readable_any([stop.as_raw_fd(), terminal.as_raw_fd(), signal, master]);
+        let Ok([stopped, typed, signalled, echoed]) = ready else {
+            return Some(Keys::Gone);
+        };
+        if stopped {
+            return None;
+        }
+        if let Some(output) = &mut output {
+            if signalled {
+                output.signalled();
+            }
+            if echoed {
+                output.read_master();
+            }
+        }
+        if !typed {
+            continue;
         }
         let count = match (&*terminal).read(&mut buffer) {
             // A hung-up terminal reads as EOF or EIO.
@@ -179,9 +206,12 @@ fn read_keys(
         for action in chunk.actions {
             let (session_id, client_id) = (&reader.session_id, &reader.client_id);
             let outcome = match action {
-                KeyboardAction::Input(data) => reader
-                    .panes
-                    .session_input_on_this_thread(session_id, client_id, &data),
+                KeyboardAction::Input(data) => reader.panes.session_input_on_this_thread(
+                    session_id,
+                    client_id,
+                    &data,
+                    &mut output,
+                ),
                 KeyboardAction::Scroll(step) => {
                     reader.panes.session_scroll(session_id, client_id, step)
                 }

@@ -5,6 +5,7 @@ mod dispatch_tests;
 mod input_tests;
 mod lifecycle_tests;
 mod process_tests;
+mod quiet_reading_tests;
 mod screen_tests;
 mod scroll_tests;
 

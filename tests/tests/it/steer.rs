@@ -393,6 +393,10 @@ fn steering_is_refused_before_anything_is_written() {
         "ready_to_close",
         status_is("ready_to_close"),
     );
+    // The claim is released after the proof is sealed, in a write of its own.
+    crate::panes::eventually("the claim's release", || {
+        runs.env.store_fingerprint().1.contains("claims=0")
+    });
     let after_run = runs.env.store_fingerprint();
     for (params, code) in [
         (
