@@ -12,6 +12,9 @@
 //!   gives it back after the output paused for a moment: a flood of output never holds a
 //!   worker of the runtime, whose tasks (the attached clients' writers among them) go on.
 //!   Elsewhere the reader thread reads all along.
+//! - A direct controller's key thread may claim the task's turn (`quiet_reading`): it then
+//!   reads the quiet output beside the keys it types, and the reader thread gives a paused
+//!   stream back to it instead of to the task.
 //! - The parser thread takes everything pending at once (two buffers swap, so nothing is
 //!   copied or allocated per read), feeds it to the screen, appends it to the session ring
 //!   and fans it out to attached members (or, while the pane's view is in its history,
