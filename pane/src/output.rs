@@ -39,7 +39,7 @@ use super::core::{PaneCore, lock};
 
 const READ_BUFFER_BYTES: usize = 64 * 1024;
 const TASK_READ_BUFFER_BYTES: usize = 16 * 1024;
-pub(crate) const MAX_PENDING_BYTES: usize = 8 * 1024 * 1024;
+const MAX_PENDING_BYTES: usize = 8 * 1024 * 1024;
 /// The largest read the reader feeds to the screen itself when the parser is idle.
 pub(crate) const INLINE_READ_BYTES: usize = 4 * 1024;
 /// How long the output must have been quiet for a read to count as an answer (to a
@@ -255,16 +255,7 @@ pub fn reader_thread(core: &PaneCore, mut reader: Box<dyn Read + Send>, shared: 
             if quiet && count <= INLINE_READ_BYTES && parse_inline(core, &buffer[..count]) {
                 continue;
             }
-            let mut pending = lock(&core.pending);
-            while pending.bytes.len() >= MAX_PENDING_BYTES && !core.closing.load(Ordering::Acquire)
-            {
-                pending = core
-                    .space_ready
-                    .wait(pending)
-                    .unwrap_or_else(|poisoned| poisoned.into_inner());
-            }
-            drop(pending);
-            queue_output(core, &buffer[..count]);
+            queue_output_waiting(core, &buffer[..count]);
         };
         if ended {
             lock(&core.reader_turn).ended = true;
@@ -278,7 +269,7 @@ pub fn reader_thread(core: &PaneCore, mut reader: Box<dyn Read + Send>, shared: 
 
 /// Appends output for the parser thread; false (and nothing appended) while 8 MiB are
 /// pending and the pane is not closing.
-pub(crate) fn queue_output(core: &PaneCore, bytes: &[u8]) -> bool {
+fn queue_output(core: &PaneCore, bytes: &[u8]) -> bool {
     let mut pending = lock(&core.pending);
     if pending.bytes.len() >= MAX_PENDING_BYTES && !core.closing.load(Ordering::Acquire) {
         return false;
@@ -290,6 +281,20 @@ pub(crate) fn queue_output(core: &PaneCore, bytes: &[u8]) -> bool {
         core.data_ready.notify_one();
     }
     true
+}
+
+/// Appends output for the parser thread, waiting (on a reader's own thread) while 8 MiB
+/// are pending and the pane is not closing.
+pub(crate) fn queue_output_waiting(core: &PaneCore, bytes: &[u8]) {
+    let mut pending = lock(&core.pending);
+    while pending.bytes.len() >= MAX_PENDING_BYTES && !core.closing.load(Ordering::Acquire) {
+        pending = core
+            .space_ready
+            .wait(pending)
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+    }
+    drop(pending);
+    queue_output(core, bytes);
 }
 
 pub(crate) fn end_of_output(core: &PaneCore) {

@@ -29,9 +29,7 @@ use std::time::Instant;
 use nagi_os::fds::set_nonblocking;
 
 use super::core::{KeysClaim, PaneCore, lock};
-use super::output::{
-    INLINE_READ_BYTES, MAX_PENDING_BYTES, QUIET, end_of_output, parse_inline, queue_output,
-};
+use super::output::{INLINE_READ_BYTES, QUIET, end_of_output, parse_inline, queue_output_waiting};
 
 /// A read of the master takes at most this much, as the task's reads do.
 const READ_BYTES: usize = 16 * 1024;
@@ -131,17 +129,7 @@ impl QuietReading {
         if quiet && count <= INLINE_READ_BYTES && parse_inline(core, bytes) {
             return;
         }
-        let mut pending = lock(&core.pending);
-        while pending.bytes.len() >= MAX_PENDING_BYTES
-            && !core.closing.load(std::sync::atomic::Ordering::Acquire)
-        {
-            pending = core
-                .space_ready
-                .wait(pending)
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-        }
-        drop(pending);
-        queue_output(core, bytes);
+        queue_output_waiting(core, bytes);
         if !quiet {
             lock(&core.reader_turn).thread_reads = true;
             core.turn_changed.notify_all();
