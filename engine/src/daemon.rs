@@ -287,6 +287,13 @@ pub fn run_server_with(
         stop_live_runs(&engine).await;
         // Every pane process tree ends with the server.
         panes.shutdown().await;
+        // No provider runs now: the runs' scratch folders go (a run resumed by the next
+        // server gets a fresh one).
+        let scratch_paths = paths.clone();
+        let _ = tokio::task::spawn_blocking(move || {
+            crate::launch::scratch::remove_session_scratch(&scratch_paths)
+        })
+        .await;
         Ok::<(), DaemonError>(())
     });
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));

@@ -1,9 +1,9 @@
 //! From a run to a `LaunchSpec`: which executable (config file or `PATH`), which arguments
 //! and environment, which sandbox, and which kernel confinement the run gets.
 
+pub mod scratch;
 pub mod version;
 
-use nagi_schema::ids::RunId;
 use std::collections::BTreeMap;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -122,17 +122,6 @@ pub fn resolve_provider(
             .map(|entry| entry.env.clone())
             .unwrap_or_default(),
     })
-}
-
-/// A run's private scratch folder (its `TMPDIR`): under the server's temp dir, in a folder
-/// of the session named by its marker digest, never inside nagi's config or data folders,
-/// which no provider may write.
-pub fn run_scratch_dir(paths: &crate::paths::SessionPaths, run_id: &RunId) -> PathBuf {
-    let session = crate::leftovers::session_marker_value(&paths.data_dir);
-    std::env::temp_dir()
-        .join(format!("nagi-run-{}", &session[..12]))
-        .join(run_id.path_segment())
-        .join("tmp")
 }
 
 /// The folders of the person's home where a vendor CLI keeps its own state (login, session

@@ -53,6 +53,7 @@ pub struct SpawnedProvider {
 
 /// What starting a provider needs.
 pub struct ProviderSpawn {
+    pub mission_id: String,
     pub run_id: RunId,
     pub provider: MissionProvider,
     pub worktree: PathBuf,
@@ -70,7 +71,11 @@ pub fn spawn_provider(
     engine: &Engine,
     spawn: ProviderSpawn,
 ) -> Result<SpawnedProvider, EngineError> {
-    let private_tmp = crate::launch::run_scratch_dir(&engine.config.current().paths, &spawn.run_id);
+    let private_tmp = crate::launch::scratch::run_scratch_dir(
+        &engine.config.current().paths,
+        &spawn.mission_id,
+        spawn.run_id.path_segment(),
+    );
     let mut plan = plan_launch(LaunchInputs {
         config: &engine.config.current(),
         provider: spawn.provider,
@@ -171,6 +176,7 @@ pub async fn launch_run(engine: &Arc<Engine>, launch: LaunchRun) -> Result<(), E
             spawn_provider(
                 engine,
                 ProviderSpawn {
+                    mission_id: mission_id.to_string(),
                     run_id: run.run_id.clone(),
                     provider: run.provider,
                     worktree: worktree.clone(),

@@ -162,9 +162,15 @@ pub fn recovery_plan(database: &std::path::Path) -> Result<Vec<RecoveryAction>, 
 pub async fn recover(engine: &Arc<Engine>) -> Result<Vec<RecoveryAction>, EngineError> {
     let started = std::time::Instant::now();
     let session_dir = engine.config.current().paths.data_dir.clone();
-    tokio::task::spawn_blocking(move || crate::leftovers::end_leftovers(&session_dir))
-        .await
-        .map_err(|error| nagi_mission::MissionError::Runtime(error.to_string()))?;
+    let paths = engine.config.current().paths.clone();
+    // Once the previous server's processes are ended, no run of this session is live: the
+    // scratch folders they left go too (a resumed run gets a fresh one).
+    tokio::task::spawn_blocking(move || {
+        crate::leftovers::end_leftovers(&session_dir);
+        crate::launch::scratch::remove_session_scratch(&paths);
+    })
+    .await
+    .map_err(|error| nagi_mission::MissionError::Runtime(error.to_string()))?;
     let leftovers_done = started.elapsed();
     let missions = engine.missions.missions_with_live_runs()?;
     let mut actions = Vec::new();

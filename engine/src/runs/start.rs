@@ -412,6 +412,7 @@ fn spawn_early(
     }
     let engine = engine.clone();
     let spawn = ProviderSpawn {
+        mission_id: params.mission_id.to_string(),
         run_id: validated.run_id.clone(),
         provider: params.provider,
         worktree: worktree.root.clone(),

@@ -228,6 +228,13 @@ pub fn spawn_supervisor(engine: Arc<Engine>, context: RunContext, handle: Provid
     supervisors.spawn(async move {
         let supervised = supervise(&engine, &context, handle).await;
         context.session_settled.notify_one();
+        // The provider has exited and its checks are over: its scratch folder goes.
+        let paths = engine.config.current().paths.clone();
+        let (mission_id, run_id) = (context.mission_id.clone(), context.run_id.clone());
+        let _ = tokio::task::spawn_blocking(move || {
+            crate::launch::scratch::remove_run_scratch(&paths, &mission_id, &run_id)
+        })
+        .await;
         if let Err(error) = supervised {
             tracing::error!(mission = %context.mission_id, run = %context.run_id, %error, "run supervision failed");
         }

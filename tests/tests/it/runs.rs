@@ -832,3 +832,57 @@ fn a_vendor_cli_that_prints_no_version_is_refused_with_what_it_said() {
     assert!(message.contains("unknown option: --version"), "{message}");
     assert!(message.contains("OpenCode 1.18.33 or newer"), "{message}");
 }
+
+/// A run's `TMPDIR` is a folder of its own, removed when the run ends; a server removes
+/// the scratch folders a killed server of its session left. (Before, every run left its
+/// folder in `/tmp`: about 11 MB each for OpenCode.)
+#[test]
+fn a_runs_scratch_folder_is_removed_when_it_ends_and_left_ones_at_restart() {
+    let mut runs = runs_with(
+        json!([{"text": "done"}]),
+        &[("NAGI_FAKE_LOG_ENV", "TMPDIR")],
+    );
+    runs.env.ok("mission.start", start_params("codex", "r1"));
+    wait_for_mission(
+        &runs.env,
+        "m1",
+        "ready_to_close",
+        status_is("ready_to_close"),
+    );
+    let started = log_entries(&runs.log)
+        .into_iter()
+        .find(|entry| entry["event"] == "started")
+        .expect("the fake logged its start");
+    let scratch = std::path::PathBuf::from(started["env"]["TMPDIR"].as_str().unwrap());
+    let temp = std::env::temp_dir();
+    assert!(
+        scratch.starts_with(&temp) && scratch.ends_with("tmp"),
+        "the run's TMPDIR: {}",
+        scratch.display()
+    );
+    let run_folder = scratch.parent().unwrap().to_path_buf();
+    let session_root = run_folder.parent().unwrap().to_path_buf();
+    crate::panes::eventually("the run's scratch folder is removed", || {
+        !run_folder.exists()
+    });
+
+    // What a server killed mid-run would leave: a run folder with files in it.
+    let left = session_root.join("0123456789abcdef").join("tmp");
+    std::fs::create_dir_all(left.join("lib")).unwrap();
+    std::fs::write(left.join("lib/unpacked.so"), vec![0u8; 64 * 1024]).unwrap();
+    runs.env.kill_server();
+    runs.env.start_server();
+    assert!(
+        !session_root.exists(),
+        "{} is left after a restart",
+        session_root.display()
+    );
+    // A server that stops removes the session's folder after its providers.
+    std::fs::create_dir_all(&left).unwrap();
+    runs.env.signal_server(libc::SIGTERM);
+    assert!(
+        !session_root.exists(),
+        "{} is left after the server stopped",
+        session_root.display()
+    );
+}
