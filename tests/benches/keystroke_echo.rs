@@ -14,8 +14,12 @@
 //! parser, so escape sequences cannot be mistaken for the echo). Between samples the bench
 //! waits `NAGI_BENCH_GAP_MS` (10 ms), reading whatever else is drawn, so that each key is
 //! typed into an idle system as a person types; every 60 keys the line is cleared with
-//! Ctrl-U. After a warm-up, the samples are taken in interleaved rounds (tmux, nagi, then
-//! nagi, tmux, ...) so that the noise of this shared machine falls on both.
+//! Ctrl-U. After a warm-up, the sides take turns key by key (tmux, nagi, then nagi, tmux,
+//! ...), so that the noise of this shared machine falls on both: on a 2-vCPU VM most of a
+//! key's latency is the wake-up of an idle vCPU for the kernel's tty work (each of the four
+//! PTY writes of a key is passed on by a kworker, on both sides), and the host's slow
+//! phases last seconds. `NAGI_BENCH_INTERLEAVE=rounds` takes turns by rounds of keys
+//! instead, as the first version of this bench did.
 //!
 //! Run:
 //! `cargo build --release -p nagi && cargo bench -p nagi-tests --bench keystroke_echo`
@@ -216,25 +220,29 @@ impl PtyClient {
         echoed_at - typed_at
     }
 
-    /// Types `count` keys, each after an idle gap, clearing the line when it is full.
-    fn keystrokes(&mut self, count: usize, gap: Duration, next_key: &mut u8) -> Vec<Duration> {
-        let mut samples = Vec::with_capacity(count);
-        for _ in 0..count {
-            let (_, col) = self.screen().cursor_position();
-            if col >= PROMPT.len() as u16 + KEYS_PER_LINE {
-                self.type_bytes(&[CTRL_U]);
-                self.wait_for_prompt();
-                self.settle(Duration::from_millis(20));
-            }
-            self.drain_for(gap);
-            samples.push(self.keystroke(*next_key));
-            *next_key = if *next_key == b'z' {
-                b'a'
-            } else {
-                *next_key + 1
-            };
+    /// Types the next key after an idle gap, clearing the line first when it is full.
+    fn next_keystroke(&mut self, gap: Duration, next_key: &mut u8) -> Duration {
+        let (_, col) = self.screen().cursor_position();
+        if col >= PROMPT.len() as u16 + KEYS_PER_LINE {
+            self.type_bytes(&[CTRL_U]);
+            self.wait_for_prompt();
+            self.settle(Duration::from_millis(20));
         }
-        samples
+        self.drain_for(gap);
+        let sample = self.keystroke(*next_key);
+        *next_key = if *next_key == b'z' {
+            b'a'
+        } else {
+            *next_key + 1
+        };
+        sample
+    }
+
+    /// Types `count` keys, each after an idle gap.
+    fn keystrokes(&mut self, count: usize, gap: Duration, next_key: &mut u8) -> Vec<Duration> {
+        (0..count)
+            .map(|_| self.next_keystroke(gap, next_key))
+            .collect()
     }
 
     fn stop(mut self) {
@@ -280,6 +288,16 @@ fn start_tmux(tmux: &Tmux) -> PtyClient {
     client
 }
 
+/// How the two sides take turns.
+#[derive(Clone, Copy)]
+enum Interleave {
+    /// One key each, the side going first alternating (the default).
+    Keys,
+    /// A round of keys each (`NAGI_BENCH_INTERLEAVE=rounds`, the bench's first design): the
+    /// host's slow phases, which last seconds, can fall on one side only.
+    Rounds,
+}
+
 fn percentile(samples: &[Duration], fraction: f64) -> Duration {
     let mut sorted = samples.to_vec();
     sorted.sort();
@@ -310,8 +328,17 @@ fn main() {
     let rounds = env_number("NAGI_BENCH_ROUNDS", 10).max(1);
     let per_round = env_number("NAGI_BENCH_SAMPLES", 100).max(1);
     let gap = Duration::from_millis(env_number("NAGI_BENCH_GAP_MS", 10) as u64);
+    let interleave = match std::env::var("NAGI_BENCH_INTERLEAVE").as_deref() {
+        Ok("rounds") => Interleave::Rounds,
+        Ok("keys") | Err(_) => Interleave::Keys,
+        Ok(other) => panic!("NAGI_BENCH_INTERLEAVE is `keys` or `rounds`, not `{other}`"),
+    };
     println!(
-        "keystroke_echo: {rounds} rounds x {per_round} keys per side, {gap:?} idle before each key, {COLS}x{ROWS}, bash --norc"
+        "keystroke_echo: {rounds} rounds x {per_round} keys per side, {gap:?} idle before each key, {COLS}x{ROWS}, bash --norc, sides taking turns by {}",
+        match interleave {
+            Interleave::Keys => "key",
+            Interleave::Rounds => "round",
+        }
     );
 
     let directory = tempfile::tempdir().expect("temp dir");
@@ -330,14 +357,33 @@ fn main() {
     let mut all_nagi = Vec::new();
     println!("  round   tmux p50/p99 (µs)   nagi p50/p99 (µs)   nagi/tmux p50   p99");
     for round in 0..rounds {
-        let (tmux_samples, nagi_samples) = if round % 2 == 0 {
-            let tmux_samples = tmux_client.keystrokes(per_round, gap, &mut tmux_key);
-            let nagi_samples = nagi_client.keystrokes(per_round, gap, &mut nagi_key);
-            (tmux_samples, nagi_samples)
-        } else {
-            let nagi_samples = nagi_client.keystrokes(per_round, gap, &mut nagi_key);
-            let tmux_samples = tmux_client.keystrokes(per_round, gap, &mut tmux_key);
-            (tmux_samples, nagi_samples)
+        let (tmux_samples, nagi_samples) = match interleave {
+            Interleave::Keys => {
+                // Key by key, the side going first alternating: the two keys of a pair are
+                // typed ~10 ms apart, so a slow phase of the host falls on both.
+                let mut tmux_samples = Vec::with_capacity(per_round);
+                let mut nagi_samples = Vec::with_capacity(per_round);
+                for key in 0..per_round {
+                    if (round * per_round + key) % 2 == 0 {
+                        tmux_samples.push(tmux_client.next_keystroke(gap, &mut tmux_key));
+                        nagi_samples.push(nagi_client.next_keystroke(gap, &mut nagi_key));
+                    } else {
+                        nagi_samples.push(nagi_client.next_keystroke(gap, &mut nagi_key));
+                        tmux_samples.push(tmux_client.next_keystroke(gap, &mut tmux_key));
+                    }
+                }
+                (tmux_samples, nagi_samples)
+            }
+            Interleave::Rounds if round % 2 == 0 => {
+                let tmux_samples = tmux_client.keystrokes(per_round, gap, &mut tmux_key);
+                let nagi_samples = nagi_client.keystrokes(per_round, gap, &mut nagi_key);
+                (tmux_samples, nagi_samples)
+            }
+            Interleave::Rounds => {
+                let nagi_samples = nagi_client.keystrokes(per_round, gap, &mut nagi_key);
+                let tmux_samples = tmux_client.keystrokes(per_round, gap, &mut tmux_key);
+                (tmux_samples, nagi_samples)
+            }
         };
         let (tmux_p50, tmux_p99) = (
             percentile(&tmux_samples, 0.5),
@@ -373,6 +419,22 @@ fn main() {
         micros(nagi_p50),
         micros(nagi_p99),
     );
+    if matches!(interleave, Interleave::Keys) {
+        // The two keys of a pair were typed ~10 ms apart.
+        let pairs: Vec<f64> = all_nagi
+            .iter()
+            .zip(&all_tmux)
+            .map(|(nagi, tmux)| ratio(*nagi, *tmux))
+            .collect();
+        let nagi_faster = pairs.iter().filter(|pair| **pair < 1.0).count();
+        let mut sorted = pairs.clone();
+        sorted.sort_by(f64::total_cmp);
+        println!(
+            "  pairs of keys: nagi faster in {nagi_faster} of {}; median of nagi/tmux per pair {:.2}",
+            pairs.len(),
+            sorted[sorted.len() / 2]
+        );
+    }
     let p50_ratio = ratio(nagi_p50, tmux_p50);
     let p99_ratio = ratio(nagi_p99, tmux_p99);
     println!(

@@ -19,7 +19,7 @@ use std::io::{PipeWriter, Read, Write};
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
-use nagi_os::fds::wait_readable_any;
+use nagi_os::fds::{wait_readable_any, wait_readable_any_busy};
 use nagi_pane::PaneHost;
 use nagi_pane::attach_direct::DirectOutput;
 use nagi_pane::attach_input::{InputDecoder, KeyboardAction, observer_leaves};
@@ -138,6 +138,23 @@ impl DirectKeys {
     }
 }
 
+/// How long the key thread waits for a typed key's echo without sleeping, unless
+/// `NAGI_ECHO_BUSY_WAIT_MICROS` says otherwise (0: never). A shell's echo comes within
+/// 50-300 µs; on a virtual machine a sleeping thread whose CPU halted takes 100-200 µs more
+/// to wake. At most this much CPU per typed chunk: 0.5% of a core at ten keys a second.
+const ECHO_WAIT_BUSY: std::time::Duration = std::time::Duration::from_micros(500);
+
+fn echo_wait_busy() -> std::time::Duration {
+    static CHOSEN: std::sync::OnceLock<std::time::Duration> = std::sync::OnceLock::new();
+    *CHOSEN.get_or_init(|| {
+        std::env::var("NAGI_ECHO_BUSY_WAIT_MICROS")
+            .ok()
+            .and_then(|text| text.trim().parse::<u64>().ok())
+            .map(|micros| std::time::Duration::from_micros(micros.min(10_000)))
+            .unwrap_or(ECHO_WAIT_BUSY)
+    })
+}
+
 /// The key thread: reads, decodes and types until the session is left, the terminal is
 /// gone, or the stop pipe hangs up. Answers what to pass on last (`None` when stopped).
 fn read_keys(
@@ -158,12 +175,19 @@ fn read_keys(
             .flatten(),
         _ => None,
     };
+    // Set after a typed key while this thread reads the pane's output: until then it waits
+    // for the echo without sleeping (echo_wait_busy).
+    let mut echo_expected_until: Option<std::time::Instant> = None;
     loop {
         let (signal, master) = match &output {
             Some(output) => (output.signal_fd(), output.master_to_wait_on().unwrap_or(-1)),
             None => (-1, -1),
         };
-        let ready = wait_readable_any([stop.as_raw_fd(), terminal.as_raw_fd(), signal, master]);
+        let fds = [stop.as_raw_fd(), terminal.as_raw_fd(), signal, master];
+        let ready = match echo_expected_until.take() {
+            Some(until) if master >= 0 => wait_readable_any_busy(fds, until),
+            _ => wait_readable_any(fds),
+        };
         let Ok([stopped, typed, signalled, echoed]) = ready else {
             return Some(Keys::Gone);
         };
@@ -206,12 +230,17 @@ fn read_keys(
         for action in chunk.actions {
             let (session_id, client_id) = (&reader.session_id, &reader.client_id);
             let outcome = match action {
-                KeyboardAction::Input(data) => reader.panes.session_input_on_this_thread(
-                    session_id,
-                    client_id,
-                    &data,
-                    &mut output,
-                ),
+                KeyboardAction::Input(data) => {
+                    let busy = echo_wait_busy();
+                    echo_expected_until =
+                        (!busy.is_zero()).then(|| std::time::Instant::now() + busy);
+                    reader.panes.session_input_on_this_thread(
+                        session_id,
+                        client_id,
+                        &data,
+                        &mut output,
+                    )
+                }
                 KeyboardAction::Scroll(step) => {
                     reader.panes.session_scroll(session_id, client_id, step)
                 }
