@@ -83,22 +83,10 @@ pub fn wait_ready_for(
 /// negative descriptor is not waited on and never ready, so a caller can leave a slot
 /// empty for a while.
 pub fn wait_readable_any<const N: usize>(fds: [RawFd; N]) -> std::io::Result<[bool; N]> {
-    let mut polls = fds.map(|fd| libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    });
+    let mut polls = readable_polls(fds);
     loop {
-        // SAFETY: N valid pollfds, for the duration of the call.
-        let ready = unsafe { libc::poll(polls.as_mut_ptr(), N as libc::nfds_t, -1) };
-        if ready > 0 {
-            return Ok(polls.map(|poll| poll.fd >= 0 && poll.revents != 0));
-        }
-        if ready < 0 {
-            let error = std::io::Error::last_os_error();
-            if error.kind() != std::io::ErrorKind::Interrupted {
-                return Err(error);
-            }
+        if let Some(ready) = poll_readable(&mut polls, -1)? {
+            return Ok(ready);
         }
     }
 }
@@ -112,28 +100,44 @@ pub fn wait_readable_any_busy<const N: usize>(
     fds: [RawFd; N],
     busy_until: std::time::Instant,
 ) -> std::io::Result<[bool; N]> {
-    let mut polls = fds.map(|fd| libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    });
+    let mut polls = readable_polls(fds);
     while std::time::Instant::now() < busy_until {
-        // SAFETY: N valid pollfds, for the duration of the call; a zero timeout.
-        let ready = unsafe { libc::poll(polls.as_mut_ptr(), N as libc::nfds_t, 0) };
-        if ready > 0 {
-            return Ok(polls.map(|poll| poll.fd >= 0 && poll.revents != 0));
-        }
-        if ready < 0 {
-            let error = std::io::Error::last_os_error();
-            if error.kind() != std::io::ErrorKind::Interrupted {
-                return Err(error);
-            }
+        if let Some(ready) = poll_readable(&mut polls, 0)? {
+            return Ok(ready);
         }
         // SAFETY: no arguments; lets a thread woken on this CPU (the program answering)
         // run at once.
         unsafe { libc::sched_yield() };
     }
     wait_readable_any(fds)
+}
+
+fn readable_polls<const N: usize>(fds: [RawFd; N]) -> [libc::pollfd; N] {
+    fds.map(|fd| libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    })
+}
+
+/// One `poll` of `polls` for up to `timeout_millis` (-1: no limit): which are ready, or
+/// `None` when none is yet (the timeout passed, or a signal interrupted the call).
+fn poll_readable<const N: usize>(
+    polls: &mut [libc::pollfd; N],
+    timeout_millis: i32,
+) -> std::io::Result<Option<[bool; N]>> {
+    // SAFETY: N valid pollfds, for the duration of the call.
+    let ready = unsafe { libc::poll(polls.as_mut_ptr(), N as libc::nfds_t, timeout_millis) };
+    if ready > 0 {
+        return Ok(Some(polls.map(|poll| poll.fd >= 0 && poll.revents != 0)));
+    }
+    if ready < 0 {
+        let error = std::io::Error::last_os_error();
+        if error.kind() != std::io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+    Ok(None)
 }
 
 #[cfg(test)]

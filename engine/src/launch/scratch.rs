@@ -1,7 +1,7 @@
 //! A run's private scratch folder, its `TMPDIR`.
 //!
 //! Each run gets a folder of its own under the server's temp dir,
-//! `<temp>/nagi-run-<session>/<run>/tmp`: never inside nagi's config or data folders
+//! `<temp>/nagi-run-<session>/<digest of mission and run>/tmp`: never inside nagi's config or data folders
 //! (no provider may write those), never shared between runs, and short, whatever the ids'
 //! lengths, so that a Unix socket a provider makes in it stays under the kernel's limit of
 //! 108 bytes. The folder is removed when the run's supervision ends; the session's folder
