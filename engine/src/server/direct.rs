@@ -121,6 +121,10 @@ impl DirectKeys {
             .name("nagi-direct-keys".into())
             .spawn(move || {
                 let last = read_keys(&reader, &terminal, &stop_reader, &pass_on);
+                // Let go of the terminal before the connection hears of the leave: the
+                // client restores the terminal once it is told, and no server descriptor
+                // of it may outlive that.
+                drop(terminal);
                 if let Some(last) = last {
                     let _ = pass_on.send(last);
                 }
