@@ -306,13 +306,11 @@ pub fn run_server_with(
 /// Asks every live provider to stop and waits (bounded) until they have. Their missions stay
 /// live in the store, and the next start resumes them.
 async fn stop_live_runs(engine: &Arc<Engine>) {
-    for run_id in engine.runs.live_run_ids() {
-        if let Some(run) = engine.runs.get(&run_id) {
-            let _ = run
-                .commands
-                .send(nagi_providers::ProviderCommand::Shutdown)
-                .await;
-        }
+    for run in engine.runs.live_runs() {
+        let _ = run
+            .commands
+            .send(nagi_providers::ProviderCommand::Shutdown)
+            .await;
     }
     // The supervisors end once their providers have; no new run starts after this point
     // (the socket no longer accepts requests), so closing the tracker is safe.

@@ -7,15 +7,17 @@ use nagi_schema::mission::*;
 
 use super::model::*;
 
-/// Whether the server holds a live provider for a run; views say so in `run.live`.
+/// Whether the server holds a live provider for a mission's run; views say so in
+/// `run.live`. Two missions may each have a run of one id: the mission is part of the
+/// question.
 pub trait LiveRuns {
-    fn is_live(&self, run_id: &str) -> bool;
+    fn is_live(&self, mission_id: &str, run_id: &str) -> bool;
 }
 
 pub struct NoLiveRuns;
 
 impl LiveRuns for NoLiveRuns {
-    fn is_live(&self, _run_id: &str) -> bool {
+    fn is_live(&self, _mission_id: &str, _run_id: &str) -> bool {
         false
     }
 }
@@ -202,10 +204,10 @@ pub fn mission_view(mission: &Mission, live_runs: &dyn LiveRuns) -> MissionViewV
         details_available: true,
         status: mission.status,
         status_reason: mission.status_reason.clone(),
-        run: mission
-            .run
-            .as_ref()
-            .map(|run| run_view(run, Some(live_runs.is_live(&run.run_id)))),
+        run: mission.run.as_ref().map(|run| {
+            let live = live_runs.is_live(&mission.mission_id, &run.run_id);
+            run_view(run, Some(live))
+        }),
         run_history: mission
             .run_history
             .iter()

@@ -42,12 +42,12 @@ pub async fn verify(
             mission.mission_id
         ))
     })?;
-    if engine.runs.checks_in_flight(&run.run_id).is_some() {
+    if engine.runs.checks_running(&mission.mission_id, &run.run_id) {
         return Ok(ResponseResult::MissionVerifyAccepted {
             mission: view(engine, &mission),
         });
     }
-    if engine.runs.get(&run.run_id).is_some() {
+    if engine.runs.get(&mission.mission_id, &run.run_id).is_some() {
         return Err(MissionError::Busy(format!("run {} is still live", run.run_id)).into());
     }
     let mission = if mission.status == MissionStatus::Blocked {
@@ -119,19 +119,12 @@ pub async fn close(
         .run
         .clone()
         .ok_or_else(|| MissionError::Runtime("a ready mission without a run".into()))?;
-    if let Some(owner) = engine.runs.checks_in_flight(&run.run_id) {
-        if owner == mission.mission_id {
-            return Ok(ResponseResult::MissionCloseAccepted {
-                mission: view(engine, &mission),
-            });
-        }
-        return Err(MissionError::Busy(format!(
-            "run {} is verifying for mission {owner}",
-            run.run_id
-        ))
-        .into());
+    if engine.runs.checks_running(&mission.mission_id, &run.run_id) {
+        return Ok(ResponseResult::MissionCloseAccepted {
+            mission: view(engine, &mission),
+        });
     }
-    if engine.runs.get(&run.run_id).is_some() {
+    if engine.runs.get(&mission.mission_id, &run.run_id).is_some() {
         return Err(MissionError::Busy(format!("run {} is still live", run.run_id)).into());
     }
     engine

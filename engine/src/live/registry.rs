@@ -24,6 +24,14 @@ pub struct LiveRun {
     pub transcript: std::sync::Arc<crate::transcript::Transcript>,
 }
 
+/// A run of one mission. Two missions may each have a run of the same id (a run id is
+/// unique only among the live runs `mission.start` begins), so every lookup names both.
+type RunKey = (String, String);
+
+fn key(mission_id: &str, run_id: &str) -> RunKey {
+    (mission_id.to_string(), run_id.to_string())
+}
+
 #[derive(Default)]
 pub struct RunRegistry {
     inner: Mutex<RegistryState>,
@@ -31,28 +39,45 @@ pub struct RunRegistry {
 
 #[derive(Default)]
 struct RegistryState {
-    live_runs: BTreeMap<String, LiveRun>,
-    /// attention id -> (run id, provider request key)
-    respondable: BTreeMap<String, (String, String)>,
-    /// run ids whose checks are running in this process.
-    checking: BTreeMap<String, String>,
+    live_runs: BTreeMap<RunKey, LiveRun>,
+    /// attention id -> (run key, provider request key)
+    respondable: BTreeMap<String, (RunKey, String)>,
+    /// Runs whose checks are running in this process.
+    checking: std::collections::BTreeSet<RunKey>,
 }
 
 impl RunRegistry {
     pub fn insert(&self, run_id: &str, run: LiveRun) {
         if let Ok(mut state) = self.inner.lock() {
-            state.live_runs.insert(run_id.to_string(), run);
+            state.live_runs.insert(key(&run.mission_id, run_id), run);
         }
     }
 
-    pub fn remove(&self, run_id: &str) -> Option<LiveRun> {
+    pub fn remove(&self, mission_id: &str, run_id: &str) -> Option<LiveRun> {
         let mut state = self.inner.lock().ok()?;
-        state.respondable.retain(|_, (run, _)| run != run_id);
-        state.live_runs.remove(run_id)
+        let run = key(mission_id, run_id);
+        state.respondable.retain(|_, (of, _)| *of != run);
+        state.live_runs.remove(&run)
     }
 
-    pub fn get(&self, run_id: &str) -> Option<LiveRun> {
-        self.inner.lock().ok()?.live_runs.get(run_id).cloned()
+    /// The live provider of `mission_id`'s run `run_id`.
+    pub fn get(&self, mission_id: &str, run_id: &str) -> Option<LiveRun> {
+        self.inner
+            .lock()
+            .ok()?
+            .live_runs
+            .get(&key(mission_id, run_id))
+            .cloned()
+    }
+
+    /// A live run of id `run_id` in any mission (`mission.start`'s conflict check).
+    pub fn get_in_any_mission(&self, run_id: &str) -> Option<LiveRun> {
+        let state = self.inner.lock().ok()?;
+        state
+            .live_runs
+            .iter()
+            .find(|((_, id), _)| id == run_id)
+            .map(|(_, run)| run.clone())
     }
 
     pub fn live_run_count(&self) -> usize {
@@ -62,18 +87,25 @@ impl RunRegistry {
             .unwrap_or(0)
     }
 
-    pub fn live_run_ids(&self) -> Vec<String> {
+    /// Every live run.
+    pub fn live_runs(&self) -> Vec<LiveRun> {
         self.inner
             .lock()
-            .map(|state| state.live_runs.keys().cloned().collect())
+            .map(|state| state.live_runs.values().cloned().collect())
             .unwrap_or_default()
     }
 
-    pub fn set_respondable(&self, attention_id: &str, run_id: &str, request_key: &str) {
+    pub fn set_respondable(
+        &self,
+        attention_id: &str,
+        mission_id: &str,
+        run_id: &str,
+        request_key: &str,
+    ) {
         if let Ok(mut state) = self.inner.lock() {
             state.respondable.insert(
                 attention_id.to_string(),
-                (run_id.to_string(), request_key.to_string()),
+                (key(mission_id, run_id), request_key.to_string()),
             );
         }
     }
@@ -91,40 +123,38 @@ impl RunRegistry {
             .ok()?
             .respondable
             .get(attention_id)
-            .cloned()
+            .map(|((_, run_id), request_key)| (run_id.clone(), request_key.clone()))
     }
 
-    /// Marks a check run as in flight for `run_id`; false if one already is.
-    pub fn begin_checks(&self, run_id: &str, mission_id: &str) -> bool {
+    /// Marks a check run as in flight for `mission_id`'s run `run_id`; false if one
+    /// already is.
+    pub fn begin_checks(&self, mission_id: &str, run_id: &str) -> bool {
         let Ok(mut state) = self.inner.lock() else {
             return false;
         };
-        if state.checking.contains_key(run_id) {
-            return false;
-        }
-        state
-            .checking
-            .insert(run_id.to_string(), mission_id.to_string());
-        true
+        state.checking.insert(key(mission_id, run_id))
     }
 
-    pub fn end_checks(&self, run_id: &str) {
+    pub fn end_checks(&self, mission_id: &str, run_id: &str) {
         if let Ok(mut state) = self.inner.lock() {
-            state.checking.remove(run_id);
+            state.checking.remove(&key(mission_id, run_id));
         }
     }
 
-    /// The mission whose checks run under `run_id`, if any.
-    pub fn checks_in_flight(&self, run_id: &str) -> Option<String> {
-        self.inner.lock().ok()?.checking.get(run_id).cloned()
+    /// Whether the checks of `mission_id`'s run `run_id` are running.
+    pub fn checks_running(&self, mission_id: &str, run_id: &str) -> bool {
+        self.inner
+            .lock()
+            .map(|state| state.checking.contains(&key(mission_id, run_id)))
+            .unwrap_or(false)
     }
 }
 
 impl LiveRuns for RunRegistry {
-    fn is_live(&self, run_id: &str) -> bool {
+    fn is_live(&self, mission_id: &str, run_id: &str) -> bool {
         self.inner
             .lock()
-            .map(|state| state.live_runs.contains_key(run_id))
+            .map(|state| state.live_runs.contains_key(&key(mission_id, run_id)))
             .unwrap_or(false)
     }
 }

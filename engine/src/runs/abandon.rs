@@ -30,7 +30,7 @@ pub async fn abandon(
     let live = mission.run.as_ref().and_then(|run| {
         engine
             .runs
-            .get(&run.run_id)
+            .get(&mission.mission_id, &run.run_id)
             .map(|live| (run.run_id.clone(), live))
     });
     if let Some((_, live)) = &live {
@@ -48,7 +48,7 @@ pub async fn abandon(
     let mission_id = mission.mission_id.to_string();
     if let Some((run_id, _)) = &live {
         let deadline = Instant::now() + RUN_END_WAIT;
-        while engine.runs.get(run_id).is_some() && Instant::now() < deadline {
+        while engine.runs.get(&mission_id, run_id).is_some() && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }

@@ -145,7 +145,7 @@ pub async fn run_proof_worker(
     transcript: Option<Arc<Transcript>>,
     land: Option<super::land::LandStep>,
 ) -> Result<(), EngineError> {
-    if !engine.runs.begin_checks(run_id, mission_id) {
+    if !engine.runs.begin_checks(mission_id, run_id) {
         return Err(
             MissionError::Busy(format!("checks are already running for run {run_id}")).into(),
         );
@@ -160,7 +160,7 @@ pub async fn run_proof_worker(
         land,
     )
     .await;
-    engine.runs.end_checks(run_id);
+    engine.runs.end_checks(mission_id, run_id);
     if let Err(error) = &outcome {
         // The check run ends either way; it never stays in flight.
         let reason = format!("the checks could not complete: {error}");
@@ -675,7 +675,8 @@ pub async fn record_manual_evidence(
         .run
         .clone()
         .ok_or_else(|| MissionError::NotReady(format!("mission {mission_id} has no run yet")))?;
-    if engine.runs.get(&run.run_id).is_some() || engine.runs.checks_in_flight(&run.run_id).is_some()
+    if engine.runs.get(&mission.mission_id, &run.run_id).is_some()
+        || engine.runs.checks_running(&mission.mission_id, &run.run_id)
     {
         return Err(MissionError::Busy(format!(
             "run {} is still working; record the evidence when it has ended",

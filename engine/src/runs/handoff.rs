@@ -111,8 +111,13 @@ pub async fn start_with(
         .run
         .clone()
         .ok_or_else(|| MissionError::InvalidHandoffState("the mission has no run".into()))?;
-    if engine.runs.get(&source.run_id).is_some()
-        || engine.runs.checks_in_flight(&source.run_id).is_some()
+    if engine
+        .runs
+        .get(&mission.mission_id, &source.run_id)
+        .is_some()
+        || engine
+            .runs
+            .checks_running(&mission.mission_id, &source.run_id)
     {
         return Err(MissionError::Busy(format!(
             "run {} is still working; wait for it to end",

@@ -136,7 +136,8 @@ pub async fn land(engine: &Arc<Engine>, params: &MissionLandParams) -> Result<St
         .run
         .clone()
         .ok_or_else(|| MissionError::Runtime("a ready mission without a run".into()))?;
-    if engine.runs.get(&run.run_id).is_some() || engine.runs.checks_in_flight(&run.run_id).is_some()
+    if engine.runs.get(&mission.mission_id, &run.run_id).is_some()
+        || engine.runs.checks_running(&mission.mission_id, &run.run_id)
     {
         return Err(MissionError::Busy(format!(
             "run {} of mission {} is still working; land when it has ended",

@@ -112,16 +112,14 @@ pub fn check_respondable(
     run_id: &str,
     attention_id: &str,
 ) -> Result<(Attention, String), MissionError> {
-    let Some(live) = engine.runs.get(run_id) else {
-        return Err(MissionError::RunNotActive(format!(
-            "run {run_id} has no live provider"
-        )));
-    };
-    if live.mission_id != mission_id {
-        return Err(MissionError::RunMismatch(format!(
-            "run {run_id} belongs to mission {}",
-            live.mission_id
-        )));
+    if engine.runs.get(mission_id, run_id).is_none() {
+        return Err(match engine.runs.get_in_any_mission(run_id) {
+            Some(live) => MissionError::RunMismatch(format!(
+                "run {run_id} belongs to mission {}",
+                live.mission_id
+            )),
+            None => MissionError::RunNotActive(format!("run {run_id} has no live provider")),
+        });
     }
     let Some((route_run, request_key)) = engine.runs.response_route(attention_id) else {
         return Err(MissionError::AttentionNotRespondable(format!(
@@ -197,7 +195,7 @@ pub async fn respond(
         })
         .await?;
     let attempt = committed.outcome;
-    let sent = match engine.runs.get(run_id) {
+    let sent = match engine.runs.get(mission_id, run_id) {
         Some(live) => live
             .commands
             .send(ProviderCommand::Respond {

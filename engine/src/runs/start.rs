@@ -222,7 +222,13 @@ async fn answer_retry(
     mission: &Mission,
     params: &MissionStartParams,
 ) -> Result<Option<ResponseResult>, EngineError> {
-    let Some(live) = engine.runs.get(&params.run_id) else {
+    // The mission's own run first: a follow-up may have resumed a run of this id in
+    // another mission too.
+    let live = engine
+        .runs
+        .get(&mission.mission_id, &params.run_id)
+        .or_else(|| engine.runs.get_in_any_mission(&params.run_id));
+    let Some(live) = live else {
         return Ok(None);
     };
     let requested_worktree = params

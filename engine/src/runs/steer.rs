@@ -33,7 +33,7 @@ fn live_run(engine: &Engine, mission: &Mission) -> Option<(String, LiveRun)> {
     let run = mission.run.as_ref()?;
     engine
         .runs
-        .get(&run.run_id)
+        .get(&mission.mission_id, &run.run_id)
         .map(|live| (run.run_id.to_string(), live))
 }
 

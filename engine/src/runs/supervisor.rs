@@ -299,9 +299,12 @@ async fn supervise(
                 context
                     .transcript
                     .waiting(&request.attention_id, &request.action);
-                engine
-                    .runs
-                    .set_respondable(&request.attention_id, &run_id, &request.request_key);
+                engine.runs.set_respondable(
+                    &request.attention_id,
+                    &mission_id,
+                    &run_id,
+                    &request.request_key,
+                );
                 let run_id = run_id.clone();
                 commit(engine, &mission_id, move |mission| {
                     run::on_attention_requested(mission, &run_id, &request, now_millis())
@@ -369,7 +372,7 @@ async fn supervise(
             }
         }
     }
-    engine.runs.remove(&run_id);
+    engine.runs.remove(&mission_id, &run_id);
     if let Some(pane_id) = context.pane_id.get() {
         let _ = engine.panes.set_agent_process(pane_id, None);
     }

@@ -72,7 +72,8 @@ pub async fn sync(engine: &Arc<Engine>, params: &MissionSyncParams) -> Result<St
     let run = mission.run.clone().ok_or_else(|| {
         MissionError::NotReady(format!("mission {} has no run yet", mission.mission_id))
     })?;
-    if engine.runs.get(&run.run_id).is_some() || engine.runs.checks_in_flight(&run.run_id).is_some()
+    if engine.runs.get(&mission.mission_id, &run.run_id).is_some()
+        || engine.runs.checks_running(&mission.mission_id, &run.run_id)
     {
         return Err(MissionError::Busy(format!(
             "run {} of mission {} is still working in the worktree; sync when it has ended",

@@ -54,7 +54,7 @@ pub fn precheck_handoff_start(
         && run.provider == to
         && run.mode == MissionProviderMode::Managed
         && run.handoff_artifact_sha256.as_deref() == Some(artifact_sha256)
-        && live_runs.is_live(&run.run_id)
+        && live_runs.is_live(&mission.mission_id, &run.run_id)
     {
         return Ok(HandoffStartPrecheck::AlreadyStarted);
     }

@@ -9,7 +9,7 @@ use nagi_mission::view::NoLiveRuns;
 struct AllLive;
 
 impl LiveRuns for AllLive {
-    fn is_live(&self, _run_id: &str) -> bool {
+    fn is_live(&self, _mission_id: &str, _run_id: &str) -> bool {
         true
     }
 }

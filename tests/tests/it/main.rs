@@ -34,6 +34,7 @@ mod recovery;
 mod runs;
 mod schema;
 mod server;
+mod shared_run_ids;
 mod steer;
 mod torture;
 mod transport;
