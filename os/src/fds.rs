@@ -200,7 +200,7 @@ mod tests {
         assert_eq!(ready, [false, true]);
         let mut talking_peer = writer.join().unwrap();
         let mut buffer = [0u8; 8];
-        (&talking).read(&mut buffer).unwrap();
+        assert_eq!((&talking).read(&mut buffer).unwrap(), 1);
         // After the window (already over): it sleeps until the data comes, as the plain
         // wait does.
         let writer = std::thread::spawn(move || {
