@@ -164,6 +164,14 @@ impl<'a> Reader<'a> {
             .optional()?)
     }
 
+    /// The mission whose run `run_id` is (a run id names one run in a store).
+    pub fn run_mission(&self, run_id: &str) -> Result<Option<String>, StoreError> {
+        let mut statement = self
+            .connection
+            .prepare_cached("SELECT mission_id FROM runs WHERE run_id = ?1")?;
+        Ok(statement.query_row([run_id], |row| row.get(0)).optional()?)
+    }
+
     /// Missions that have attention items, by id.
     pub fn attention_mission_ids(&self) -> Result<Vec<String>, StoreError> {
         let mut statement = self
@@ -323,6 +331,16 @@ impl<'a> Writer<'a> {
         self.connection
             .prepare_cached("DELETE FROM attention WHERE mission_id = ?1")?
             .execute([mission_id])?;
+        self.connection
+            .prepare_cached("DELETE FROM runs WHERE mission_id = ?1")?
+            .execute([mission_id])?;
+        Ok(())
+    }
+
+    fn put_run_index_sql(&self, run_id: &str, mission_id: &str) -> Result<(), StoreError> {
+        self.connection
+            .prepare_cached("INSERT OR IGNORE INTO runs (run_id, mission_id) VALUES (?1, ?2)")?
+            .execute(params![run_id, mission_id])?;
         Ok(())
     }
 
@@ -454,9 +472,14 @@ impl<'a> Writer<'a> {
         Ok(seq)
     }
 
-    /// Removes a deleted mission's projection and attention index; its events stay.
+    /// Removes a deleted mission's projection, attention index and run ids; its events stay.
     pub fn delete_mission(&self, mission_id: &str) -> Result<(), StoreError> {
         self.noted(self.delete_mission_sql(mission_id))
+    }
+
+    /// Records that `run_id` names a run of `mission_id` (a run started again keeps it).
+    pub fn put_run_index(&self, run_id: &str, mission_id: &str) -> Result<(), StoreError> {
+        self.noted(self.put_run_index_sql(run_id, mission_id))
     }
 
     pub fn put_attention_index(

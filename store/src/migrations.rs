@@ -110,6 +110,26 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE consents ADD COLUMN outcome TEXT NOT NULL DEFAULT 'unrecorded';
     ALTER TABLE consents ADD COLUMN outcome_detail TEXT;
     "#,
+    // 5: which mission each run id names. Attention ids are derived from the run id and
+    // the provider's request id alone (contract §5.10), so a run id used by two missions
+    // gives their first requests one attention id; `mission.start` refuses a run id that
+    // another mission used. Filled from the stored missions; where two already share one,
+    // the mission that sorts first keeps it.
+    r#"
+    CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY,
+        mission_id TEXT NOT NULL
+    ) STRICT;
+    INSERT OR IGNORE INTO runs (run_id, mission_id)
+        SELECT json_extract(doc, '$.run.run_id'), mission_id FROM missions
+        WHERE json_extract(doc, '$.run.run_id') IS NOT NULL
+        ORDER BY mission_id;
+    INSERT OR IGNORE INTO runs (run_id, mission_id)
+        SELECT json_extract(history.value, '$.run_id'), missions.mission_id
+        FROM missions, json_each(missions.doc, '$.run_history') AS history
+        WHERE json_extract(history.value, '$.run_id') IS NOT NULL
+        ORDER BY missions.mission_id;
+    "#,
 ];
 
 /// Brings the database up to the newest schema, or refuses a newer one.

@@ -300,6 +300,51 @@ fn a_version_2_event_log_keeps_its_sequences_through_migration_3() {
     assert_eq!(next, 6, "the log continues after its largest sequence");
 }
 
+#[test]
+fn migration_5_records_the_run_ids_of_stored_missions_and_the_first_mission_keeps_a_shared_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nagi.db");
+    {
+        // A database as nagi left it before migration 5, with two missions that share r1.
+        let connection = rusqlite::Connection::open(&path).unwrap();
+        for sql in &migrations::MIGRATIONS[..4] {
+            connection.execute_batch(sql).unwrap();
+        }
+        connection.pragma_update(None, "user_version", 4).unwrap();
+        for (mission, doc) in [
+            (
+                "b",
+                r#"{"run": {"run_id": "r1"}, "run_history": [{"run_id": "r0"}]}"#,
+            ),
+            ("a", r#"{"run": {"run_id": "r1"}, "run_history": []}"#),
+            ("c", r#"{"run_history": []}"#),
+        ] {
+            connection
+                .execute(
+                    "INSERT INTO missions (mission_id, title, repository_path, status, unresolved_attention_count, updated_at_millis, live_run, doc) VALUES (?1, 't', '/r', 'draft', 0, 1, 0, ?2)",
+                    [mission, doc],
+                )
+                .unwrap();
+        }
+    }
+    let store = Store::open(StoreConfig::new(&path)).unwrap();
+    let owner = |run_id: &str| store.read(|reader| reader.run_mission(run_id)).unwrap();
+    assert_eq!(owner("r1").as_deref(), Some("a"));
+    assert_eq!(owner("r0").as_deref(), Some("b"), "from the run history");
+    assert_eq!(owner("r9"), None);
+    // A run id recorded again keeps its mission; deleting the mission frees it.
+    store
+        .write_blocking(|writer| writer.put_run_index("r1", "b"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(owner("r1").as_deref(), Some("a"));
+    store
+        .write_blocking(|writer| writer.delete_mission("a"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(owner("r1"), None);
+}
+
 /// Acknowledged means durable: the connection every write goes through runs in WAL mode
 /// with `synchronous=FULL`, which a SIGKILL test cannot tell from NORMAL (the page cache
 /// survives a killed process), so it is read from SQLite itself.

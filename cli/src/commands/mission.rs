@@ -201,7 +201,7 @@ pub struct StartArgs {
     /// The provider (acp needs the cockpit).
     #[arg(long, value_enum)]
     pub provider: ProviderChoice,
-    /// The run id (default: run-<unix milliseconds>).
+    /// The run id (default: run-<unix milliseconds>); it may not name another mission's run.
     #[arg(long = "run-id", value_name = "ID")]
     pub run_id: Option<String>,
     /// Run in this checkout root of the mission's repository instead of the mission's own

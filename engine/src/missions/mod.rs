@@ -184,8 +184,14 @@ fn write_prepared(writer: &Writer<'_>, prepared: PreparedEvents) -> Result<Writt
             &payload,
             record.event.at_millis(),
         )?;
-        if let MissionEvent::AttentionOpened { attention, .. } = &record.event {
-            writer.put_attention_index(&attention.attention_id, &mission_id)?;
+        match &record.event {
+            MissionEvent::AttentionOpened { attention, .. } => {
+                writer.put_attention_index(&attention.attention_id, &mission_id)?;
+            }
+            MissionEvent::RunStarted { run, .. } => {
+                writer.put_run_index(run.run_id.as_str(), &mission_id)?;
+            }
+            _ => {}
         }
         stored.push((seq, record));
     }

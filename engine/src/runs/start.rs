@@ -293,6 +293,21 @@ async fn validate(
             "base applies only to the mission's own worktree (worktree: true)".into(),
         ));
     }
+    // nagi extension of `run_conflict`: a run id names one run in this server. Attention
+    // ids are derived from the run id and the provider's request id alone (contract
+    // §5.10), so two missions' runs of one id would give their requests one attention id,
+    // and a decision on one would find the other.
+    if let Some(owner) = engine
+        .missions
+        .read(|reader| reader.run_mission(&params.run_id))?
+        && owner != mission.mission_id.as_str()
+    {
+        return Err(MissionError::RunConflict(format!(
+            "run id {} names a run of mission {owner}; a run id names one run in this server (attention ids are derived from it): choose another (`nagi mission start` picks one when --run-id is left out)",
+            params.run_id
+        ))
+        .into());
+    }
     let repository = checkout_of(engine, &mission.repository_path).await?;
     let worktree = if params.worktree {
         let chosen = worktrees::choose_for_start(

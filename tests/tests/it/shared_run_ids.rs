@@ -1,40 +1,98 @@
-//! Two missions whose runs have the same id stay apart. A run id is unique only among the
-//! runs that are live when `mission.start` begins one (contract: `run_conflict`), so a
-//! mission that finished its run `r1` and another whose run `r1` is live are a case a
-//! socket client or `--run-id` meets: nothing asked of the first may reach the second's
-//! provider, and neither's view may borrow the other's state.
+//! A run id names one run in a server. The contract makes `run_conflict` only a run id
+//! that is live in another mission, but attention ids are derived from the run id and the
+//! provider's request id alone, so nagi refuses a run id that any other mission used.
+//! Stores written before that may already hold two missions with runs of one id: their
+//! live runs stay apart too, so that nothing asked of one reaches the other's provider and
+//! neither's view borrows the other's state.
 
 use nagi_tests::*;
 use serde_json::json;
 
 use crate::runs::{runs_with, start_params, status_is};
 
-#[test]
-fn steering_a_finished_run_never_reaches_another_missions_live_run_of_the_same_id() {
-    let go = tempfile::NamedTempFile::new().unwrap().into_temp_path();
-    let go_path = go.to_str().unwrap().to_string();
-    std::fs::write(&go_path, "go").unwrap();
-    let runs = runs_with(
-        json!([{"text": "working on it"}, {"wait_file": go_path}, {"text": "done"}]),
-        &[("NAGI_FAKE_RESUMED_SCRIPT", r#"[{"text": "m1 again"}]"#)],
-    );
-    let env = &runs.env;
-    env.ok("mission.start", start_params("codex", "r1"));
-    wait_for_mission(env, "m1", "ready_to_close", status_is("ready_to_close"));
-
-    // m2's run r1 waits for the go file, live, while m1's run r1 is over.
-    std::fs::remove_file(&go_path).unwrap();
-    let other_repo = TestRepo::new();
-    env.ok(
-        "mission.create",
-        create_params("m2", &other_repo.path_text()),
-    );
+/// Creates mission m2 on a repository of its own (so that no checkout claim stands between
+/// the two missions) and answers it with the params of its start as run `run_id`.
+fn second_mission(env: &TestEnv, run_id: &str) -> (TestRepo, serde_json::Value) {
+    let repo = TestRepo::new();
+    env.ok("mission.create", create_params("m2", &repo.path_text()));
     env.ok(
         "mission.configure",
         configure_params("m2", "test", &["-f", "README.md"]),
     );
-    let mut m2_start = start_params("claude_code", "r1");
-    m2_start["mission_id"] = json!("m2");
+    let mut start = start_params("claude_code", run_id);
+    start["mission_id"] = json!("m2");
+    (repo, start)
+}
+
+#[test]
+fn a_run_id_that_another_mission_used_is_refused_before_anything_is_written() {
+    let mut runs = runs_with(json!([{"text": "done"}]), &[]);
+    runs.env.ok("mission.start", start_params("codex", "r1"));
+    wait_for_mission(
+        &runs.env,
+        "m1",
+        "ready_to_close",
+        status_is("ready_to_close"),
+    );
+    let (_repo, mut m2_start) = second_mission(&runs.env, "r1");
+    // Also across a restart: the run ids are in the store.
+    runs.env.kill_server();
+    runs.env.start_server();
+    let before = runs.env.store_fingerprint();
+    let refused = runs.env.call("mission.start", m2_start.clone());
+    assert_eq!(refused["error"]["code"], "run_conflict", "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("names a run of mission m1"),
+        "the message says whose run it is: {message}"
+    );
+    assert_eq!(runs.env.store_fingerprint(), before, "nothing was written");
+    // Another id starts.
+    m2_start["run_id"] = json!("r2");
+    runs.env.ok("mission.start", m2_start);
+    wait_for_mission(
+        &runs.env,
+        "m2",
+        "ready_to_close",
+        status_is("ready_to_close"),
+    );
+}
+
+/// Makes the store as one written before run ids were unique across missions: `run_id`
+/// is no longer recorded as any mission's, so another mission may start a run of that id.
+fn forget_run_id(env: &mut TestEnv, run_id: &str) {
+    env.kill_server();
+    let connection = rusqlite::Connection::open(env.database_path()).unwrap();
+    let removed = connection
+        .execute("DELETE FROM runs WHERE run_id = ?1", [run_id])
+        .unwrap();
+    assert_eq!(removed, 1, "the store recorded {run_id}");
+    drop(connection);
+    env.start_server();
+}
+
+#[test]
+fn in_a_store_where_two_missions_share_a_run_id_steering_one_never_reaches_the_others_provider() {
+    let go = tempfile::NamedTempFile::new().unwrap().into_temp_path();
+    let go_path = go.to_str().unwrap().to_string();
+    std::fs::write(&go_path, "go").unwrap();
+    let mut runs = runs_with(
+        json!([{"text": "working on it"}, {"wait_file": go_path}, {"text": "done"}]),
+        &[("NAGI_FAKE_RESUMED_SCRIPT", r#"[{"text": "m1 again"}]"#)],
+    );
+    runs.env.ok("mission.start", start_params("codex", "r1"));
+    wait_for_mission(
+        &runs.env,
+        "m1",
+        "ready_to_close",
+        status_is("ready_to_close"),
+    );
+    forget_run_id(&mut runs.env, "r1");
+    let env = &runs.env;
+
+    // m2's run r1 waits for the go file, live, while m1's run r1 is over.
+    std::fs::remove_file(&go_path).unwrap();
+    let (_repo, m2_start) = second_mission(env, "r1");
     env.ok("mission.start", m2_start);
     let m2 = wait_for_mission(env, "m2", "m2's run live and active", |mission| {
         mission["status"] == "active" && mission["run"]["live"] == true

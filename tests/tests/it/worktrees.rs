@@ -280,7 +280,7 @@ fn the_cli_makes_the_mission_worktree_by_default_and_in_place_runs_in_the_checko
         "--provider",
         "codex",
         "--run-id",
-        "r1",
+        "r2",
         "--in-place",
     ]);
     let in_place = wait_for_mission(&s.env, "m2", "the run's end", |mission| {
@@ -313,7 +313,7 @@ fn the_cli_makes_the_mission_worktree_by_default_and_in_place_runs_in_the_checko
     let before = s.env.store_fingerprint();
     let refused = s.env.call(
         "mission.start",
-        json!({"mission_id": "m3", "run_id": "r1", "provider": "codex", "mode": "managed",
+        json!({"mission_id": "m3", "run_id": "r3", "provider": "codex", "mode": "managed",
                "worktree": true, "base": "no-such-branch"}),
     );
     assert_eq!(refused["error"]["code"], "worktree_failed", "{refused}");
