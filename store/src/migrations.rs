@@ -113,8 +113,9 @@ pub const MIGRATIONS: &[&str] = &[
     // 5: which mission each run id names. Attention ids are derived from the run id and
     // the provider's request id alone (contract §5.10), so a run id used by two missions
     // gives their first requests one attention id; `mission.start` refuses a run id that
-    // another mission used. Filled from the stored missions; where two already share one,
-    // the mission that sorts first keeps it.
+    // another mission used. Filled from the stored missions, current runs first, then their
+    // histories, each by mission id; where two already share a run id, the first found keeps
+    // it.
     r#"
     CREATE TABLE runs (
         run_id TEXT PRIMARY KEY,

@@ -24,8 +24,9 @@ pub struct LiveRun {
     pub transcript: std::sync::Arc<crate::transcript::Transcript>,
 }
 
-/// A run of one mission. Two missions may each have a run of the same id (a run id is
-/// unique only among the live runs `mission.start` begins), so every lookup names both.
+/// A run of one mission. `mission.start` refuses a run id that another mission used, but a
+/// store from before that rule may hold two missions with runs of one id, so every lookup
+/// names both.
 type RunKey = (String, String);
 
 fn key(mission_id: &str, run_id: &str) -> RunKey {

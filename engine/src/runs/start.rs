@@ -222,8 +222,8 @@ async fn answer_retry(
     mission: &Mission,
     params: &MissionStartParams,
 ) -> Result<Option<ResponseResult>, EngineError> {
-    // The mission's own run first: a follow-up may have resumed a run of this id in
-    // another mission too.
+    // The mission's own run first: in a store from before run ids were unique across
+    // missions, another mission may have a live run of this id too.
     let live = engine
         .runs
         .get(&mission.mission_id, &params.run_id)
