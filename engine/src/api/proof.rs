@@ -9,8 +9,10 @@ use super::missions::{load_checked, view};
 use crate::engine::Engine;
 use crate::errors::EngineError;
 use crate::runs::checks::{Purpose, claim_for_checks, spawn_claimed_worker};
+use crate::runs::settle::settled_mission;
 use nagi_mission::MissionError;
 use nagi_mission::clock::now_millis;
+use nagi_mission::model::Mission;
 use nagi_proof::proof_receipt;
 
 pub fn proof_get(
@@ -29,7 +31,7 @@ pub async fn verify(
     engine: &Arc<Engine>,
     params: MissionVerifyParams,
 ) -> Result<ResponseResult, EngineError> {
-    let mission = engine.missions.get_existing(&params.mission_id)?;
+    let mission = settled_mission(engine, &params.mission_id).await?;
     if !params.execute_declared_checks {
         return Err(MissionError::ConsentRequired(
             "mission.verify runs the declared commands with your OS permissions; consent with execute_declared_checks: true".into(),
@@ -43,9 +45,13 @@ pub async fn verify(
         ))
     })?;
     if engine.runs.checks_running(&mission.mission_id, &run.run_id) {
-        return Ok(ResponseResult::MissionVerifyAccepted {
-            mission: view(engine, &mission),
-        });
+        // Checks after a turn or another verify are the verification asked for.
+        return match checks_purpose(&mission) {
+            Some("turn_completed" | "verify") => Ok(ResponseResult::MissionVerifyAccepted {
+                mission: view(engine, &mission),
+            }),
+            purpose => Err(checks_busy(&mission, &run.run_id, purpose, "verify")),
+        };
     }
     if engine.runs.get(&mission.mission_id, &run.run_id).is_some() {
         return Err(MissionError::Busy(format!("run {} is still live", run.run_id)).into());
@@ -95,10 +101,7 @@ pub async fn close(
     engine: &Arc<Engine>,
     params: MissionTarget,
 ) -> Result<ResponseResult, EngineError> {
-    let mission = engine
-        .missions
-        .get(&params.mission_id)?
-        .ok_or_else(|| MissionError::no_mission(&params.mission_id))?;
+    let mission = settled_mission(engine, &params.mission_id).await?;
     match mission.status {
         MissionStatus::Archived => {
             return Ok(ResponseResult::MissionCloseAccepted {
@@ -120,9 +123,14 @@ pub async fn close(
         .clone()
         .ok_or_else(|| MissionError::Runtime("a ready mission without a run".into()))?;
     if engine.runs.checks_running(&mission.mission_id, &run.run_id) {
-        return Ok(ResponseResult::MissionCloseAccepted {
-            mission: view(engine, &mission),
-        });
+        // Only a close already under way answers for this one: the checks that sealed
+        // `ready_to_close` have finished, and a landing is not a close.
+        return match checks_purpose(&mission) {
+            Some("close") => Ok(ResponseResult::MissionCloseAccepted {
+                mission: view(engine, &mission),
+            }),
+            purpose => Err(checks_busy(&mission, &run.run_id, purpose, "close")),
+        };
     }
     if engine.runs.get(&mission.mission_id, &run.run_id).is_some() {
         return Err(MissionError::Busy(format!("run {} is still live", run.run_id)).into());
@@ -143,4 +151,25 @@ pub async fn close(
     Ok(ResponseResult::MissionCloseAccepted {
         mission: view(engine, &mission),
     })
+}
+
+/// What the checks in flight were started for, as the store records it.
+fn checks_purpose(mission: &Mission) -> Option<&str> {
+    mission
+        .checks_in_flight
+        .as_ref()
+        .map(|checks| checks.purpose.as_str())
+}
+
+/// Checks of the run are running for another purpose than the one `asked` would join.
+fn checks_busy(mission: &Mission, run_id: &str, purpose: Option<&str>, asked: &str) -> EngineError {
+    let running = match purpose {
+        Some(purpose) => format!("the {purpose} checks of run {run_id} are running"),
+        None => format!("the checks of run {run_id} are finishing"),
+    };
+    MissionError::Busy(format!(
+        "{running}; {asked} mission {} again when they have ended",
+        mission.mission_id
+    ))
+    .into()
 }

@@ -160,6 +160,9 @@ pub async fn run_proof_worker(
         land,
     )
     .await;
+    if outcome.is_ok() {
+        crate::faults::pause_task_at("checks_sealed").await;
+    }
     engine.runs.end_checks(mission_id, run_id);
     if let Err(error) = &outcome {
         // The check run ends either way; it never stays in flight.

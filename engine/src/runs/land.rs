@@ -127,7 +127,7 @@ pub async fn inspect_now(
 pub async fn land(engine: &Arc<Engine>, params: &MissionLandParams) -> Result<String, EngineError> {
     // The approval just rebuilt the preview (the whole inspection); the landing's own
     // `prepare` checks everything again under the claim, so only the checkout is looked up.
-    let mission = engine.missions.get_existing(&params.mission_id)?;
+    let mission = super::settle::settled_mission(engine, &params.mission_id).await?;
     let request = land_request(&mission, params)?;
     require_present(engine, &params.mission_id, "nothing can land").await?;
     let for_thread = request.clone();

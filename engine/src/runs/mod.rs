@@ -9,6 +9,7 @@ pub mod launch_run;
 pub mod recipe;
 pub mod recovery;
 pub mod respond;
+pub mod settle;
 pub mod start;
 pub mod steer;
 pub mod steps;

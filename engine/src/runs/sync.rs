@@ -66,7 +66,7 @@ pub async fn inspect_now(
 /// Syncs the mission after a person approved it. Returns the one-line summary.
 pub async fn sync(engine: &Arc<Engine>, params: &MissionSyncParams) -> Result<String, EngineError> {
     // The approval just rebuilt the preview; the sync itself plans again under the claim.
-    let mission = engine.missions.get_existing(&params.mission_id)?;
+    let mission = super::settle::settled_mission(engine, &params.mission_id).await?;
     let request = sync_request(&mission, params)?;
     require_present(engine, &params.mission_id, "nothing can be synced").await?;
     let run = mission.run.clone().ok_or_else(|| {

@@ -57,8 +57,21 @@ fn session(checks: Value, execute: bool) -> Proof {
 }
 
 fn session_in(repo: TestRepo, checks: Value, execute: bool) -> Proof {
+    session_with_env(repo, checks, execute, &[])
+}
+
+/// m1 started on a server with `extra` in its environment.
+fn session_with_env(
+    repo: TestRepo,
+    checks: Value,
+    execute: bool,
+    extra: &[(&str, String)],
+) -> Proof {
     let mut env = TestEnv::new();
     let log = configure_fakes(&env, &json!([{"text": "worked on it"}]));
+    for (name, value) in extra {
+        env.env.insert(name.to_string(), value.clone());
+    }
     env.start_server();
     env.ok("mission.create", create_params("m1", &repo.path_text()));
     env.ok(
@@ -243,6 +256,77 @@ fn verify_runs_the_checks_on_demand_with_consent() {
         ),
         "mission_not_ready"
     );
+}
+
+/// A server that pauses `pause_ms` between a check run's commit and its worker letting go
+/// of the run (the `checks_sealed` fault point), with m1 started on it.
+fn session_pausing_after_checks(checks: Value, pause_ms: u64) -> Proof {
+    let pause = format!("checks_sealed:{pause_ms}");
+    session_with_env(
+        TestRepo::new(),
+        checks,
+        true,
+        &[("NAGI_FAULT_PAUSE", pause)],
+    )
+}
+
+/// `mission.close` asked the moment the mission shows `ready_to_close`, while the checks
+/// that sealed it are still letting go of the run: it was answered accepted and then did
+/// nothing (the closing checks were taken for its own), so the mission never closed.
+#[test]
+fn a_close_asked_the_moment_the_proof_seals_closes_the_mission() {
+    let s = session_pausing_after_checks(
+        json!([check("unit", "test", &["-f", "README.md"], json!([]))]),
+        1500,
+    );
+    let ready = wait_for_mission(&s.env, "m1", "ready_to_close", |mission| {
+        mission["status"] == "ready_to_close"
+    });
+    assert!(
+        ready.get("checks_running").is_none(),
+        "the store says the checks finished: {ready}"
+    );
+    let accepted = s.env.ok("mission.close", json!({"mission_id": "m1"}));
+    assert_eq!(accepted["type"], "mission_close_accepted");
+    let archived = wait_for_mission(&s.env, "m1", "archived", |mission| {
+        mission["status"] == "archived"
+    });
+    assert_eq!(archived["checks"][0]["status"], "passed");
+    assert_eq!(
+        s.env.ok("mission.proof.get", json!({"mission_id": "m1"}))["receipt"]["decision"],
+        "archived"
+    );
+}
+
+/// `mission.verify` asked the moment a turn's checks failed, while they are still letting
+/// go of the run: it was answered accepted without running anything, so a fix made in
+/// between was never seen.
+#[test]
+fn a_verify_asked_the_moment_the_turns_checks_fail_runs_them_again() {
+    let s = session_pausing_after_checks(
+        json!([check("unit", "test", &["-f", "fixed.txt"], json!([]))]),
+        1500,
+    );
+    let failed = wait_for_mission(
+        &s.env,
+        "m1",
+        "review_required with a failed check",
+        |mission| {
+            mission["status"] == "review_required"
+                && mission["checks"][0]["status"] == "failed"
+                && mission.get("checks_running").is_none()
+        },
+    );
+    s.repo.write("fixed.txt", "fixed\n");
+    let accepted = s.env.ok(
+        "mission.verify",
+        json!({"mission_id": "m1", "execute_declared_checks": true}),
+    );
+    assert_eq!(accepted["type"], "mission_verify_accepted", "{failed}");
+    let ready = wait_for_mission(&s.env, "m1", "ready_to_close", |mission| {
+        mission["status"] == "ready_to_close"
+    });
+    assert_eq!(ready["checks"][0]["status"], "passed");
 }
 
 #[test]
