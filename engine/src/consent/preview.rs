@@ -81,6 +81,7 @@ pub async fn build(
             ..
         } => {
             let mission = engine.missions.get_existing(mission_id)?;
+            crate::runs::start::check_run_id_is_free(engine, mission_id, run_id)?;
             if *provider == MissionProvider::Acp && !write_scope {
                 return Err(EngineError::InvalidParams(
                     "an ACP agent runs only with write scope; turn write scope on to start it"

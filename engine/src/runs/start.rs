@@ -265,6 +265,24 @@ async fn answer_retry(
     }
 }
 
+/// nagi extension of `run_conflict`: a run id names one run in this server. Attention ids
+/// are derived from the run id and the provider's request id alone (contract §5.10), so
+/// two missions' runs of one id would give their requests one attention id, and a decision
+/// on one would find the other. Also asked by the cockpit's preview of a start.
+pub(crate) fn check_run_id_is_free(
+    engine: &Engine,
+    mission_id: &str,
+    run_id: &str,
+) -> Result<(), EngineError> {
+    match engine.missions.read(|reader| reader.run_mission(run_id))? {
+        Some(owner) if owner != mission_id => Err(MissionError::RunConflict(format!(
+            "run id {run_id} names a run of mission {owner}; a run id names one run in this server (attention ids are derived from it): choose another (`nagi mission start` picks one when --run-id is left out)"
+        ))
+        .into()),
+        _ => Ok(()),
+    }
+}
+
 /// Steps 8–11: the run id, whether the mission may start, the checkouts and the provider's
 /// executable and version. Nothing is held, written or spawned before they all pass.
 async fn validate(
@@ -293,21 +311,7 @@ async fn validate(
             "base applies only to the mission's own worktree (worktree: true)".into(),
         ));
     }
-    // nagi extension of `run_conflict`: a run id names one run in this server. Attention
-    // ids are derived from the run id and the provider's request id alone (contract
-    // §5.10), so two missions' runs of one id would give their requests one attention id,
-    // and a decision on one would find the other.
-    if let Some(owner) = engine
-        .missions
-        .read(|reader| reader.run_mission(&params.run_id))?
-        && owner != mission.mission_id.as_str()
-    {
-        return Err(MissionError::RunConflict(format!(
-            "run id {} names a run of mission {owner}; a run id names one run in this server (attention ids are derived from it): choose another (`nagi mission start` picks one when --run-id is left out)",
-            params.run_id
-        ))
-        .into());
-    }
+    check_run_id_is_free(engine, mission.mission_id.as_str(), &params.run_id)?;
     let repository = checkout_of(engine, &mission.repository_path).await?;
     let worktree = if params.worktree {
         let chosen = worktrees::choose_for_start(

@@ -47,6 +47,14 @@ fn a_run_id_that_another_mission_used_is_refused_before_anything_is_written() {
         "the message says whose run it is: {message}"
     );
     assert_eq!(runs.env.store_fingerprint(), before, "nothing was written");
+    // The cockpit says so before a person is asked to consent to such a start.
+    let consent = json!({"kind": "start_run", "mission_id": "m2", "run_id": "r1",
+                         "provider": "codex", "write_scope": true});
+    assert_eq!(
+        runs.env
+            .error_code("cockpit.preview", json!({"action": consent})),
+        "run_conflict"
+    );
     // Another id starts.
     m2_start["run_id"] = json!("r2");
     runs.env.ok("mission.start", m2_start);
