@@ -122,9 +122,10 @@ pub async fn get(
     }
 }
 
-/// `attention.list`: this host's items, then, in fleet mode and without `mission_id`, the
+/// `attention.list`: this host's items and, in fleet mode and without `mission_id`, the
 /// items of every other host's mission that reports an unresolved one (every mission not
-/// archived, with `include_closed`), asked of its host through the mission's workflow. A
+/// archived, with `include_closed`), asked of its host through the mission's workflow, all
+/// sorted by mission and attention id. A
 /// host that does not answer is left out and logged: its missions show `blocked` in
 /// `mission.list` once it is gone, and this host's items are still answered.
 pub async fn attention_list(
@@ -178,6 +179,10 @@ pub async fn attention_list(
             ),
         }
     }
+    // Sorted as one host sorts its own (contract §2.11), whichever host holds the item.
+    items.sort_by(|left, right| {
+        (&left.mission_id, &left.attention_id).cmp(&(&right.mission_id, &right.attention_id))
+    });
     Ok(ResponseResult::AttentionList { items })
 }
 

@@ -243,7 +243,7 @@ mod with_fleet {
 #[cfg(feature = "fleet")]
 mod attention {
     use crate::cockpit::consent_decisions;
-    use crate::fleet::with_fleet::{host, temporal, wait_listed};
+    use crate::fleet::with_fleet::{temporal, wait_listed};
     use crate::runs::{status_is, write_config};
     use nagi_tests::*;
     use serde_json::{Value, json};
@@ -279,7 +279,26 @@ mod attention {
             &[],
         );
         b.start_server_with(&["--fleet", &temporal.address(), "--host", "b"]);
-        let a = host(&temporal, "a");
+        // Host a has an ask of its own, of a mission that sorts after b's.
+        let mut a = TestEnv::new();
+        write_config(
+            &a,
+            &json!([{"approve_command": "rm -rf dist"}, {"text": "done"}]),
+            &[],
+        );
+        a.start_server_with(&["--fleet", &temporal.address(), "--host", "a"]);
+        let own_repo = TestRepo::new();
+        a.ok("mission.create", create_params("m2", &own_repo.path_text()));
+        a.ok(
+            "mission.configure",
+            configure_params("m2", "test", &["-f", "README.md"]),
+        );
+        a.ok(
+            "mission.start",
+            json!({"mission_id": "m2", "run_id": "r2", "provider": "codex",
+                   "mode": "managed", "execute_declared_checks": true}),
+        );
+        wait_items(&a, json!({}), 1);
         let repo = TestRepo::new();
         let mut params = create_params("m1", &repo.path_text());
         params["host"] = json!("b");
@@ -294,10 +313,12 @@ mod attention {
                    "mode": "managed", "execute_declared_checks": true}),
         );
 
-        // The provider's ask on b is in a's attention list, as b lists it.
-        let items = wait_items(&a, json!({}), 1);
+        // The provider's ask on b is in a's attention list, sorted before a's own by
+        // mission id; b lists both the same, in the same order.
+        let items = wait_items(&a, json!({}), 2);
         let on_b = b.ok("attention.list", json!({}))["items"].clone();
         assert_eq!(Value::Array(items.clone()), on_b);
+        assert_eq!(items[1]["mission_id"], "m2", "{}", items[1]);
         let item = &items[0];
         assert_eq!(item["mission_id"], "m1", "{item}");
         assert_eq!(item["kind"], "permission_request", "{item}");
@@ -331,10 +352,11 @@ mod attention {
             "b recorded the consent it applied"
         );
         assert!(consent_decisions(&a).is_empty());
-        // Nothing is open any more; with include_closed, a shows it resolved.
-        assert!(wait_items(&a, json!({}), 0).is_empty());
-        let closed = wait_items(&a, json!({"include_closed": true}), 1);
+        // Only a's own is open now; with include_closed, a shows b's resolved.
+        assert_eq!(wait_items(&a, json!({}), 1)[0]["mission_id"], "m2");
+        let closed = wait_items(&a, json!({"include_closed": true}), 2);
         assert_eq!(closed[0]["state"]["state"], "resolved", "{}", closed[0]);
+        assert_eq!(closed[1]["mission_id"], "m2", "{}", closed[1]);
         temporal.record_histories("attention");
     }
 }
