@@ -287,8 +287,14 @@ pub fn mission_list(missions: &[Value], all: bool) -> String {
 }
 
 pub fn attention_item(item: &Value) -> String {
+    // In a fleet, the host whose ids these are.
+    let host = item
+        .get("host")
+        .and_then(Value::as_str)
+        .map(|host| format!(" on host {host}"))
+        .unwrap_or_default();
     let mut out = format!(
-        "{}  [{} / {} risk]  mission {} run {}\n",
+        "{}  [{} / {} risk]  mission {} run {}{host}\n",
         text(item, "attention_id"),
         text(item, "kind"),
         text(item, "risk"),
@@ -503,5 +509,21 @@ mod tests {
             super::format_time(1_796_167_361_000),
             "2026-12-01 23:22:41 UTC"
         );
+    }
+
+    #[test]
+    fn an_attention_item_names_its_host_in_a_fleet() {
+        let mut item = serde_json::json!({"attention_id": "attention:1", "kind": "permission_request",
+            "risk": "high", "mission_id": "m1", "run_id": "r1", "requested_action": "rm -rf build"});
+        let first_line = |item: &serde_json::Value| {
+            super::attention_item(item)
+                .lines()
+                .next()
+                .unwrap()
+                .to_string()
+        };
+        assert!(first_line(&item).ends_with("mission m1 run r1"));
+        item["host"] = "b".into();
+        assert!(first_line(&item).ends_with("mission m1 run r1 on host b"));
     }
 }

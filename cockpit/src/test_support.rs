@@ -140,6 +140,7 @@ fn item(
         unread: true,
         state: AttentionStateV1::Open,
         delivery: AttentionDeliveryStateV1::NotRequested,
+        host: None,
     }
 }
 

@@ -414,6 +414,7 @@ pub fn attention_view(
         unread: item.is_unresolved(),
         state,
         delivery,
+        host: None,
     }
 }
 

@@ -182,4 +182,8 @@ pub struct AttentionItemV1 {
     pub unread: bool,
     pub state: AttentionStateV1,
     pub delivery: AttentionDeliveryStateV1,
+    /// nagi extension, fleet mode only: the host that raised the item, whose store and
+    /// panes its ids belong to (two hosts' items may share an attention or pane id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }

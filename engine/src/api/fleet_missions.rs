@@ -125,7 +125,7 @@ pub async fn get(
 /// `attention.list`: this host's items and, in fleet mode and without `mission_id`, the
 /// items of every other host's mission that reports an unresolved one (every mission not
 /// archived, with `include_closed`), asked of its host through the mission's workflow, all
-/// sorted by mission and attention id. A
+/// sorted by mission and attention id; in fleet mode every item names its `host`. A
 /// host that does not answer is left out and logged: its missions show `blocked` in
 /// `mission.list` once it is gone, and this host's items are still answered.
 pub async fn attention_list(
@@ -141,13 +141,16 @@ pub async fn attention_list(
     let Some(fleet) = engine.fleet.get() else {
         return Ok(local);
     };
-    if mission_id.is_some() {
-        return Ok(local);
-    }
     let ResponseResult::AttentionList { mut items } = local else {
         return Err(MissionError::Runtime("attention.list answered no list".into()).into());
     };
     let host = fleet.host().to_string();
+    for item in &mut items {
+        item.host = Some(host.clone());
+    }
+    if mission_id.is_some() {
+        return Ok(ResponseResult::AttentionList { items });
+    }
     for summary in fleet.list().await? {
         let theirs = summary.host.as_deref().is_some_and(|other| other != host);
         let asks = if include_closed {
@@ -170,7 +173,12 @@ pub async fn attention_list(
         };
         let answer = fleet.act(summary.mission_id.clone(), request).await;
         match remote_items(answer) {
-            Ok(remote) => items.extend(remote),
+            Ok(remote) => items.extend(remote.into_iter().map(|mut item| {
+                // A host answering through the workflow names itself; one from before
+                // this field is named from the mission's pin.
+                item.host = item.host.or_else(|| summary.host.clone());
+                item
+            })),
             Err(reason) => tracing::warn!(
                 mission_id = %summary.mission_id,
                 host = summary.host.as_deref().unwrap_or_default(),

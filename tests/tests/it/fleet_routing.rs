@@ -319,6 +319,9 @@ mod attention {
         let on_b = b.ok("attention.list", json!({}))["items"].clone();
         assert_eq!(Value::Array(items.clone()), on_b);
         assert_eq!(items[1]["mission_id"], "m2", "{}", items[1]);
+        // Each names the host whose store and panes its ids belong to.
+        assert_eq!(items[0]["host"], "b", "{}", items[0]);
+        assert_eq!(items[1]["host"], "a", "{}", items[1]);
         let item = &items[0];
         assert_eq!(item["mission_id"], "m1", "{item}");
         assert_eq!(item["kind"], "permission_request", "{item}");
