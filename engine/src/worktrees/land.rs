@@ -472,7 +472,65 @@ fn move_checkout(
     index.write().map_err(not_updated)?;
     repository
         .checkout_tree(commit.as_object(), Some(&mut again))
-        .map_err(not_updated)
+        .map_err(not_updated)?;
+    // Should a path still not hold what the landed tree does, its blob is written (or the
+    // file removed) here and its index entry taken from the file as it is now.
+    let still_stale: Vec<&String> = stale
+        .into_iter()
+        .filter(|path| !matches_tree(checkout, &tree, path))
+        .collect();
+    if still_stale.is_empty() {
+        return Ok(());
+    }
+    let mut index = repository.index().map_err(not_updated)?;
+    index.read(true).map_err(not_updated)?;
+    for path in still_stale {
+        write_from_tree(&repository, checkout, &tree, path).map_err(|error| {
+            MissionError::LandFailed(format!(
+                "the target branch moved, but {path} in the checkout {} could not be updated ({error}); run `git reset --hard` there",
+                checkout.display()
+            ))
+        })?;
+        let in_index = Path::new(path.as_str());
+        match tree.get_path(in_index) {
+            Ok(_) => index.add_path(in_index).map_err(not_updated)?,
+            Err(_) => {
+                let _ = index.remove_path(in_index);
+            }
+        }
+    }
+    index.write().map_err(not_updated)
+}
+
+/// Writes the blob `tree` holds at `path` into `checkout` with its mode, or removes the
+/// file where the tree has none.
+fn write_from_tree(
+    repository: &git2::Repository,
+    checkout: &Path,
+    tree: &git2::Tree<'_>,
+    path: &str,
+) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let on_disk = checkout.join(path);
+    let Ok(entry) = tree.get_path(Path::new(path)) else {
+        return match std::fs::remove_file(&on_disk) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(error),
+            _ => Ok(()),
+        };
+    };
+    let blob = repository
+        .find_blob(entry.id())
+        .map_err(|error| std::io::Error::other(error.message().to_string()))?;
+    if let Some(parent) = on_disk.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(&on_disk, blob.content())?;
+    let mode = if entry.filemode() == 0o100755 {
+        0o755
+    } else {
+        0o644
+    };
+    std::fs::set_permissions(&on_disk, std::fs::Permissions::from_mode(mode))
 }
 
 /// Whether the file at `path` in `checkout` is what `tree` holds there (absent where the
