@@ -482,24 +482,41 @@ fn move_checkout(
     if still_stale.is_empty() {
         return Ok(());
     }
-    let mut index = repository.index().map_err(not_updated)?;
-    index.read(true).map_err(not_updated)?;
-    for path in still_stale {
-        write_from_tree(&repository, checkout, &tree, path).map_err(|error| {
-            MissionError::LandFailed(format!(
-                "the target branch moved, but {path} in the checkout {} could not be updated ({error}); run `git reset --hard` there",
-                checkout.display()
-            ))
-        })?;
+    restore_from_tree(&repository, checkout, &tree, &still_stale)
+}
+
+/// Writes each of `paths` from `tree` into `checkout` (or removes it where the tree has
+/// none) and takes its index entry from the file as it is then: `move_checkout`'s last
+/// resort, which trusts no stats.
+fn restore_from_tree(
+    repository: &git2::Repository,
+    checkout: &Path,
+    tree: &git2::Tree<'_>,
+    paths: &[&String],
+) -> Result<(), MissionError> {
+    let not_updated = |path: &str, error: String| {
+        MissionError::LandFailed(format!(
+            "the target branch moved, but {path} in the checkout {} could not be updated ({error}); run `git reset --hard` there",
+            checkout.display()
+        ))
+    };
+    let mut index = repository
+        .index()
+        .and_then(|mut index| index.read(true).map(|()| index))
+        .map_err(|error| not_updated("the index", error.message().to_string()))?;
+    for path in paths {
+        write_from_tree(repository, checkout, tree, path)
+            .map_err(|error| not_updated(path, error.to_string()))?;
         let in_index = Path::new(path.as_str());
-        match tree.get_path(in_index) {
-            Ok(_) => index.add_path(in_index).map_err(not_updated)?,
-            Err(_) => {
-                let _ = index.remove_path(in_index);
-            }
-        }
+        let updated = match tree.get_path(in_index) {
+            Ok(_) => index.add_path(in_index),
+            Err(_) => index.remove_path(in_index).or(Ok(())),
+        };
+        updated.map_err(|error| not_updated(path, error.message().to_string()))?;
     }
-    index.write().map_err(not_updated)
+    index
+        .write()
+        .map_err(|error| not_updated("the index", error.message().to_string()))
 }
 
 /// Writes the blob `tree` holds at `path` into `checkout` with its mode, or removes the
@@ -841,3 +858,7 @@ pub fn current_branch(checkout: &Path) -> Option<String> {
         .strip_prefix("refs/heads/")
         .map(str::to_string)
 }
+
+#[cfg(test)]
+#[path = "land_restore_tests.rs"]
+mod restore_tests;
