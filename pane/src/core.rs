@@ -102,6 +102,12 @@ impl ReaderTurn {
         self.task_gone && !self.keys_read
     }
 
+    /// A key thread may claim the quiet reading: the output goes on, a task can hand the
+    /// reading over, and no other key thread holds it.
+    pub fn claimable(&self) -> bool {
+        !self.ended && !self.task_gone && self.keys_claim.is_none()
+    }
+
     /// Tells the key thread that holds the quiet reading (if one does) that its turn may
     /// have come.
     pub fn signal_keys(&self) {

@@ -318,6 +318,10 @@ impl PaneHost {
     /// A write that must wait does so without the quiet reading, which goes back to the
     /// pane's own reader until the write is done: the program may read no more input until
     /// its output is read.
+    ///
+    /// After a key is typed, a thread without the quiet reading claims it: the claim it let
+    /// go for a waiting write, or one that another key thread held until now (that of a
+    /// controller who left while its thread had not yet seen the connection end).
     pub fn session_input_on_this_thread(
         &self,
         session_id: &str,
@@ -327,19 +331,19 @@ impl PaneHost {
     ) -> Result<(), PaneError> {
         let core = self.pane_by_terminal(session_id)?;
         let bytes = data.as_bytes();
-        let backlogged = match core.try_session_input(client_id, bytes) {
-            Some(Ok(InputWritten::All)) => return Ok(()),
-            Some(Ok(InputWritten::Backlogged)) => true,
+        let typed = match core.try_session_input(client_id, bytes) {
+            Some(Ok(InputWritten::All)) => Ok(()),
             Some(Err(error)) => return Err(error),
-            None => false,
+            attempt => {
+                *reading = None;
+                if matches!(attempt, Some(Ok(InputWritten::Backlogged))) {
+                    core.flush_input()
+                } else {
+                    core.session_input(client_id, bytes)
+                }
+            }
         };
-        let claimed = reading.take().is_some();
-        let typed = if backlogged {
-            core.flush_input()
-        } else {
-            core.session_input(client_id, bytes)
-        };
-        if claimed {
+        if typed.is_ok() && reading.is_none() {
             *reading = crate::quiet_reading::QuietReading::claim(core).unwrap_or(None);
         }
         typed

@@ -16,7 +16,8 @@
 //! - dropping the [`QuietReading`] gives the turn back to the task (or, when the task is
 //!   gone, to the reader thread).
 //!
-//! At most one key thread holds a claim; a second controller's thread types without one.
+//! At most one key thread holds a claim. A second controller's thread types without one,
+//! and takes the claim after a key once the holder let it go.
 
 use std::fs::File;
 use std::io::{PipeReader, Read};
@@ -49,7 +50,7 @@ impl QuietReading {
     /// Claims the quiet reading of `core`'s master; `None` when another key thread holds
     /// it, the pane has no task that could hand it over, or its output ended.
     pub(crate) fn claim(core: Arc<PaneCore>) -> std::io::Result<Option<QuietReading>> {
-        if core.master_fd.is_none() {
+        if core.master_fd.is_none() || !QuietReading::claimable(&core) {
             return Ok(None);
         }
         let (signal, signal_writer) = std::io::pipe()?;
@@ -58,7 +59,7 @@ impl QuietReading {
         let claim = NEXT_CLAIM.fetch_add(1, Ordering::Relaxed);
         {
             let mut turn = lock(&core.reader_turn);
-            if turn.ended || turn.task_gone || turn.keys_claim.is_some() {
+            if !turn.claimable() {
                 return Ok(None);
             }
             turn.keys_claim = Some(KeysClaim {
@@ -74,6 +75,12 @@ impl QuietReading {
             buffer: vec![0; READ_BYTES],
             last_read: Instant::now(),
         }))
+    }
+
+    /// Whether a claim could be granted now: checked before the claim's pipe is made, as a
+    /// key thread without a claim asks again after every key.
+    fn claimable(core: &PaneCore) -> bool {
+        lock(&core.reader_turn).claimable()
     }
 
     /// The pipe that says the turn may have come: wait on it, and call

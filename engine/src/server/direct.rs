@@ -170,7 +170,8 @@ fn read_keys(
     let mut decoder = InputDecoder::default();
     let mut buffer = vec![0u8; 4096];
     // A controller's thread reads the pane's output too while it is quiet, so that a key
-    // and its echo wake this one thread. Without the claim, the pane's reader task reads.
+    // and its echo wake this one thread. Without the claim (another key thread holds it),
+    // the pane's reader task reads, and each typed key asks for the claim again.
     let mut output = match reader.role {
         SessionRole::Controller => reader
             .panes

@@ -202,3 +202,51 @@ async fn typing_more_than_the_terminal_takes_does_not_stall_the_output_the_progr
     .await;
     keys.stop();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_controller_takes_the_quiet_reading_once_the_one_who_left_lets_go() {
+    let host = test_host();
+    let pane = run_script(&host, r#"while IFS= read -r line; do eval "$line"; done"#);
+    // The controller who left: its key thread has not yet seen its connection end, so it
+    // still holds the claim.
+    let old = host
+        .session_join(&pane.terminal_id, SessionRole::Controller, None, "old")
+        .unwrap();
+    let old_claim = claim(&host, &pane.terminal_id).expect("the old controller's claim");
+    host.session_leave(&pane.terminal_id, "old").unwrap();
+    drop(old);
+    // Kept: a member whose stream is dropped is taken out of the session.
+    let _new = host
+        .session_join(&pane.terminal_id, SessionRole::Controller, None, "new")
+        .unwrap();
+
+    // Its thread started while the old claim was held, so it types without one.
+    let mut reading = claim(&host, &pane.terminal_id);
+    assert!(reading.is_none(), "the old thread still holds the claim");
+    host.session_input_on_this_thread(&pane.terminal_id, "new", "echo one\n", &mut reading)
+        .expect("the new controller types");
+    assert!(reading.is_none(), "no claim while the old thread holds it");
+
+    // The old thread ends; the new one's next key takes the claim, and it reads the echo.
+    drop(old_claim);
+    host.session_input_on_this_thread(&pane.terminal_id, "new", "echo t", &mut reading)
+        .expect("the new controller types");
+    let reading = reading.expect("the key took the claim the old thread let go");
+    eventually("the pane's task handed the reading over", || {
+        reading.master_to_wait_on().is_some()
+    })
+    .await;
+    let keys = KeyLoop::start(reading);
+    host.send_text(&pane.pane_id, "wo-$((1+1))\n")
+        .await
+        .unwrap();
+    wait_for_text(&host, &pane.pane_id, ReadSource::Visible, |text| {
+        text.lines().any(|line| line == "two-2")
+    })
+    .await;
+    assert!(
+        keys.reads() > 0,
+        "the new controller's thread read the output"
+    );
+    keys.stop();
+}
