@@ -670,10 +670,8 @@ pub async fn record_manual_evidence(
     reason: &str,
     is_override: bool,
 ) -> Result<String, EngineError> {
-    let mission = engine
-        .missions
-        .get(mission_id)?
-        .ok_or_else(|| MissionError::no_mission(mission_id))?;
+    // The run's checks may have sealed a moment ago without yet letting go.
+    let mission = super::settle::settled_mission(engine, mission_id).await?;
     let run = mission
         .run
         .clone()

@@ -90,7 +90,8 @@ pub async fn start_with(
         )
         .into());
     }
-    let mission = engine.missions.get_existing(&params.mission_id)?;
+    // The source run's checks may have sealed a moment ago without yet letting go.
+    let mission = super::settle::settled_mission(engine, &params.mission_id).await?;
     match precheck_handoff_start(
         &mission,
         params.to,

@@ -1,8 +1,9 @@
 //! The moment after a check run's outcome is committed and before its worker lets go of
 //! the run. The store already says the checks finished (the mission may be
 //! `ready_to_close`), while the registry still lists them as running. A request that
-//! acts on the run's outcome (close, verify, land, sync) waits this moment out, so it
-//! neither mistakes the finished checks for its own nor is refused as busy.
+//! acts on the run's outcome (close, verify, land, sync, a handoff's start, manual
+//! evidence) waits this moment out, so it neither mistakes the finished checks for its
+//! own nor is refused as busy.
 
 use std::sync::Arc;
 use std::time::Duration;

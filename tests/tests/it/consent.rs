@@ -279,6 +279,64 @@ fn manual_evidence_from_a_listed_reviewer_passes_the_check() {
     );
 }
 
+/// Manual evidence approved the moment the turn's checks sealed, while they are still
+/// letting go of the run: it was refused as busy although nothing was working anymore.
+#[test]
+fn manual_evidence_approved_the_moment_the_turns_checks_seal_is_recorded() {
+    let mut env = TestEnv::new();
+    configure(&env, &json!([{"text": "done"}]));
+    env.env
+        .insert("NAGI_FAULT_PAUSE".into(), "checks_sealed:1500".into());
+    env.start_server();
+    let repo = TestRepo::new();
+    env.ok("mission.create", create_params("m1", &repo.path_text()));
+    let mut checks = command_check();
+    checks.as_array_mut().unwrap().push(
+        json!({"kind": "manual", "id": "review", "reviewers": ["alice"], "required": true, "covers": [0, 1]}),
+    );
+    env.ok(
+        "mission.configure",
+        json!({"mission_id": "m1", "checks": checks}),
+    );
+    env.ok(
+        "mission.start",
+        json!({"mission_id": "m1", "run_id": "r1", "provider": "codex", "mode": "managed", "execute_declared_checks": true}),
+    );
+    let waiting = wait_for_mission(
+        &env,
+        "m1",
+        "review_required with the command check passed",
+        |mission| {
+            mission["status"] == "review_required"
+                && mission["run"]["live"] == false
+                && mission.get("checks_running").is_none()
+                && mission["checks"].as_array().is_some_and(|checks| {
+                    checks
+                        .iter()
+                        .any(|check| check["check_id"] == "unit" && check["status"] == "passed")
+                })
+        },
+    );
+    let action = json!({"kind": "manual_evidence", "mission_id": "m1", "check_id": "review", "reviewer": "alice", "reason": "I read the diff"});
+    let shown = preview(&env, &action);
+    let decided = decide(&env, &action, &shown["digest"], "approve");
+    assert_eq!(
+        decided["result"]["type"], "cockpit_decided",
+        "{decided} after {waiting}"
+    );
+    let ready = wait_for_mission(&env, "m1", "ready_to_close", |mission| {
+        mission["status"] == "ready_to_close"
+    });
+    assert!(
+        ready["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|evidence| evidence["kind"] == "manual" && evidence["reviewer"] == "alice"),
+        "{ready}"
+    );
+}
+
 #[test]
 fn an_acp_agent_with_write_scope_writes_in_the_worktree() {
     let s = session(

@@ -372,6 +372,33 @@ fn start_handoff(env: &TestEnv, artifact: &Value) -> Value {
     )
 }
 
+/// `mission.handoff.start` asked the moment the proof sealed, while the checks are still
+/// letting go of the run: it was refused as busy although nothing was working anymore.
+#[test]
+fn a_handoff_started_the_moment_the_proof_seals_starts() {
+    let s = session_pausing_after_checks(
+        json!([check("unit", "test", &["-f", "README.md"], json!([]))]),
+        1500,
+    );
+    wait_for_mission(&s.env, "m1", "ready_to_close", |mission| {
+        mission["status"] == "ready_to_close" && mission.get("checks_running").is_none()
+    });
+    let artifact = preview(&s.env, "claude_code");
+    let started = start_handoff(&s.env, &artifact);
+    assert_eq!(
+        started["result"]["type"], "mission_run_started",
+        "{started}"
+    );
+    assert_eq!(
+        started["result"]["mission"]["run"]["provider"],
+        "claude_code"
+    );
+    assert_eq!(
+        started["result"]["mission"]["run"]["handoff_from_run_id"],
+        "r1"
+    );
+}
+
 #[test]
 fn a_handoff_continues_the_mission_with_another_provider() {
     let s = session(
