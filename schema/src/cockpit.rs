@@ -81,6 +81,11 @@ pub enum CockpitAction {
     /// whose delivery is unknown) by dismissing it with a reason.
     DismissAttention {
         attention_id: String,
+        /// The item's mission (nagi, optional). Attention ids are facts of the host that
+        /// raised the item; with the mission named, a fleet dismisses on the mission's host
+        /// and an item of another mission is refused.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mission_id: Option<String>,
         reason: String,
     },
     /// Land the mission's change (`mission.land`): re-verify, commit, integrate into the

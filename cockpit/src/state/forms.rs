@@ -302,6 +302,7 @@ impl EvidenceForm {
 #[derive(Debug, Clone, PartialEq)]
 pub struct DismissForm {
     pub attention_id: String,
+    pub mission_id: String,
     /// What the item is about, shown above the reason.
     pub about: String,
     pub reason: TextField,
@@ -317,6 +318,7 @@ impl DismissForm {
             KeyCode::Enter => {
                 FormOutcome::Submit(Request::Preview(CockpitAction::DismissAttention {
                     attention_id: self.attention_id.clone(),
+                    mission_id: Some(self.mission_id.clone()),
                     reason: self.reason.value().to_string(),
                 }))
             }

@@ -11,7 +11,7 @@ use super::forms::{
     CloseConfirm, DismissForm, EvidenceField, EvidenceForm, FormOutcome, StartField, StartForm,
 };
 use super::handoff::HandoffForm;
-use super::{App, Focus, Screen, WatchState, Watching};
+use super::{App, AttentionKey, Focus, Screen, WatchState, Watching};
 use crate::request::Request;
 
 impl Screen {
@@ -160,10 +160,7 @@ impl App {
                     self.attention.len(),
                     delta,
                 );
-                self.selected_attention = self
-                    .attention
-                    .get(index)
-                    .map(|item| item.attention_id.clone());
+                self.selected_attention = self.attention.get(index).map(AttentionKey::of);
             }
         }
     }
@@ -251,7 +248,7 @@ impl App {
                     .iter()
                     .find(|item| Some(&item.mission_id) == mission_id.as_ref())
                 {
-                    self.selected_attention = Some(item.attention_id.clone());
+                    self.selected_attention = Some(AttentionKey::of(item));
                     self.focus = Focus::Attention;
                 }
             }
@@ -281,6 +278,7 @@ impl App {
             );
             self.screen = Screen::Dismiss(DismissForm {
                 attention_id: item.attention_id.clone(),
+                mission_id: item.mission_id.clone(),
                 about,
                 reason: Default::default(),
             });

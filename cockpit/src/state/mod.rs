@@ -95,13 +95,35 @@ pub struct Watching {
     pub state: WatchState,
 }
 
+/// Which attention item is selected. An attention id alone does not name an item: ids are
+/// facts of the host that raised the item, and a fleet lists every host's items, so two
+/// can share one. Their missions differ.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttentionKey {
+    pub mission_id: String,
+    pub attention_id: String,
+}
+
+impl AttentionKey {
+    pub fn of(item: &AttentionItemV1) -> AttentionKey {
+        AttentionKey {
+            mission_id: item.mission_id.clone(),
+            attention_id: item.attention_id.clone(),
+        }
+    }
+
+    pub fn is_of(&self, item: &AttentionItemV1) -> bool {
+        item.mission_id == self.mission_id && item.attention_id == self.attention_id
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct App {
     pub missions: Vec<MissionViewV1>,
     /// Unresolved attention items of every mission.
     pub attention: Vec<AttentionItemV1>,
     pub selected_mission: Option<String>,
-    pub selected_attention: Option<String>,
+    pub selected_attention: Option<AttentionKey>,
     pub focus: Focus,
     pub screen: Screen,
     pub help_open: bool,
@@ -193,15 +215,13 @@ impl App {
     }
 
     pub fn selected_attention(&self) -> Option<&AttentionItemV1> {
-        let id = self.selected_attention.as_deref()?;
-        self.attention.iter().find(|item| item.attention_id == id)
+        let key = self.selected_attention.as_ref()?;
+        self.attention.iter().find(|item| key.is_of(item))
     }
 
     pub fn selected_attention_index(&self) -> Option<usize> {
-        let id = self.selected_attention.as_deref()?;
-        self.attention
-            .iter()
-            .position(|item| item.attention_id == id)
+        let key = self.selected_attention.as_ref()?;
+        self.attention.iter().position(|item| key.is_of(item))
     }
 
     /// Whether a long operation of this mission is under way: the provider or the
@@ -252,7 +272,7 @@ impl App {
                 .map(|mission| mission.mission_id.clone());
         }
         if self.selected_attention_index().is_none() {
-            self.selected_attention = self.attention.first().map(|item| item.attention_id.clone());
+            self.selected_attention = self.attention.first().map(AttentionKey::of);
         }
     }
 }

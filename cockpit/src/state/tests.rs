@@ -309,7 +309,37 @@ fn warnings_can_only_be_dismissed_with_a_reason() {
         action,
         CockpitAction::DismissAttention {
             attention_id: "attention:w1".into(),
+            mission_id: Some("m1".into()),
             reason: "expected: I edited it".into()
+        }
+    );
+}
+
+/// In a fleet, two hosts' items can share an attention id; the one the person moved to is
+/// the one dismissed, named with its mission so that the dismissal goes to its host.
+#[test]
+fn the_second_of_two_items_sharing_an_attention_id_is_the_one_selected_and_dismissed() {
+    let mut on_b = warning_item();
+    on_b.mission_id = "m0".into();
+    on_b.host = Some("b".into());
+    let mut on_a = warning_item();
+    on_a.host = Some("a".into());
+    let mut app = app_with(vec![on_b, on_a]);
+    app.handle_key(key(KeyCode::Tab));
+    assert_eq!(app.selected_attention().unwrap().mission_id, "m0");
+    app.handle_key(key(KeyCode::Down));
+    assert_eq!(app.selected_attention_index(), Some(1));
+    assert_eq!(app.selected_attention().unwrap().mission_id, "m1");
+    app.handle_key(key(KeyCode::Enter));
+    assert!(matches!(app.screen, Screen::Dismiss(_)), "{:?}", app.screen);
+    type_text(&mut app, "seen");
+    let action = preview_of(&app.handle_key(key(KeyCode::Enter)));
+    assert_eq!(
+        action,
+        CockpitAction::DismissAttention {
+            attention_id: "attention:w1".into(),
+            mission_id: Some("m1".into()),
+            reason: "seen".into()
         }
     );
 }

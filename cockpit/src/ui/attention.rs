@@ -84,6 +84,13 @@ pub fn draw_queue(frame: &mut Frame, app: &App, area: Rect) {
                     kind_name(item.kind),
                     item.provider.as_str()
                 )),
+                // In a fleet: the host whose store and panes the item's ids belong to.
+                Span::raw(
+                    item.host
+                        .as_ref()
+                        .map(|host| format!(" · on host {host}"))
+                        .unwrap_or_default(),
+                ),
                 Span::raw(state_note(&item.state).unwrap_or("")),
             ])];
             lines.push(Line::raw(format!("   {}", what_it_asks(item))));

@@ -34,6 +34,17 @@ fn assert_shows(screen: &str, needles: &[&str]) {
     }
 }
 
+/// In a fleet, each item names the host whose store and panes its ids belong to; on a
+/// lone server, no host is shown.
+#[test]
+fn the_queue_names_each_items_host_in_a_fleet() {
+    let mut on_b = approval_item();
+    on_b.host = Some("b".into());
+    let screen = render(&app_with(vec![on_b, question_item(false)]), None);
+    assert_shows(&screen, &["m1 · approval · codex · on host b"]);
+    assert_eq!(screen.matches("on host").count(), 1, "{screen}");
+}
+
 #[test]
 fn the_main_screen_shows_missions_the_run_evidence_and_the_queue_with_its_keys() {
     let app = app_with(vec![question_item(false), approval_item()]);

@@ -64,7 +64,9 @@ fn subject(action: &CockpitAction) -> (&'static str, Option<String>) {
         CockpitAction::HandoffStart { mission_id, .. } => {
             ("handoff_start", Some(mission_id.clone()))
         }
-        CockpitAction::DismissAttention { .. } => ("dismiss_attention", None),
+        CockpitAction::DismissAttention { mission_id, .. } => {
+            ("dismiss_attention", mission_id.clone())
+        }
         CockpitAction::Land { mission_id, .. } => ("land", Some(mission_id.clone())),
         CockpitAction::Sync { mission_id, .. } => ("sync", Some(mission_id.clone())),
     }
@@ -308,12 +310,14 @@ async fn perform(
         }
         CockpitAction::DismissAttention {
             attention_id,
+            mission_id,
             reason,
         } => {
-            let mission_id = engine
-                .missions
-                .read(|reader| reader.attention_mission(attention_id))?
-                .ok_or_else(|| MissionError::AttentionNotFound(attention_id.clone()))?;
+            let mission_id = crate::consent::preview::dismissed_item_mission(
+                engine,
+                attention_id,
+                mission_id.as_deref(),
+            )?;
             // Decided again on the mission as it is inside the commit: an item answered or
             // closed since the preview is refused, and a live provider request too.
             let runs = engine.runs.clone();

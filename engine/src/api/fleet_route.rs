@@ -48,8 +48,9 @@ fn action_mission(action: &CockpitAction) -> Option<&str> {
         | CockpitAction::HandoffStart { mission_id, .. }
         | CockpitAction::Land { mission_id, .. }
         | CockpitAction::Sync { mission_id, .. } => Some(mission_id),
-        // An attention id is a fact of the host that raised it.
-        CockpitAction::DismissAttention { .. } => None,
+        // An attention id is a fact of the host that raised it: a dismissal goes to the
+        // host of the mission it names, and without one is this host's own.
+        CockpitAction::DismissAttention { mission_id, .. } => mission_id.as_deref(),
     }
 }
 

@@ -346,14 +346,10 @@ pub async fn build(
         }
         CockpitAction::DismissAttention {
             attention_id,
+            mission_id,
             reason,
         } => {
-            let mission_id = engine
-                .missions
-                .read(|reader| reader.attention_mission(attention_id))?
-                .ok_or_else(|| {
-                    MissionError::AttentionNotFound(format!("no attention item {attention_id:?}"))
-                })?;
+            let mission_id = dismissed_item_mission(engine, attention_id, mission_id.as_deref())?;
             let mission = engine.missions.get_existing(&mission_id)?;
             let item = mission
                 .attention
@@ -372,11 +368,16 @@ pub async fn build(
                 .into());
             }
             let lines = vec![
-                format!("Dismiss {}: {}", item.kind_label(), item.requested_action),
+                format!(
+                    "Dismiss {} of mission {mission_id}: {}",
+                    item.kind_label(),
+                    item.requested_action
+                ),
                 format!("reason: {reason}"),
             ];
             let mut digest = hasher("dismiss");
             digest
+                .string(&mission_id)
                 .string(attention_id)
                 .string(&item.requested_action)
                 .u64(item.updated_at_millis)
@@ -389,6 +390,30 @@ pub async fn build(
                 recipe: None,
             })
         }
+    }
+}
+
+/// The mission of the attention item a dismissal names, on this host. A dismissal that
+/// names its mission as well is refused for an item of another mission: attention ids are
+/// facts of the host that raised the item, and in a fleet another host's item may share
+/// this one's id.
+pub(crate) fn dismissed_item_mission(
+    engine: &Engine,
+    attention_id: &str,
+    named_mission_id: Option<&str>,
+) -> Result<String, EngineError> {
+    let mission_id = engine
+        .missions
+        .read(|reader| reader.attention_mission(attention_id))?
+        .ok_or_else(|| {
+            MissionError::AttentionNotFound(format!("no attention item {attention_id:?}"))
+        })?;
+    match named_mission_id {
+        Some(named) if named != mission_id => Err(MissionError::AttentionNotFound(format!(
+            "mission {named} has no attention item {attention_id:?} on this host"
+        ))
+        .into()),
+        _ => Ok(mission_id),
     }
 }
 

@@ -337,6 +337,27 @@ mod attention {
             b.ok("attention.list", json!({"mission_id": "m1"}))
         );
 
+        // A dismissal is a fact of the item's host: without its mission, a looks among its
+        // own items and finds none; named with m1, it goes to b, which knows the item and
+        // refuses to dismiss a live request.
+        let dismiss = json!({"kind": "dismiss_attention", "attention_id": item["attention_id"],
+                             "reason": "not needed"});
+        assert_eq!(
+            a.error_code("cockpit.preview", json!({"action": dismiss})),
+            "attention_not_found"
+        );
+        let mut dismiss_on_b = dismiss.clone();
+        dismiss_on_b["mission_id"] = json!("m1");
+        let refused = a.call("cockpit.preview", json!({"action": dismiss_on_b}));
+        assert_eq!(refused["error"]["code"], "invalid_response", "{refused}");
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("live provider request"),
+            "{refused}"
+        );
+
         // Approved from a's consent channel: b applies it, records it, and the run goes on.
         let action = json!({"kind": "respond", "mission_id": "m1", "run_id": "r1",
                             "attention_id": item["attention_id"], "decision": "approve_once"});

@@ -279,8 +279,29 @@ fn a_security_warning_dismissed_in_the_cockpit_stays_dismissed_once() {
         .find(|item| item["kind"] == "security_warning")
         .expect("a security warning");
     let attention_id = warning["attention_id"].as_str().unwrap().to_string();
-    let action = json!({"kind": "dismiss_attention", "attention_id": attention_id, "reason": "I wrote that file myself"});
+    // Named with another mission, the item is not found: in a fleet, another host's item
+    // can share its id.
+    let elsewhere = json!({"kind": "dismiss_attention", "attention_id": attention_id, "mission_id": "other", "reason": "not mine"});
+    assert_eq!(
+        env.error_code("cockpit.preview", json!({"action": elsewhere})),
+        "attention_not_found"
+    );
+    let action = json!({"kind": "dismiss_attention", "attention_id": attention_id, "mission_id": "guard", "reason": "I wrote that file myself"});
     let preview = env.ok("cockpit.preview", json!({"action": action}))["preview"].clone();
+    assert!(
+        preview["lines"][0]
+            .as_str()
+            .unwrap()
+            .contains("of mission guard"),
+        "{preview}"
+    );
+    assert_eq!(
+        env.call(
+            "cockpit.decide",
+            json!({"action": elsewhere, "shown_digest": preview["digest"], "decision": "approve"}),
+        )["error"]["code"],
+        "attention_not_found"
+    );
     let decided = env.ok(
         "cockpit.decide",
         json!({"action": action, "shown_digest": preview["digest"], "decision": "approve"}),
