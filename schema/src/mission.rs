@@ -363,6 +363,12 @@ pub struct AttentionListParams {
 pub struct AttentionTarget {
     #[schemars(length(min = 1, max = 128), regex(pattern = ID_PATTERN))]
     pub attention_id: String,
+    /// The item's mission (nagi, optional). Attention ids are facts of the host that raised
+    /// the item; with the mission named, a fleet asks the mission's host, and an item of
+    /// another mission is `attention_not_found`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 128), regex(pattern = ID_PATTERN))]
+    pub mission_id: Option<String>,
 }
 
 // ---------------------------------------------------------------------------------------

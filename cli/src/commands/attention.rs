@@ -18,7 +18,13 @@ pub enum AttentionCommand {
         all: bool,
     },
     /// One attention item.
-    Get { attention_id: String },
+    Get {
+        attention_id: String,
+        /// The item's mission: in a fleet, its host is asked (attention ids are facts of
+        /// the host that raised the item).
+        #[arg(long, value_name = "MISSION")]
+        mission: Option<String>,
+    },
 }
 
 pub fn run(context: &Context, command: AttentionCommand) -> CommandResult {
@@ -44,8 +50,15 @@ pub fn run(context: &Context, command: AttentionCommand) -> CommandResult {
                     .join("\n")
             })
         }
-        AttentionCommand::Get { attention_id } => {
-            let result = context.request("attention.get", json!({"attention_id": attention_id}))?;
+        AttentionCommand::Get {
+            attention_id,
+            mission,
+        } => {
+            let mut params = json!({"attention_id": attention_id});
+            if let Some(mission) = mission {
+                params["mission_id"] = json!(mission);
+            }
+            let result = context.request("attention.get", params)?;
             context.print(&result, |result| {
                 output::attention_item(result.get("item").unwrap_or(&Value::Null))
             })

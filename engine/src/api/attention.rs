@@ -49,6 +49,15 @@ pub fn get(engine: &Arc<Engine>, params: AttentionTarget) -> Result<ResponseResu
         .missions
         .read(|reader| reader.attention_mission(&params.attention_id))?
         .ok_or_else(not_found)?;
+    if let Some(named) = &params.mission_id
+        && *named != mission_id
+    {
+        return Err(MissionError::AttentionNotFound(format!(
+            "mission {named} has no attention item {:?} on this host",
+            params.attention_id
+        ))
+        .into());
+    }
     let mission = engine.missions.get(&mission_id)?.ok_or_else(not_found)?;
     let item = mission
         .attention

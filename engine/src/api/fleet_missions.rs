@@ -194,6 +194,21 @@ pub async fn attention_list(
     Ok(ResponseResult::AttentionList { items })
 }
 
+/// `attention.get`: this host's item, naming this host in fleet mode (a fleet routes a
+/// request that names the item's mission to the mission's host first).
+pub fn attention_get(
+    engine: &Arc<Engine>,
+    params: nagi_schema::mission::AttentionTarget,
+) -> Result<ResponseResult, EngineError> {
+    match super::attention::get(engine, params)? {
+        ResponseResult::AttentionInfo { mut item } => {
+            item.host = engine.fleet.get().map(|fleet| fleet.host().to_string());
+            Ok(ResponseResult::AttentionInfo { item })
+        }
+        other => Ok(other),
+    }
+}
+
 fn remote_items(answer: Result<RoutedAnswer, EngineError>) -> Result<Vec<AttentionItemV1>, String> {
     match answer.map_err(|error| error.to_string())? {
         RoutedAnswer::Answered { result } => match serde_json::from_value(result) {

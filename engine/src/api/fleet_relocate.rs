@@ -27,10 +27,10 @@ use nagi_schema::mission::{
 };
 use nagi_schema::results::ResponseResult;
 
-use crate::runs::start::{StartAuthority, start_with_prompt};
 use crate::engine::Engine;
 use crate::errors::EngineError;
 use crate::missions::repository::path_text;
+use crate::runs::start::{StartAuthority, start_with_prompt};
 
 /// Where this host keeps its clone for a mission it takes over.
 fn checkout_path(engine: &Engine, mission_id: &str) -> Result<PathBuf, EngineError> {

@@ -80,6 +80,7 @@ fn routed_target(params: &MethodParams) -> Option<Target> {
         P::MissionHandoffPreview(p) => target("mission.handoff.preview", &p.mission_id),
         P::MissionHandoffStart(p) => target("mission.handoff.start", &p.mission_id),
         P::AttentionList(p) => target("attention.list", p.mission_id.as_deref()?),
+        P::AttentionGet(p) => target("attention.get", p.mission_id.as_deref()?),
         P::MissionSession(p) => Some(Target {
             needs_consent: true,
             ..target("mission.session", &p.mission_id)?

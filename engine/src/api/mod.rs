@@ -116,7 +116,7 @@ pub async fn dispatch(
             .await?
         }
         P::AttentionList(params) => fleet_missions::attention_list(engine, params, peer).await?,
-        P::AttentionGet(params) => attention::get(engine, params)?,
+        P::AttentionGet(params) => fleet_missions::attention_get(engine, params)?,
         P::CockpitHello(_) => cockpit::hello(peer),
         P::CockpitPreview(params) => cockpit::preview(engine, peer, params).await?,
         P::CockpitDecide(params) => cockpit::decide(engine, peer, params).await?,

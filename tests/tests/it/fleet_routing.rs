@@ -337,6 +337,27 @@ mod attention {
             b.ok("attention.list", json!({"mission_id": "m1"}))
         );
 
+        // attention.get that names the item's mission asks b; without it, a looks among its
+        // own items. The CLI names the mission with --mission.
+        let get = json!({"attention_id": item["attention_id"], "mission_id": "m1"});
+        let got = a.ok("attention.get", get);
+        assert_eq!(got["item"]["attention_id"], item["attention_id"], "{got}");
+        assert_eq!(got["item"]["host"], "b", "{got}");
+        assert_eq!(
+            a.error_code(
+                "attention.get",
+                json!({"attention_id": item["attention_id"]})
+            ),
+            "attention_not_found"
+        );
+        let attention_id = item["attention_id"].as_str().unwrap();
+        let shown = a.nagi_ok(&["attention", "get", attention_id, "--mission", "m1"]);
+        assert!(
+            shown.stdout.contains("mission m1 run r1 on host b"),
+            "{}",
+            shown.describe()
+        );
+
         // A dismissal is a fact of the item's host: without its mission, a looks among its
         // own items and finds none; named with m1, it goes to b, which knows the item and
         // refuses to dismiss a live request.

@@ -281,6 +281,22 @@ fn a_security_warning_dismissed_in_the_cockpit_stays_dismissed_once() {
     let attention_id = warning["attention_id"].as_str().unwrap().to_string();
     // Named with another mission, the item is not found: in a fleet, another host's item
     // can share its id.
+    let named = env.ok(
+        "attention.get",
+        json!({"attention_id": attention_id, "mission_id": "guard"}),
+    );
+    assert_eq!(named["item"]["attention_id"], attention_id.as_str());
+    assert!(
+        named["item"].get("host").is_none(),
+        "no host off a fleet: {named}"
+    );
+    assert_eq!(
+        env.error_code(
+            "attention.get",
+            json!({"attention_id": attention_id, "mission_id": "other"})
+        ),
+        "attention_not_found"
+    );
     let elsewhere = json!({"kind": "dismiss_attention", "attention_id": attention_id, "mission_id": "other", "reason": "not mine"});
     assert_eq!(
         env.error_code("cockpit.preview", json!({"action": elsewhere})),
