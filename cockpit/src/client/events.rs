@@ -6,7 +6,7 @@
 //! cockpit opened show as running, and resumes after the last sequence it saw when the
 //! connection is lost (a server restart), so no event is missed.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
 use std::time::Duration;
 
@@ -35,7 +35,7 @@ pub fn spawn(socket_path: PathBuf, updates: Sender<ServerUpdate>) {
 }
 
 /// Follows one connection until it fails; `false` when the state has gone.
-fn follow(socket_path: &PathBuf, last_seq: &mut u64, updates: &Sender<ServerUpdate>) -> bool {
+fn follow(socket_path: &Path, last_seq: &mut u64, updates: &Sender<ServerUpdate>) -> bool {
     let Ok(mut client) = Client::connect(socket_path) else {
         return true;
     };

@@ -105,10 +105,10 @@ pub async fn route(
     params: &MethodParams,
     peer: Peer,
 ) -> Result<Option<Reply>, EngineError> {
-    if let Some(ask) = relocation_ask(params) {
-        if let Some(reply) = relocate(engine, ask, peer).await? {
-            return Ok(Some(reply));
-        }
+    if let Some(ask) = relocation_ask(params)
+        && let Some(reply) = relocate(engine, ask, peer).await?
+    {
+        return Ok(Some(reply));
     }
     let Some(fleet) = engine.fleet.get() else {
         return Ok(None);

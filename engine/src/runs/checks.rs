@@ -48,7 +48,8 @@ impl Purpose {
         }
     }
 
-    pub fn from_str(text: &str) -> Purpose {
+    /// The purpose a check run recorded (a turn's for any other text).
+    pub fn from_recorded(text: &str) -> Purpose {
         match text {
             "close" => Purpose::Close,
             "land" => Purpose::Land,
@@ -627,7 +628,7 @@ pub async fn rerun_after_restart(
         engine,
         mission.mission_id.clone(),
         run_id,
-        Purpose::from_str(purpose),
+        Purpose::from_recorded(purpose),
         key,
     );
     Ok(())

@@ -367,7 +367,7 @@ async fn steer_live_run(
         ended(engine, mission, &run_id)
     })
     .await;
-    Ok(engine.missions.get_existing(mission_id)?)
+    engine.missions.get_existing(mission_id)
 }
 
 /// `mission.interrupt`: the provider's own interrupt of the turn in progress. The turn

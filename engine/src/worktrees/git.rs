@@ -56,8 +56,10 @@ pub fn make_worktree(
     if let Ok(existing) = repository.find_worktree(&name) {
         let existing_path = std::fs::canonicalize(existing.path()).ok();
         let wanted = std::fs::canonicalize(target).ok();
-        if existing.validate().is_ok() && existing_path.is_some() && existing_path == wanted {
-            let path = existing_path.expect("checked above");
+        if let Some(path) = existing_path
+            && existing.validate().is_ok()
+            && Some(&path) == wanted.as_ref()
+        {
             let worktree_repository = repository_at(&path)?;
             let head = worktree_repository
                 .head()

@@ -416,7 +416,7 @@ mod tests {
 
     #[test]
     fn raw_and_numstat_records_pair_up_by_path() {
-        let listing = b":100644 100644 aaa bbb M\0src/a.rs\0:000000 100644 000 ccc A\0new.bin\0:100644 000000 ddd 000 D\0gone.txt\03\t1\tsrc/a.rs\0-\t-\tnew.bin\00\t2\tgone.txt\0";
+        let listing = b":100644 100644 aaa bbb M\0src/a.rs\0:000000 100644 000 ccc A\0new.bin\0:100644 000000 ddd 000 D\0gone.txt\x003\t1\tsrc/a.rs\0-\t-\tnew.bin\x000\t2\tgone.txt\0";
         let untracked: BTreeSet<String> = ["new.bin".to_string()].into();
         let files = parse_listing(listing, &untracked).unwrap();
         assert_eq!(

@@ -289,8 +289,7 @@ fn a_sigkilled_server_adopts_the_healthy_service_after_its_restart() {
     assert!(process_is_running(pid));
     let resumed = log_entries(&s.log)
         .into_iter()
-        .filter(|entry| entry["event"] == "started")
-        .last()
+        .rfind(|entry| entry["event"] == "started")
         .expect("the provider was resumed");
     assert_eq!(resumed["env"]["WEB_PORT"], before[0].1.to_string());
 }
