@@ -51,8 +51,12 @@ pub fn form_lines(form: &AnswerForm) -> Vec<Line<'static>> {
         field_line("requested", item.requested_action.clone()),
         field_line("scope", item.scope.clone()),
         field_line("pane", item.pane.pane_id.clone()),
-        Line::raw(""),
     ];
+    // In a fleet, the pane (and the item's ids) belong to the host that raised it.
+    if let Some(host) = &item.host {
+        lines.push(field_line("host", host.clone()));
+    }
+    lines.push(Line::raw(""));
     match form.mode() {
         AnswerMode::Approval => {
             lines.push(Line::raw("o / Enter  approve once"));

@@ -43,6 +43,13 @@ fn the_queue_names_each_items_host_in_a_fleet() {
     let screen = render(&app_with(vec![on_b, question_item(false)]), None);
     assert_shows(&screen, &["m1 · approval · codex · on host b"]);
     assert_eq!(screen.matches("on host").count(), 1, "{screen}");
+    // Its answer form names the host too.
+    let mut on_b = approval_item();
+    on_b.host = Some("b".into());
+    let mut app = app_with(vec![on_b]);
+    app.handle_key(key(KeyCode::Tab));
+    app.handle_key(key(KeyCode::Enter));
+    assert_shows(&render(&app, None), &["host: b", "pane: w1:p1"]);
 }
 
 #[test]
