@@ -47,17 +47,7 @@ pub fn get(engine: &Arc<Engine>, params: AttentionTarget) -> Result<ResponseResu
     };
     let mission_id = engine
         .missions
-        .read(|reader| reader.attention_mission(&params.attention_id))?
-        .ok_or_else(not_found)?;
-    if let Some(named) = &params.mission_id
-        && *named != mission_id
-    {
-        return Err(MissionError::AttentionNotFound(format!(
-            "mission {named} has no attention item {:?} on this host",
-            params.attention_id
-        ))
-        .into());
-    }
+        .attention_item_mission(&params.attention_id, params.mission_id.as_deref())?;
     let mission = engine.missions.get(&mission_id)?.ok_or_else(not_found)?;
     let item = mission
         .attention

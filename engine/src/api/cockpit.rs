@@ -313,11 +313,9 @@ async fn perform(
             mission_id,
             reason,
         } => {
-            let mission_id = crate::consent::preview::dismissed_item_mission(
-                engine,
-                attention_id,
-                mission_id.as_deref(),
-            )?;
+            let mission_id = engine
+                .missions
+                .attention_item_mission(attention_id, mission_id.as_deref())?;
             // Decided again on the mission as it is inside the commit: an item answered or
             // closed since the preview is refused, and a live provider request too.
             let runs = engine.runs.clone();

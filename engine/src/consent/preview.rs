@@ -349,7 +349,9 @@ pub async fn build(
             mission_id,
             reason,
         } => {
-            let mission_id = dismissed_item_mission(engine, attention_id, mission_id.as_deref())?;
+            let mission_id = engine
+                .missions
+                .attention_item_mission(attention_id, mission_id.as_deref())?;
             let mission = engine.missions.get_existing(&mission_id)?;
             let item = mission
                 .attention
@@ -390,30 +392,6 @@ pub async fn build(
                 recipe: None,
             })
         }
-    }
-}
-
-/// The mission of the attention item a dismissal names, on this host. A dismissal that
-/// names its mission as well is refused for an item of another mission: attention ids are
-/// facts of the host that raised the item, and in a fleet another host's item may share
-/// this one's id.
-pub(crate) fn dismissed_item_mission(
-    engine: &Engine,
-    attention_id: &str,
-    named_mission_id: Option<&str>,
-) -> Result<String, EngineError> {
-    let mission_id = engine
-        .missions
-        .read(|reader| reader.attention_mission(attention_id))?
-        .ok_or_else(|| {
-            MissionError::AttentionNotFound(format!("no attention item {attention_id:?}"))
-        })?;
-    match named_mission_id {
-        Some(named) if named != mission_id => Err(MissionError::AttentionNotFound(format!(
-            "mission {named} has no attention item {attention_id:?} on this host"
-        ))
-        .into()),
-        _ => Ok(mission_id),
     }
 }
 

@@ -435,6 +435,29 @@ impl Missions {
             .ok_or_else(|| MissionError::no_mission(mission_id).into())
     }
 
+    /// The mission of this host's attention item `attention_id`; `attention_not_found`
+    /// when there is none, or when `named_mission_id` names another mission (attention ids
+    /// are facts of the host that raised the item, and in a fleet another host's item may
+    /// share this one's id).
+    pub fn attention_item_mission(
+        &self,
+        attention_id: &str,
+        named_mission_id: Option<&str>,
+    ) -> Result<String, EngineError> {
+        let mission_id = self
+            .read(|reader| reader.attention_mission(attention_id))?
+            .ok_or_else(|| {
+                MissionError::AttentionNotFound(format!("no attention item {attention_id:?}"))
+            })?;
+        match named_mission_id {
+            Some(named) if named != mission_id => Err(MissionError::AttentionNotFound(format!(
+                "mission {named} has no attention item {attention_id:?} on this host"
+            ))
+            .into()),
+            _ => Ok(mission_id),
+        }
+    }
+
     pub fn read<T>(
         &self,
         read: impl FnOnce(&Reader<'_>) -> Result<T, nagi_store::StoreError>,
