@@ -195,17 +195,31 @@ pub async fn attention_list(
 }
 
 /// `attention.get`: this host's item, naming this host in fleet mode (a fleet routes a
-/// request that names the item's mission to the mission's host first).
+/// request that names the item's mission to the mission's host first). In fleet mode, an
+/// item not found here without a named mission may be another host's: the error says how
+/// to ask for it.
 pub fn attention_get(
     engine: &Arc<Engine>,
     params: nagi_schema::mission::AttentionTarget,
 ) -> Result<ResponseResult, EngineError> {
-    match super::attention::get(engine, params)? {
-        ResponseResult::AttentionInfo { mut item } => {
-            item.host = engine.fleet.get().map(|fleet| fleet.host().to_string());
+    let Some(fleet) = engine.fleet.get() else {
+        return super::attention::get(engine, params);
+    };
+    let unnamed = params.mission_id.is_none();
+    match super::attention::get(engine, params) {
+        Ok(ResponseResult::AttentionInfo { mut item }) => {
+            item.host = Some(fleet.host().to_string());
             Ok(ResponseResult::AttentionInfo { item })
         }
-        other => Ok(other),
+        Err(EngineError::Mission(MissionError::AttentionNotFound(message))) if unnamed => {
+            Err(MissionError::AttentionNotFound(format!(
+                "{message} on host {}; an item of another host is asked for with its mission \
+                 (`mission_id`, or `nagi attention get ID --mission MISSION`)",
+                fleet.host()
+            ))
+            .into())
+        }
+        other => other,
     }
 }
 

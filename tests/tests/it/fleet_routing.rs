@@ -343,12 +343,17 @@ mod attention {
         let got = a.ok("attention.get", get);
         assert_eq!(got["item"]["attention_id"], item["attention_id"], "{got}");
         assert_eq!(got["item"]["host"], "b", "{got}");
-        assert_eq!(
-            a.error_code(
-                "attention.get",
-                json!({"attention_id": item["attention_id"]})
-            ),
-            "attention_not_found"
+        let unnamed = a.call(
+            "attention.get",
+            json!({"attention_id": item["attention_id"]}),
+        );
+        assert_eq!(unnamed["error"]["code"], "attention_not_found", "{unnamed}");
+        assert!(
+            unnamed["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("--mission MISSION"),
+            "the error says how to ask another host: {unnamed}"
         );
         let attention_id = item["attention_id"].as_str().unwrap();
         let shown = a.nagi_ok(&["attention", "get", attention_id, "--mission", "m1"]);
