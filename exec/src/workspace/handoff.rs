@@ -209,26 +209,15 @@ fn diff_against_base(
 /// Copies the index to a private temporary file with the same modification
 /// time; `None` if the repository has no index file yet.
 fn private_index_copy(index_path: &Path) -> Result<Option<tempfile::TempPath>, WorkspaceError> {
-    let io_error = |source: std::io::Error| WorkspaceError::Io {
-        path: index_path.display().to_string(),
-        source,
-    };
-    let mut original = match std::fs::File::open(index_path) {
-        Ok(file) => file,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(io_error(error)),
-    };
-    let modified = original
-        .metadata()
-        .and_then(|metadata| metadata.modified())
-        .map_err(io_error)?;
-    let mut copy = tempfile::Builder::new()
+    let copy = tempfile::Builder::new()
         .prefix("nagi-index-")
         .tempfile()
-        .map_err(io_error)?;
-    std::io::copy(&mut original, copy.as_file_mut()).map_err(io_error)?;
-    copy.as_file().set_modified(modified).map_err(io_error)?;
-    Ok(Some(copy.into_temp_path()))
+        .map_err(|source| WorkspaceError::Io {
+            path: "a private index in the temp folder".to_string(),
+            source,
+        })?
+        .into_temp_path();
+    Ok(super::mission_diff::copy_index(index_path, &copy)?.then_some(copy))
 }
 
 fn malformed(detail: &str) -> WorkspaceError {

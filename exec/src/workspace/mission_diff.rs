@@ -259,20 +259,40 @@ fn merge_patches(patches: &[Vec<u8>]) -> Vec<u8> {
 }
 
 /// Copies the checkout's index to `private`, for git to work on with `GIT_INDEX_FILE` while
-/// the checkout's own stays untouched. A repository without an index yet leaves no file:
-/// git then starts the private one empty.
-pub(super) fn copy_index(index_path: &Path, private: &Path) -> Result<(), WorkspaceError> {
-    match std::fs::copy(index_path, private) {
-        Ok(_) => Ok(()),
+/// the checkout's own stays untouched; `false` when the repository has no index yet, which
+/// leaves no file (git then starts the private one empty).
+///
+/// The copy keeps the original's modification time. git takes an entry whose file time is
+/// not older than the index file's as racily clean and compares its content. A copy with a
+/// fresh time would make git trust the stats of a file rewritten, at the same size, within
+/// the clock tick in which the index was written: `git add -A` would stage the old content.
+/// The time is read before the content, so an index rewritten in between is at worst
+/// taken as older than it is, which only makes git compare more content.
+pub(super) fn copy_index(index_path: &Path, private: &Path) -> Result<bool, WorkspaceError> {
+    let unreadable = |source: std::io::Error| WorkspaceError::Io {
+        path: index_path.display().to_string(),
+        source,
+    };
+    let mut original = match std::fs::File::open(index_path) {
+        Ok(file) => file,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
             let _ = std::fs::remove_file(private);
-            Ok(())
+            return Ok(false);
         }
-        Err(source) => Err(WorkspaceError::PathUnavailable {
-            path: index_path.to_path_buf(),
-            source,
-        }),
-    }
+        Err(error) => return Err(unreadable(error)),
+    };
+    let modified = original
+        .metadata()
+        .and_then(|metadata| metadata.modified())
+        .map_err(unreadable)?;
+    let unwritable = |source: std::io::Error| WorkspaceError::Io {
+        path: private.display().to_string(),
+        source,
+    };
+    let mut copy = std::fs::File::create(private).map_err(unwritable)?;
+    std::io::copy(&mut original, &mut copy).map_err(unreadable)?;
+    copy.set_modified(modified).map_err(unwritable)?;
+    Ok(true)
 }
 
 /// The checkout's index file: `<root>/.git/index`, or for a linked worktree the `index` in

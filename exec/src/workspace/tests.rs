@@ -698,3 +698,57 @@ fn a_mission_diff_merges_tracked_and_untracked_files_in_path_order() {
         "the worktree's index is not written"
     );
 }
+
+/// A file rewritten at the same size within the clock tick in which the index was written
+/// matches its index entry's stats; only git's racy-entry check (an entry not older than the
+/// index file) makes git read its content. The private index copies that the landing's
+/// staging and the mission diff work on keep the index's time, so both see the new content.
+#[test]
+fn a_same_size_rewrite_in_the_clock_tick_of_the_index_is_staged_and_diffed() {
+    let repository = TestRepository::new();
+    let base = repository.git(&["rev-parse", "HEAD"]);
+    // git compares ctime too unless told not to. A rewrite in the same tick of the kernel's
+    // coarse clock keeps the ctime as well, which a test cannot set.
+    repository.git(&["config", "core.trustctime", "false"]);
+    let tick = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    let set_time = |path: &Path| {
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(tick)
+            .unwrap();
+    };
+    let file = repository.path("src/lib.rs");
+    let index = repository.path(".git/index");
+    // The index entry takes the file's time, and the index is written in the same tick.
+    set_time(&file);
+    repository.git(&["update-index", "--refresh"]);
+    set_time(&index);
+    // Rewritten at the same size, still in that tick (same inode, size and time).
+    std::fs::write(&file, "pub fn LIB() {}\n").unwrap();
+    set_time(&file);
+    let new_blob = repository.git(&["hash-object", "src/lib.rs"]);
+
+    let tree = staging::staged_tree(&repository.root(), &GitConfig::default()).unwrap();
+    assert_eq!(
+        repository.git(&["rev-parse", &format!("{tree}:src/lib.rs")]),
+        new_blob,
+        "the landing stages the rewritten content"
+    );
+    let diff = mission_diff::mission_diff(
+        &repository.root(),
+        &base,
+        &mission_diff::MissionDiffConfig {
+            git: Default::default(),
+            stat_only: false,
+            max_patch_bytes: 1024 * 1024,
+        },
+    )
+    .unwrap();
+    assert!(
+        diff.patch.contains("+pub fn LIB() {}"),
+        "the mission diff shows the rewrite: {:?}",
+        diff.files
+    );
+}
