@@ -449,11 +449,10 @@ fn move_checkout(
     repository
         .checkout_tree(commit.as_object(), Some(&mut builder))
         .map_err(not_updated)?;
-    // libgit2 trusts the index's file stats: a checkout file that still has its old
-    // content but the size and timestamp (to the clock's tick) of an entry it believes
-    // current is left as it was. Each landed path is compared by content, and one that
-    // is not what the landed tree holds is checked out again with its entry removed, so
-    // that nothing can be taken on trust.
+    // Each landed path is compared by content, and one that is not what the landed tree
+    // holds is checked out again with its index entry removed, so that no file stats are
+    // taken on trust. (The CI failure this was first written for, a file left with its
+    // old content, came from the staging, not from here: see `copy_index` in nagi-exec.)
     let tree = commit.tree().map_err(not_updated)?;
     let stale: Vec<&String> = paths
         .iter()
@@ -472,82 +471,7 @@ fn move_checkout(
     index.write().map_err(not_updated)?;
     repository
         .checkout_tree(commit.as_object(), Some(&mut again))
-        .map_err(not_updated)?;
-    // Should a path still not hold what the landed tree does, its blob is written (or the
-    // file removed) here and its index entry taken from the file as it is now.
-    let still_stale: Vec<&String> = stale
-        .into_iter()
-        .filter(|path| !matches_tree(checkout, &tree, path))
-        .collect();
-    if still_stale.is_empty() {
-        return Ok(());
-    }
-    restore_from_tree(&repository, checkout, &tree, &still_stale)
-}
-
-/// Writes each of `paths` from `tree` into `checkout` (or removes it where the tree has
-/// none) and takes its index entry from the file as it is then: `move_checkout`'s last
-/// resort, which trusts no stats.
-fn restore_from_tree(
-    repository: &git2::Repository,
-    checkout: &Path,
-    tree: &git2::Tree<'_>,
-    paths: &[&String],
-) -> Result<(), MissionError> {
-    let not_updated = |path: &str, error: String| {
-        MissionError::LandFailed(format!(
-            "the target branch moved, but {path} in the checkout {} could not be updated ({error}); run `git reset --hard` there",
-            checkout.display()
-        ))
-    };
-    let mut index = repository
-        .index()
-        .and_then(|mut index| index.read(true).map(|()| index))
-        .map_err(|error| not_updated("the index", error.message().to_string()))?;
-    for path in paths {
-        write_from_tree(repository, checkout, tree, path)
-            .map_err(|error| not_updated(path, error.to_string()))?;
-        let in_index = Path::new(path.as_str());
-        let updated = match tree.get_path(in_index) {
-            Ok(_) => index.add_path(in_index),
-            Err(_) => index.remove_path(in_index).or(Ok(())),
-        };
-        updated.map_err(|error| not_updated(path, error.message().to_string()))?;
-    }
-    index
-        .write()
-        .map_err(|error| not_updated("the index", error.message().to_string()))
-}
-
-/// Writes the blob `tree` holds at `path` into `checkout` with its mode, or removes the
-/// file where the tree has none.
-fn write_from_tree(
-    repository: &git2::Repository,
-    checkout: &Path,
-    tree: &git2::Tree<'_>,
-    path: &str,
-) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let on_disk = checkout.join(path);
-    let Ok(entry) = tree.get_path(Path::new(path)) else {
-        return match std::fs::remove_file(&on_disk) {
-            Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(error),
-            _ => Ok(()),
-        };
-    };
-    let blob = repository
-        .find_blob(entry.id())
-        .map_err(|error| std::io::Error::other(error.message().to_string()))?;
-    if let Some(parent) = on_disk.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::fs::write(&on_disk, blob.content())?;
-    let mode = if entry.filemode() == 0o100755 {
-        0o755
-    } else {
-        0o644
-    };
-    std::fs::set_permissions(&on_disk, std::fs::Permissions::from_mode(mode))
+        .map_err(not_updated)
 }
 
 /// Whether the file at `path` in `checkout` is what `tree` holds there (absent where the
@@ -858,7 +782,3 @@ pub fn current_branch(checkout: &Path) -> Option<String> {
         .strip_prefix("refs/heads/")
         .map(str::to_string)
 }
-
-#[cfg(test)]
-#[path = "land_restore_tests.rs"]
-mod restore_tests;

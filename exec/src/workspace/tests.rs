@@ -72,6 +72,15 @@ impl TestRepository {
     }
 }
 
+/// A mission diff with its patch, up to 1 MiB.
+fn full_patch() -> mission_diff::MissionDiffConfig {
+    mission_diff::MissionDiffConfig {
+        git: Default::default(),
+        stat_only: false,
+        max_patch_bytes: 1024 * 1024,
+    }
+}
+
 fn with_ignored() -> ScanConfig {
     ScanConfig {
         include_ignored: true,
@@ -636,16 +645,7 @@ fn a_mission_diff_merges_tracked_and_untracked_files_in_path_order() {
     std::fs::write(repository.root().join("c.bin"), [0u8, 1, 2, 3]).unwrap();
     repository.write("debug.log", "ignored\n");
     let index_before = std::fs::read(repository.root().join(".git/index")).unwrap();
-    let diff = mission_diff::mission_diff(
-        &repository.root(),
-        &base,
-        &mission_diff::MissionDiffConfig {
-            git: Default::default(),
-            stat_only: false,
-            max_patch_bytes: 1024 * 1024,
-        },
-    )
-    .unwrap();
+    let diff = mission_diff::mission_diff(&repository.root(), &base, &full_patch()).unwrap();
     let listed: Vec<(&str, mission_diff::FileStatus, bool, Option<u64>)> = diff
         .files
         .iter()
@@ -736,16 +736,7 @@ fn a_same_size_rewrite_in_the_clock_tick_of_the_index_is_staged_and_diffed() {
         new_blob,
         "the landing stages the rewritten content"
     );
-    let diff = mission_diff::mission_diff(
-        &repository.root(),
-        &base,
-        &mission_diff::MissionDiffConfig {
-            git: Default::default(),
-            stat_only: false,
-            max_patch_bytes: 1024 * 1024,
-        },
-    )
-    .unwrap();
+    let diff = mission_diff::mission_diff(&repository.root(), &base, &full_patch()).unwrap();
     assert!(
         diff.patch.contains("+pub fn LIB() {}"),
         "the mission diff shows the rewrite: {:?}",
