@@ -40,6 +40,10 @@ pub enum Request {
 
 /// Something the server said, or that happened to a connection.
 #[derive(Debug, Clone, PartialEq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one per server message, passed through one channel; boxing would only add an allocation"
+)]
 pub enum ServerUpdate {
     /// `cockpit.hello`: whether this terminal may grant consent.
     Hello {

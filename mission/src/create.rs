@@ -9,6 +9,10 @@ use super::event::MissionEvent;
 use super::model::{Declaration, DeclarationKind, Mission};
 use super::validate::*;
 
+#[expect(
+    clippy::large_enum_variant,
+    reason = "made once per request and moved once; boxing would only add an allocation"
+)]
 pub enum CreateDecision {
     /// An identical mission exists: nothing to write.
     Unchanged,
@@ -76,6 +80,10 @@ pub fn decide_create(
     }))
 }
 
+#[expect(
+    clippy::large_enum_variant,
+    reason = "made once per request and moved once; boxing would only add an allocation"
+)]
 pub enum ConfigureDecision {
     Unchanged,
     Configure(MissionEvent),

@@ -102,10 +102,16 @@ pub fn check_syncable(mission: &Mission) -> Result<&MissionWorktree, MissionErro
         )));
     }
     let worktree = mission.worktree.as_ref().ok_or_else(|| {
-        MissionError::NotReady(format!(
-            "mission {} runs in the checkout itself (--in-place), not in a mission worktree; there is no mission branch to sync",
-            mission.mission_id
-        ))
+        MissionError::NotReady(match mission.run {
+            None => format!(
+                "mission {} has not started: it has no worktree and no mission branch to sync yet",
+                mission.mission_id
+            ),
+            Some(_) => format!(
+                "mission {} runs in the checkout itself (--in-place), not in a mission worktree; there is no mission branch to sync",
+                mission.mission_id
+            ),
+        })
     })?;
     if worktree.state != MissionWorktreeState::Present {
         return Err(MissionError::WorktreeMissing(format!(
@@ -258,6 +264,44 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn a_sync_without_a_worktree_says_whether_the_mission_ever_started() {
+        let mut draft = mission_with_worktree(MissionStatus::Draft);
+        draft.worktree = None;
+        let never_started = check_syncable(&draft).unwrap_err().to_string();
+        assert!(never_started.contains("has not started"), "{never_started}");
+        let mut in_place = mission_with_worktree(MissionStatus::ReviewRequired);
+        in_place.worktree = None;
+        in_place.run = Some(crate::model::Run {
+            run_id: nagi_schema::ids::RunId::parse("r1").unwrap(),
+            provider: nagi_schema::mission::MissionProvider::Codex,
+            mode: nagi_schema::mission::MissionProviderMode::Managed,
+            worktree_path: "/repo".into(),
+            base_revision: "a".repeat(40),
+            execute_declared_checks: true,
+            execute_project_recipe: false,
+            handoff_from_run_id: None,
+            handoff_artifact_sha256: None,
+            provider_session_id: None,
+            sandbox: crate::model::SandboxGrant::ReadOnly,
+            consent_id: None,
+            pane_id: None,
+            enforcement: None,
+            workspace_digest_at_start: None,
+            started_at_millis: 3,
+            ended_at_millis: Some(4),
+            outcome: None,
+            turns: 1,
+            last_turn_outcome: None,
+            queued_follow_ups: 0,
+            usage: None,
+            model: None,
+            reasoning_effort: None,
+        });
+        let ran_in_place = check_syncable(&in_place).unwrap_err().to_string();
+        assert!(ran_in_place.contains("--in-place"), "{ran_in_place}");
     }
 
     #[test]

@@ -229,7 +229,7 @@ pub fn run(context: &Context) -> CommandResult {
     step("done. The server keeps running so you can look around:");
     println!("    {env} {nagi} mission get demo");
     println!(
-        "    {env} {nagi} pane attach {pane} --observe     (the run's transcript; Ctrl-\\ detaches)"
+        "    {env} {nagi} pane attach {pane} --observe     (the run's console; Ctrl-\\ detaches)"
     );
     println!("    {env} {nagi} events subscribe --after 0");
     println!(

@@ -37,6 +37,10 @@ pub struct Peer {
 }
 
 /// What the connection does with a request.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one per request, moved once to the connection; boxing would only add an allocation"
+)]
 pub enum Reply {
     Result(ResponseResult),
     /// Acknowledge, then stream events on this connection.
