@@ -21,7 +21,7 @@
 
 mod connection;
 mod keyboard;
-mod remote;
+pub(crate) mod remote;
 mod terminal;
 
 use std::io::Write;

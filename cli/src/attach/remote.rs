@@ -1,5 +1,5 @@
-//! `nagi pane attach --host NAME`: the pane of another host of the fleet, reached through a
-//! local socket that leads to that host's nagi socket (`[fleet.hosts.NAME] socket`), which
+//! `nagi pane attach --host NAME` and `nagi events subscribe --host NAME`: a pane or the
+//! events of another host of the fleet, reached through a local socket that leads to that host's nagi socket (`[fleet.hosts.NAME] socket`), which
 //! is usually forwarded over SSH:
 //!
 //! ```sh
@@ -45,16 +45,21 @@ pub fn host_socket(context: &Context, host: &str) -> Result<PathBuf, CliError> {
     Ok(settings.socket.clone())
 }
 
-/// One request to the host's server through its socket (nothing is started here: the
+/// A connection to the host's server through its socket (nothing is started here: the
 /// server is the other host's).
-pub fn request(socket: &Path, host: &str, method: &str, params: Value) -> Result<Value, CliError> {
-    let mut client = Client::connect(socket).map_err(|error| {
+pub fn connect(socket: &Path, host: &str) -> Result<Client, CliError> {
+    Client::connect(socket).map_err(|error| {
         CliError::Unreachable(format!(
             "cannot reach host {host}'s nagi server through {}: {error} (is the ssh \
              forwarding running?)",
             socket.display()
         ))
-    })?;
+    })
+}
+
+/// One request to the host's server through its socket.
+pub fn request(socket: &Path, host: &str, method: &str, params: Value) -> Result<Value, CliError> {
+    let mut client = connect(socket, host)?;
     let _ = client.set_read_timeout(Some(Duration::from_secs(30)));
     client.request(method, params).map_err(remote)
 }

@@ -1,4 +1,6 @@
-//! `nagi events subscribe`: follow mission events, resuming after a sequence number.
+//! `nagi events subscribe`: follow mission events, resuming after a sequence number; with
+//! `--host NAME`, those of another host of the fleet, through the socket
+//! `[fleet.hosts.NAME]` names (hosts do not relay each other's events).
 
 use clap::Subcommand;
 use serde_json::{Value, json};
@@ -22,6 +24,10 @@ pub enum EventsCommand {
         /// Replay logged events after this sequence number first.
         #[arg(long, value_name = "SEQ")]
         after: Option<u64>,
+        /// Follow the events of this host of the fleet, through the socket
+        /// `[fleet.hosts.NAME] socket` names (a socket forwarded from it over SSH).
+        #[arg(long, value_name = "NAME")]
+        host: Option<String>,
     },
 }
 
@@ -30,16 +36,26 @@ pub fn run(context: &Context, command: EventsCommand) -> CommandResult {
         mission,
         kinds,
         after,
+        host,
     } = command;
-    let mut client = context.client()?;
+    let mut client = match host.as_deref() {
+        None => context.client()?,
+        Some(host) => {
+            let socket = crate::attach::remote::host_socket(context, host)?;
+            crate::attach::remote::connect(&socket, host)?
+        }
+    };
     let params = json!({
         "subscriptions": [{"type": "mission", "mission_id": mission, "kinds": kinds}],
         "after_seq": after,
     });
     let ack = client.request("events.subscribe", params).map_err(remote)?;
     if !context.json {
+        let on_host = host
+            .map(|host| format!(" on host {host}"))
+            .unwrap_or_default();
         eprintln!(
-            "nagi: subscribed (log head #{}); waiting for events",
+            "nagi: subscribed{on_host} (log head #{}); waiting for events",
             ack.get("head_seq").and_then(Value::as_u64).unwrap_or(0)
         );
     }

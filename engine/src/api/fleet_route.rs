@@ -15,6 +15,7 @@ use nagi_mission::MissionError;
 use nagi_schema::cockpit::CockpitAction;
 use nagi_schema::codes::ErrorCode;
 use nagi_schema::fleet::{RoutedAnswer, RoutedRequest};
+use nagi_schema::methods::{EventMatch, Subscription};
 
 use super::decode::{MethodParams, decode_request};
 use super::fleet_missions::is_not_found;
@@ -97,9 +98,31 @@ fn routed_target(params: &MethodParams) -> Option<Target> {
     }
 }
 
+/// The missions an `events.subscribe` or `events.wait` names. Their events are streamed
+/// by the host whose store holds them, so one pinned to another host is refused rather
+/// than followed in silence.
+fn followed_missions(params: &MethodParams) -> Vec<&str> {
+    match params {
+        MethodParams::EventsSubscribe(p) => p
+            .subscriptions
+            .iter()
+            .filter_map(|subscription| match subscription {
+                Subscription::Mission(mission) => mission.mission_id.as_deref(),
+                Subscription::Pane(_) => None,
+            })
+            .collect(),
+        MethodParams::EventsWait(p) => match &p.match_event {
+            EventMatch::Mission(mission) => mission.mission_id.as_deref().into_iter().collect(),
+            EventMatch::Pane(_) => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
 /// In fleet mode, answers a request for a mission pinned to another host through that
 /// host; `None` when this host serves it (a lone host, a method that is not routed, a
-/// mission of this host's store, or one no workflow knows).
+/// mission of this host's store, or one no workflow knows). Following the events of a
+/// mission pinned to another host is refused (`followed_missions`).
 pub async fn route(
     engine: &Arc<Engine>,
     params: &MethodParams,
@@ -113,6 +136,20 @@ pub async fn route(
     let Some(fleet) = engine.fleet.get() else {
         return Ok(None);
     };
+    for mission_id in followed_missions(params) {
+        if served_elsewhere(engine, mission_id).await?
+            && let Some(remote) = fleet.get(mission_id.to_string()).await?
+            && remote.host != fleet.host()
+        {
+            let host = remote.host;
+            return Err(EngineError::FeatureUnavailable(format!(
+                "mission {mission_id} is on host {host}, and hosts do not relay each other's \
+                 events: this host streams only its own missions' events. Follow them on \
+                 host {host} (nagi events subscribe --host {host} --mission {mission_id}, \
+                 through the socket [fleet.hosts.{host}] names), or poll mission.get here"
+            )));
+        }
+    }
     let Some(target) = routed_target(params) else {
         return Ok(None);
     };

@@ -14,6 +14,7 @@ mod error_codes;
 mod events;
 mod faults;
 mod fleet;
+mod fleet_events;
 mod fleet_faults;
 mod fleet_handoff;
 mod fleet_real;
