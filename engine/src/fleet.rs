@@ -39,6 +39,10 @@ pub trait FleetRouter: Send + Sync {
     fn list(&self) -> FleetFuture<'_, Vec<MissionSummary>>;
     /// One mission's workflow state, `None` when it has no workflow.
     fn get(&self, mission_id: String) -> FleetFuture<'_, Option<FleetMission>>;
+    /// `get`, asked by this host at its start about a mission of its own store: this
+    /// host's previous worker, which may still be bound to the mission's workflow, is gone,
+    /// so the question goes to any host's worker at once instead of waiting for it.
+    fn get_after_restart(&self, mission_id: String) -> FleetFuture<'_, Option<FleetMission>>;
     /// Carries `request` through the mission's workflow to the host it is pinned to, which
     /// serves it (`api::fleet_route::serve_routed`), and answers what that host answered.
     /// A request reaches the host at most once: one that may have been lost on the way

@@ -16,10 +16,14 @@ use nagi_schema::codes::ErrorCode;
 use nagi_schema::fleet::{RelocationRequest, RoutedAnswer, RoutedRequest};
 use nagi_schema::mission::{MissionCreateParams, MissionStatus, MissionSummary, MissionViewV1};
 use temporalio_client::errors::{WorkflowQueryError, WorkflowStartError, WorkflowUpdateError};
+use temporalio_client::grpc::WorkflowService;
+use temporalio_client::tonic::{self, IntoRequest};
 use temporalio_client::{
-    Client, WorkflowExecuteUpdateOptions, WorkflowExecutionStatus, WorkflowListOptions,
-    WorkflowQueryOptions, WorkflowStartOptions,
+    Client, NamespacedClient, WorkflowExecuteUpdateOptions, WorkflowExecutionStatus,
+    WorkflowListOptions, WorkflowQueryOptions, WorkflowStartOptions,
 };
+use temporalio_common::protos::temporal::api::common::v1::WorkflowExecution;
+use temporalio_common::protos::temporal::api::workflowservice::v1::ResetStickyTaskQueueRequest;
 
 use crate::lifecycle::{
     HOST_PICKUP_TIMEOUT, LifecycleInput, LifecycleState, MissionLifecycle, Phase,
@@ -27,6 +31,10 @@ use crate::lifecycle::{
 
 /// How often a create looks whether its host has answered.
 const CREATE_POLL: Duration = Duration::from_millis(50);
+
+/// How many missions' workflows `mission.list` asks for their state at once: one query
+/// after another made a fleet's list take one round trip to Temporal per mission.
+const STATE_QUERIES_AT_ONCE: usize = 16;
 
 pub struct Router {
     client: Client,
@@ -57,6 +65,27 @@ impl Router {
             Err(error) => Err(unavailable(format!(
                 "cannot read mission {mission_id}'s workflow: {error}"
             ))),
+        }
+    }
+
+    /// Unbinds the mission's workflow from the worker that last ran it (Temporal's sticky
+    /// queue), so that its next query or task goes to the shared queue. A query of a
+    /// workflow bound to a worker that is gone (this host's previous process) otherwise
+    /// waits for the sticky queue's timeout, 5 s, before any other worker may answer.
+    async fn forget_sticky_worker(&self, mission_id: &str) {
+        let request = ResetStickyTaskQueueRequest {
+            namespace: self.client.namespace(),
+            execution: Some(WorkflowExecution {
+                workflow_id: mission_id.to_string(),
+                run_id: String::new(),
+            }),
+        };
+        let mut client = self.client.clone();
+        if let Err(status) =
+            WorkflowService::reset_sticky_task_queue(&mut client, request.into_request()).await
+            && status.code() != tonic::Code::NotFound
+        {
+            tracing::debug!(%mission_id, %status, "cannot unbind the mission's workflow from its last worker");
         }
     }
 
@@ -200,15 +229,16 @@ impl Router {
             let entry = ids.entry(execution.id().to_string()).or_insert(running);
             *entry |= running;
         }
-        let mut missions = Vec::new();
-        for mission_id in ids.keys() {
-            if let Some(state) = self.state(mission_id).await?
-                && let Some(summary) = summary_of(&state)
-            {
-                missions.push(summary);
-            }
-        }
-        Ok(missions)
+        // The queries go out together, a bounded number at a time, and their answers are
+        // kept in the order of the ids.
+        let states: Vec<Option<LifecycleState>> = futures::stream::iter(ids.into_keys())
+            .map(|mission_id| async move { self.state(&mission_id).await })
+            .buffered(STATE_QUERIES_AT_ONCE)
+            .collect::<Vec<_>>()
+            .await
+            .into_iter()
+            .collect::<Result<_, _>>()?;
+        Ok(states.iter().flatten().filter_map(summary_of).collect())
     }
 
     async fn get_mission(&self, mission_id: String) -> Result<Option<FleetMission>, EngineError> {
@@ -300,6 +330,13 @@ impl FleetRouter for Router {
 
     fn get(&self, mission_id: String) -> FleetFuture<'_, Option<FleetMission>> {
         Box::pin(self.get_mission(mission_id))
+    }
+
+    fn get_after_restart(&self, mission_id: String) -> FleetFuture<'_, Option<FleetMission>> {
+        Box::pin(async move {
+            self.forget_sticky_worker(&mission_id).await;
+            self.get_mission(mission_id).await
+        })
     }
 
     fn act(&self, mission_id: String, request: RoutedRequest) -> FleetFuture<'_, RoutedAnswer> {

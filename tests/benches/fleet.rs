@@ -4,6 +4,8 @@
 //!   minute, through a fleet of 3 hosts (every request sent to host a; missions pinned to
 //!   a, b and c in turn; done when host a's `mission.list` shows every one
 //!   `ready_to_close`) vs one local server doing the same;
+//! - `mission.list` of the missions driven: host a's list of the fleet vs the lone
+//!   server's list of its own (printed, no target);
 //! - restart: the time from a host's restart (SIGKILL, then `nagi server --fleet` again)
 //!   until its live runs are resumed, vs the same restart of a lone server.
 //!
@@ -215,6 +217,30 @@ fn main() {
         missions as f64 * 60.0 / lone.as_secs_f64(),
         missions as f64 * 60.0 / fleet.as_secs_f64(),
         lone.as_secs_f64() / fleet.as_secs_f64()
+    );
+
+    // `mission.list` of every mission driven above: a lone server reads its store, host a
+    // asks each mission's workflow for its state.
+    let listed = missions * rounds;
+    let list_time = |env: &TestEnv| {
+        median(
+            (0..9)
+                .map(|_| {
+                    let started = Instant::now();
+                    let list = env.ok("mission.list", json!({}));
+                    assert_eq!(list["missions"].as_array().map(Vec::len), Some(listed));
+                    started.elapsed()
+                })
+                .collect(),
+        )
+    };
+    let (lone_list, fleet_list) = (list_time(&local), list_time(&a));
+    println!(
+        "mission.list of {listed} missions: local {:.1} ms, fleet of 3 {:.1} ms (medians of \
+         9); ratio fleet/local {:.1}",
+        lone_list.as_secs_f64() * 1000.0,
+        fleet_list.as_secs_f64() * 1000.0,
+        fleet_list.as_secs_f64() / lone_list.as_secs_f64()
     );
 
     // Restart until the runs are resumed.

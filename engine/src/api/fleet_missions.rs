@@ -280,11 +280,12 @@ pub async fn retire_handed_away(engine: &Arc<Engine>) -> Vec<String> {
         }
         let fleet = fleet.clone();
         asks.spawn(async move {
-            let answer = fleet.get(summary.mission_id.clone()).await;
+            let answer = fleet.get_after_restart(summary.mission_id.clone()).await;
             (summary.mission_id, answer)
         });
     }
     let deadline = tokio::time::Instant::now() + RETIRE_TIMEOUT;
+    let asked = asks.len();
     let mut retired = Vec::new();
     loop {
         let (mission_id, answer) = match tokio::time::timeout_at(deadline, asks.join_next()).await {
@@ -293,7 +294,15 @@ pub async fn retire_handed_away(engine: &Arc<Engine>) -> Vec<String> {
                 tracing::warn!(%error, "a question to the fleet failed");
                 continue;
             }
-            Ok(None) => break,
+            Ok(None) => {
+                if asked > 0 {
+                    tracing::info!(
+                        asked,
+                        "the fleet said where this host's missions are before recovery"
+                    );
+                }
+                break;
+            }
             Err(_) => {
                 tracing::warn!(
                     unanswered = asks.len(),

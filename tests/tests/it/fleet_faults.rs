@@ -311,6 +311,41 @@ mod with_fleet {
     }
 
     /// A host of the fleet whose `[fleet]` names `namespace`.
+    /// A host restarted after a SIGKILL asks the fleet where its missions are before its
+    /// recovery. Their workflows were bound to its previous worker (the only one up when
+    /// they ran); the question is answered by the other host at once, not after the 5 s
+    /// that a dead worker's queue holds it.
+    #[test]
+    fn a_restarted_host_hears_where_its_missions_are_without_waiting_for_its_dead_worker() {
+        let Some(temporal) = temporal("fleet_faults::a_restarted_host_hears") else {
+            return;
+        };
+        let mut b = host(&temporal, "b");
+        let repo = TestRepo::new();
+        b.ok("mission.create", create_params("m1", &repo.path_text()));
+        b.ok(
+            "mission.configure",
+            configure_params("m1", "test", &["-f", "README.md"]),
+        );
+        let a = host(&temporal, "a");
+        wait_listed(&a, "m1", |entry| entry["host"] == "b");
+
+        b.kill_server();
+        let address = temporal.address();
+        b.start_server_with(&["--fleet", address.as_str(), "--host", "b"]);
+        let log = b.server_log();
+        assert!(
+            log.contains("the fleet said where this host's missions are before recovery")
+                && !log.contains("the fleet did not say where this host's missions are"),
+            "{}",
+            server_logs(&[("a", &a), ("b", &b)], &temporal)
+        );
+        // The mission is b's as before, and still served from every host.
+        let from_a = a.ok("mission.get", json!({"mission_id": "m1"}));
+        assert_eq!(from_a["mission"]["host"], "b", "{from_a}");
+        assert_eq!(from_a["mission"]["status"], "draft", "{from_a}");
+    }
+
     fn host_in(temporal: &TemporalDev, name: &str, namespace: &str) -> TestEnv {
         let mut env = TestEnv::new();
         write_config(&env, &json!([{"text": "done"}]), &[]);
