@@ -71,7 +71,7 @@ impl Router {
     /// Unbinds the mission's workflow from the worker that last ran it (Temporal's sticky
     /// queue), so that its next query or task goes to the shared queue. A query of a
     /// workflow bound to a worker that is gone (this host's previous process) otherwise
-    /// waits for the sticky queue's timeout, 5 s, before any other worker may answer.
+    /// waits out the sticky queue's timeout before any other worker may answer.
     async fn forget_sticky_worker(&self, mission_id: &str) {
         let request = ResetStickyTaskQueueRequest {
             namespace: self.client.namespace(),

@@ -29,6 +29,12 @@ use crate::router::Router;
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long an activity in flight may take to see the stop before it is cancelled.
 const GRACEFUL_SHUTDOWN: Duration = Duration::from_secs(2);
+/// How long a workflow's task or query waits for the worker the workflow is bound to (its
+/// sticky queue) before any worker of the fleet may take it. The SDK's 10 s made the first
+/// `mission.get` of a SIGKILLed host's mission, from any other host, wait 10 s; a live
+/// worker takes its tasks within milliseconds, and a task moved on is only replayed
+/// elsewhere.
+const STICKY_QUEUE_TIMEOUT: Duration = Duration::from_secs(1);
 /// The wait before workers that failed are built again, doubled at each failure in a row up
 /// to [`MAX_RESTART_DELAY`]; workers that ran for [`HEALTHY_RUN`] start the count over.
 const FIRST_RESTART_DELAY: Duration = Duration::from_secs(1);
@@ -190,6 +196,7 @@ impl Host<'_> {
             .register_workflow::<MissionLifecycle>()
             .map_err(|error| format!("cannot register the mission workflow: {error}"))?
             .graceful_shutdown_period(GRACEFUL_SHUTDOWN)
+            .sticky_queue_schedule_to_start_timeout(STICKY_QUEUE_TIMEOUT)
             .build();
         let activities = WorkerOptions::new(crate::host_queue(&self.options.host))
             .register_activities(HostActivities::new(

@@ -6,6 +6,8 @@
 //!   `ready_to_close`) vs one local server doing the same;
 //! - `mission.list` of the missions driven: host a's list of the fleet vs the lone
 //!   server's list of its own (printed, no target);
+//! - the first `mission.get` of a SIGKILLed host's mission from another host, against one
+//!   while that host was up (printed, no target);
 //! - restart: the time from a host's restart (SIGKILL, then `nagi server --fleet` again)
 //!   until its live runs are resumed, vs the same restart of a lone server.
 //!
@@ -241,6 +243,36 @@ fn main() {
         lone_list.as_secs_f64() * 1000.0,
         fleet_list.as_secs_f64() * 1000.0,
         fleet_list.as_secs_f64() / lone_list.as_secs_f64()
+    );
+
+    // The first `mission.get`, from host a, of a mission whose host b was SIGKILLed: its
+    // workflow is bound to b's dead worker (b was the fleet's only host when it ran), and
+    // Temporal holds the query there for the sticky queue's timeout.
+    let (dead_get, live_get) = {
+        let own = TemporalDev::start(&binary);
+        let mut b = server(&turn, Some((&own, "b")));
+        let repo = TestRepo::new();
+        b.ok("mission.create", create_params("gone1", &repo.path_text()));
+        let a = server(&turn, Some((&own, "a")));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while a.ok("mission.list", json!({}))["missions"] == json!([]) {
+            assert!(Instant::now() < deadline, "host a never listed b's mission");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let started = Instant::now();
+        a.ok("mission.get", json!({"mission_id": "gone1"}));
+        let live_get = started.elapsed();
+        b.kill_server();
+        let started = Instant::now();
+        a.ok("mission.get", json!({"mission_id": "gone1"}));
+        (started.elapsed(), live_get)
+    };
+    println!(
+        "first mission.get of a SIGKILLed host's mission, from another host: {:.0} ms, \
+         against {:.0} ms while that host was up; ratio {:.0}",
+        dead_get.as_secs_f64() * 1000.0,
+        live_get.as_secs_f64() * 1000.0,
+        dead_get.as_secs_f64() / live_get.as_secs_f64()
     );
 
     // Restart until the runs are resumed.
