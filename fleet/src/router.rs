@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use nagi_engine::errors::EngineError;
 use nagi_engine::fleet::{FleetFuture, FleetMission, FleetRouter};
 use nagi_schema::codes::ErrorCode;
@@ -234,10 +234,8 @@ impl Router {
         let states: Vec<Option<LifecycleState>> = futures::stream::iter(ids.into_keys())
             .map(|mission_id| async move { self.state(&mission_id).await })
             .buffered(STATE_QUERIES_AT_ONCE)
-            .collect::<Vec<_>>()
-            .await
-            .into_iter()
-            .collect::<Result<_, _>>()?;
+            .try_collect()
+            .await?;
         Ok(states.iter().flatten().filter_map(summary_of).collect())
     }
 

@@ -272,34 +272,29 @@ mod tests {
         draft.worktree = None;
         let never_started = check_syncable(&draft).unwrap_err().to_string();
         assert!(never_started.contains("has not started"), "{never_started}");
-        let mut in_place = mission_with_worktree(MissionStatus::ReviewRequired);
-        in_place.worktree = None;
-        in_place.run = Some(crate::model::Run {
-            run_id: nagi_schema::ids::RunId::parse("r1").unwrap(),
+        // The same mission, started in the checkout itself, through the start's own decision.
+        let configured = apply(
+            Some(draft),
+            &MissionEvent::ClosureConfigured {
+                declarations: Vec::new(),
+                declaration_set_digest: "d".into(),
+                at_millis: 2,
+            },
+        );
+        let request = crate::run::StartRequest {
+            run_id: "r1".into(),
             provider: nagi_schema::mission::MissionProvider::Codex,
-            mode: nagi_schema::mission::MissionProviderMode::Managed,
             worktree_path: "/repo".into(),
-            base_revision: "a".repeat(40),
             execute_declared_checks: true,
             execute_project_recipe: false,
-            handoff_from_run_id: None,
-            handoff_artifact_sha256: None,
-            provider_session_id: None,
             sandbox: crate::model::SandboxGrant::ReadOnly,
             consent_id: None,
-            pane_id: None,
-            enforcement: None,
-            workspace_digest_at_start: None,
-            started_at_millis: 3,
-            ended_at_millis: Some(4),
-            outcome: None,
-            turns: 1,
-            last_turn_outcome: None,
-            queued_follow_ups: 0,
-            usage: None,
             model: None,
             reasoning_effort: None,
-        });
+        };
+        let started =
+            crate::run::decide_run_started(&configured, &request, &"a".repeat(40), 3).unwrap();
+        let in_place = apply(Some(configured), &started);
         let ran_in_place = check_syncable(&in_place).unwrap_err().to_string();
         assert!(ran_in_place.contains("--in-place"), "{ran_in_place}");
     }
