@@ -162,8 +162,10 @@ impl HostActivities {
         relocation: Relocation,
     ) -> Result<RoutedAnswer, ActivityError> {
         let engine = self.engine.clone();
-        self.answer(async move { nagi_engine::api::fleet_relocate::preview(&engine, relocation).await })
-            .await
+        self.answer(
+            async move { nagi_engine::api::fleet_relocate::preview(&engine, relocation).await },
+        )
+        .await
     }
 
     /// Takes a mission over from a host that is gone: clones its repository's remote,
@@ -176,8 +178,10 @@ impl HostActivities {
         relocation: Relocation,
     ) -> Result<RoutedAnswer, ActivityError> {
         let engine = self.engine.clone();
-        self.answer(async move { nagi_engine::api::fleet_relocate::start(&engine, relocation).await })
-            .await
+        self.answer(
+            async move { nagi_engine::api::fleet_relocate::start(&engine, relocation).await },
+        )
+        .await
     }
 
     /// Reports each state the mission reaches in this host's store to its workflow, until

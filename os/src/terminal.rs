@@ -75,7 +75,12 @@ mod tests {
         };
         assert_eq!(status, 0, "openpty: {}", Error::last_os_error());
         // SAFETY: openpty succeeded; both descriptors are new and owned here.
-        unsafe { (OwnedFd::from_raw_fd(controller), OwnedFd::from_raw_fd(terminal)) }
+        unsafe {
+            (
+                OwnedFd::from_raw_fd(controller),
+                OwnedFd::from_raw_fd(terminal),
+            )
+        }
     }
 
     fn spawn_sleeper(stdin: Stdio, stdout: Stdio) -> std::process::Child {

@@ -54,8 +54,8 @@ pub use attach::{SessionFrameReceiver, SessionMembership};
 pub use error::PaneError;
 pub use host::{PaneHost, PaneHostConfig, TabCreate, WorkspaceCreate};
 pub use methods::{SessionReply, answer, dispatch, handle_session_message, refusal};
-pub use nagi_schema::pane::{PANE_METHODS, find_pane_method};
 pub use nagi_schema::pane_events::{event_match_matches, subscription_matches};
+pub use nagi_schema::pane_methods::{PANE_METHODS, find_pane_method};
 pub use process::{
     become_child_subreaper, reap_orphans, register_owned_child, unregister_owned_child,
 };

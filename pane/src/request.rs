@@ -3,6 +3,7 @@
 //! [`PaneRequest::decode`], so what the fuzzer decodes is what the dispatcher answers.
 
 use nagi_schema::pane::*;
+use nagi_schema::pane_methods::find_pane_method;
 use serde::de::DeserializeOwned;
 
 use crate::error::PaneError;

@@ -23,6 +23,7 @@ pub mod notification;
 pub mod pane;
 pub mod pane_document;
 pub mod pane_events;
+pub mod pane_methods;
 pub mod proof;
 pub mod results;
 pub mod session_protocol;

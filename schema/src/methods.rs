@@ -308,7 +308,7 @@ pub const UNAVAILABLE_METHODS: &[&str] = &[
 /// Every method of the protocol that answers `feature_unavailable`: the pane table's
 /// entries that nagi does not implement, and [`UNAVAILABLE_METHODS`], sorted.
 pub fn unavailable_methods() -> Vec<&'static str> {
-    let mut methods: Vec<&'static str> = crate::pane::PANE_METHODS
+    let mut methods: Vec<&'static str> = crate::pane_methods::PANE_METHODS
         .iter()
         .filter(|spec| !spec.implemented)
         .map(|spec| spec.name)

@@ -10,8 +10,9 @@ use serde_json::Value;
 
 use crate::document::SchemaExtension;
 use crate::methods::{MethodSpec, UnknownFields};
-use crate::pane::{PANE_METHODS, PaneMethodResult};
+use crate::pane::PaneMethodResult;
 use crate::pane_events::{PaneLifecycleEnvelope, PaneSubscriptionEnvelope, SubscriptionNotice};
+use crate::pane_methods::PANE_METHODS;
 use crate::session_protocol::{SessionClientMessage, SessionServerMessage};
 
 /// The pane methods nagi answers, in the method-table shape. Methods of the protocol that

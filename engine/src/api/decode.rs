@@ -24,7 +24,7 @@ use nagi_schema::methods::{
     EventsSubscribeParams, EventsWaitParams, UNAVAILABLE_METHODS, find_engine_method,
 };
 use nagi_schema::mission::*;
-use nagi_schema::pane::find_pane_method;
+use nagi_schema::pane_methods::find_pane_method;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 

@@ -10,9 +10,10 @@ use nagi_tests::*;
 use serde_json::{Value, json};
 
 use crate::panes::{
-    PATIENCE, Tmux, eventually, has_line, ok_valid, pane_id, start_pane, start_shell, wait_for_read,
+    PATIENCE, eventually, has_line, ok_valid, pane_id, start_pane, start_shell, wait_for_read,
 };
 use crate::schema::{assert_pane_response_valid, assert_session_message_valid};
+use crate::tmux::Tmux;
 
 /// One attach connection speaking the session protocol.
 struct SessionClient {

@@ -10,7 +10,8 @@ use std::process::{Command, Stdio};
 use nagi_tests::*;
 use serde_json::{Value, json};
 
-use crate::panes::{Tmux, eventually, has_line, ok_valid, pane_id, start_shell, wait_for_read};
+use crate::panes::{eventually, has_line, ok_valid, pane_id, start_shell, wait_for_read};
+use crate::tmux::Tmux;
 
 /// The terminal of a tmux session's pane (`/dev/pts/N`).
 fn pane_tty(tmux: &Tmux, target: &str) -> PathBuf {

@@ -6,7 +6,8 @@
 use nagi_tests::*;
 use serde_json::json;
 
-use crate::panes::{Tmux, has_line, ok_valid, pane_id, start_shell, wait_for_read};
+use crate::panes::{has_line, ok_valid, pane_id, start_shell, wait_for_read};
+use crate::tmux::Tmux;
 
 /// A config folder of "this machine" that reaches host b through `socket`.
 fn machine_with_host_b(socket: &std::path::Path) -> TestEnv {

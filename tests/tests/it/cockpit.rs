@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use nagi_tests::*;
 use serde_json::{Value, json};
 
-use crate::panes::{PATIENCE, Tmux};
+use crate::panes::PATIENCE;
+use crate::tmux::Tmux;
 
 /// Points every provider at its fake program with `script`; returns the fake's log path.
 fn configure_fakes(env: &TestEnv, script: &Value) -> PathBuf {

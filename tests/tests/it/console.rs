@@ -33,7 +33,7 @@ fn the_console_draws_streamed_text_folded_tool_output_the_diff_stat_and_the_turn
         status_is("ready_to_close"),
     );
     let pane = done["run"]["pane_id"].as_str().unwrap().to_string();
-    let Some(tmux) = crate::panes::Tmux::start(&runs.env.root()) else {
+    let Some(tmux) = crate::tmux::Tmux::start(&runs.env.root()) else {
         return;
     };
     tmux.attach_pane(&runs.env, &pane, 100, 50);

@@ -10,8 +10,9 @@ use nagi_tests::*;
 use serde_json::{Value, json};
 
 use crate::panes::{
-    Tmux, eventually, next_event, ok_valid, pane_id, start_shell, subscribe, wait_for_read,
+    eventually, next_event, ok_valid, pane_id, start_shell, subscribe, wait_for_read,
 };
+use crate::tmux::Tmux;
 
 /// Shift+PageUp and Shift+PageDown as xterm-style terminals send them.
 const SHIFT_PAGE_UP: [&str; 6] = ["1b", "5b", "35", "3b", "32", "7e"];

@@ -629,7 +629,7 @@ fn a_line_typed_through_nagi_pane_attach_in_tmux_is_the_next_turn_and_the_consol
         status_is("ready_to_close"),
     );
     let pane = first["run"]["pane_id"].as_str().unwrap().to_string();
-    let Some(tmux) = crate::panes::Tmux::start(&runs.env.root()) else {
+    let Some(tmux) = crate::tmux::Tmux::start(&runs.env.root()) else {
         return;
     };
     tmux.attach_pane(&runs.env, &pane, 120, 30);

@@ -1,5 +1,5 @@
 use nagi_schema::methods::{ENGINE_METHODS, UnknownFields};
-use nagi_schema::pane::PANE_METHODS;
+use nagi_schema::pane_methods::PANE_METHODS;
 
 use super::*;
 
