@@ -10,7 +10,8 @@ use nagi_tests::*;
 use serde_json::{Value, json};
 
 use crate::panes::{
-    PATIENCE, eventually, has_line, ok_valid, pane_id, start_pane, start_shell, wait_for_read,
+    PATIENCE, eventually, has_line, normalized_screen, ok_valid, pane_id, start_pane, start_shell,
+    wait_for_read,
 };
 use crate::schema::{assert_pane_response_valid, assert_session_message_valid};
 use crate::tmux::Tmux;
@@ -138,20 +139,9 @@ fn mirror_until(
     }
 }
 
-fn trimmed_lines(text: &str) -> Vec<String> {
-    let mut lines: Vec<String> = text
-        .lines()
-        .map(|line| line.trim_end().to_string())
-        .collect();
-    while lines.last().is_some_and(String::is_empty) {
-        lines.pop();
-    }
-    lines
-}
-
 /// Whether `text` shows the line `marker` and, after it, the shell's prompt as its last line.
 fn prompt_after(text: &str, marker: &str) -> bool {
-    let lines = trimmed_lines(text);
+    let lines = normalized_screen(text);
     let Some(at) = lines.iter().position(|line| line == marker) else {
         return false;
     };
@@ -186,12 +176,12 @@ fn a_late_observer_sees_the_current_screen_then_live_output() {
     );
     mirror.apply(&first);
     assert_eq!(
-        trimmed_lines(&mirror.screen()),
-        trimmed_lines(&screen),
+        normalized_screen(&mirror.screen()),
+        normalized_screen(&screen),
         "the keyframe is the current screen"
     );
     assert_eq!(
-        trimmed_lines(&mirror.screen())[..3],
+        normalized_screen(&mirror.screen())[..3],
         ["top", "", "    placed"]
     );
 
@@ -205,8 +195,8 @@ fn a_late_observer_sees_the_current_screen_then_live_output() {
     });
     let now = read_visible(&env, &id);
     assert_eq!(
-        trimmed_lines(&live),
-        trimmed_lines(&now),
+        normalized_screen(&live),
+        normalized_screen(&now),
         "the mirror follows the pane"
     );
 }
@@ -315,8 +305,8 @@ fn one_controller_at_a_time_and_observers_can_neither_type_nor_resize() {
         prompt_after(text, "controller-2")
     });
     assert_eq!(
-        trimmed_lines(&mirrored),
-        trimmed_lines(&screen),
+        normalized_screen(&mirrored),
+        normalized_screen(&screen),
         "the controller's mirror shows the pane's screen"
     );
     assert!(

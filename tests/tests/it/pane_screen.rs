@@ -16,18 +16,6 @@ fn write_script(dir: &Path, name: &str, script: &str) -> String {
     path.to_str().unwrap().to_string()
 }
 
-/// Lines with their trailing blanks removed, and the blank lines at the end dropped.
-fn normalized_screen(text: &str) -> Vec<String> {
-    let mut lines: Vec<String> = text
-        .lines()
-        .map(|line| line.trim_end().to_string())
-        .collect();
-    while lines.last().is_some_and(String::is_empty) {
-        lines.pop();
-    }
-    lines
-}
-
 #[test]
 fn escapes_and_cursor_movement_render_as_a_terminal_shows_them() {
     let mut env = TestEnv::new();

@@ -100,6 +100,19 @@ pub fn wait_for_read(
     }
 }
 
+/// A screen's lines with their trailing blanks removed, and the blank lines at the end
+/// dropped: what two screens that show the same thing have in common.
+pub fn normalized_screen(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = text
+        .lines()
+        .map(|line| line.trim_end().to_string())
+        .collect();
+    while lines.last().is_some_and(String::is_empty) {
+        lines.pop();
+    }
+    lines
+}
+
 pub fn has_line(text: &str, wanted: &str) -> bool {
     text.lines().any(|line| line == wanted)
 }
