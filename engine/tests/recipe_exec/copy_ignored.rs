@@ -33,7 +33,7 @@ fn refusal(
 
 #[test]
 fn ignored_files_are_copied_with_their_permissions_and_missing_ones_skipped() {
-    let repository = TestRepository::new();
+    let repository = copy_test_repository();
     repository.write("config/local.toml", "db = 'dev'\n");
     std::fs::set_permissions(
         repository.path("config/local.toml"),
@@ -64,7 +64,7 @@ fn ignored_files_are_copied_with_their_permissions_and_missing_ones_skipped() {
 
 #[test]
 fn a_file_reached_through_a_symlink_is_refused() {
-    let repository = TestRepository::new();
+    let repository = copy_test_repository();
     repository.write("real.toml", "x = 1\n");
     std::os::unix::fs::symlink("real.toml", repository.path("link.toml")).unwrap();
     std::fs::create_dir_all(repository.path("real_dir")).unwrap();
@@ -105,7 +105,7 @@ fn a_file_reached_through_a_symlink_is_refused() {
 
 #[test]
 fn files_over_the_size_limits_are_refused_before_anything_is_copied() {
-    let repository = TestRepository::new();
+    let repository = copy_test_repository();
     // Sparse files: the limits are checked on sizes, before any byte is read.
     let big = std::fs::File::create(repository.path("data.big")).unwrap();
     big.set_len(16 * 1024 * 1024 + 1).unwrap();
@@ -143,7 +143,7 @@ fn files_over_the_size_limits_are_refused_before_anything_is_copied() {
 
 #[test]
 fn a_file_git_does_not_ignore_is_refused_and_nothing_is_copied() {
-    let repository = TestRepository::new();
+    let repository = copy_test_repository();
     repository.write("config/local.toml", "db = 'dev'\n");
     repository.write("notes.txt", "untracked, not ignored\n");
     let destination = tempfile::tempdir().unwrap();
@@ -162,7 +162,7 @@ fn a_file_git_does_not_ignore_is_refused_and_nothing_is_copied() {
 
 #[test]
 fn identical_destinations_are_accepted_and_different_ones_refused() {
-    let repository = TestRepository::new();
+    let repository = copy_test_repository();
     // A tracked file arrives with the checkout: identical bytes, no ignore needed.
     let destination = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(destination.path().join("docs")).unwrap();
@@ -197,7 +197,7 @@ fn identical_destinations_are_accepted_and_different_ones_refused() {
 
 #[test]
 fn the_mission_worktree_is_a_linked_checkout_on_its_branch_with_the_ignored_files() {
-    let repository = TestRepository::new();
+    let repository = copy_test_repository();
     repository.write("config/local.toml", "db = 'dev'\n");
     let recipe = copy_recipe(&["config/local.toml"]);
     let prepared = prepare_mission_worktree(&repository.root(), "m-1", Some(&recipe)).unwrap();
@@ -234,7 +234,7 @@ fn the_mission_worktree_is_a_linked_checkout_on_its_branch_with_the_ignored_file
 
 #[test]
 fn an_existing_mission_branch_is_reused_and_the_recipe_location_is_honoured() {
-    let repository = TestRepository::new();
+    let repository = copy_test_repository();
     repository.git(&["branch", "mission/m-2"]);
     repository.write(
         "src/lib.rs",
@@ -275,7 +275,7 @@ fn creating_a_mission_worktree_runs_no_program_the_repository_config_names() {
     // libgit2 checks the new worktree out: it must run neither the smudge
     // filters nor the post-checkout hook the repository names, and the ignore
     // check of copy_ignored must run nothing either.
-    let repository = TestRepository::new();
+    let repository = copy_test_repository();
     let scratch = tempfile::tempdir().unwrap();
     let fixture =
         hostile_config_fixture::HostileGitConfig::plant(&repository.root(), scratch.path());

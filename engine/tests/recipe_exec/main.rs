@@ -16,6 +16,8 @@ use recipe_support::*;
 
 mod copy_ignored;
 mod recipe_support;
+#[path = "../support/mod.rs"]
+mod support;
 
 // ---- setup --------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
-//! Fixtures: real Git repositories, engines on real session directories, progress capture.
+//! Fixtures: real Git repositories (`support`'s, with the copy tests' `.gitignore`), engines on real session directories, progress capture.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -15,73 +15,13 @@ use nagi_pane::{PaneHost, PaneHostConfig};
 use nagi_store::access::PortLeaseRow;
 use nagi_store::{Store, StoreConfig};
 
-pub fn git_in(directory: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args([
-            "-c",
-            "user.name=Test",
-            "-c",
-            "user.email=test@example.com",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(directory)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap().trim().to_owned()
-}
+pub use crate::support::{TestRepository, git_in};
 
-/// A Git checkout with one commit and a `.gitignore` for the copy tests.
-pub struct TestRepository {
-    directory: tempfile::TempDir,
-}
-
-impl TestRepository {
-    pub fn new() -> TestRepository {
-        let repository = TestRepository {
-            directory: tempfile::tempdir().unwrap(),
-        };
-        repository.git(&["init", "-q", "-b", "main", "."]);
-        repository.write(
-            ".gitignore",
-            "config/local.toml\n*.big\nlink.toml\nreal.toml\nconfdir\nreal_dir/\nfixtures/\n.worktrees/\ntrees/\n",
-        );
-        repository.write("src/lib.rs", "pub fn login() -> &'static str { \"ok\" }\n");
-        repository.write("docs/guide.md", "# Guide\n");
-        repository.git(&["add", "-A"]);
-        repository.git(&["commit", "-q", "-m", "initial"]);
-        repository
-    }
-
-    pub fn root(&self) -> PathBuf {
-        self.directory.path().canonicalize().unwrap()
-    }
-
-    pub fn path(&self, relative: &str) -> PathBuf {
-        self.root().join(relative)
-    }
-
-    pub fn write(&self, relative: &str, content: &str) {
-        let path = self.path(relative);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, content).unwrap();
-    }
-
-    pub fn git(&self, args: &[&str]) -> String {
-        git_in(&self.root(), args)
-    }
-
-    pub fn head(&self) -> String {
-        self.git(&["rev-parse", "HEAD"])
-    }
+/// A checkout whose `.gitignore` names what the copy tests copy or refuse to.
+pub fn copy_test_repository() -> TestRepository {
+    TestRepository::with_gitignore(
+        "config/local.toml\n*.big\nlink.toml\nreal.toml\nconfdir\nreal_dir/\nfixtures/\n.worktrees/\ntrees/\n",
+    )
 }
 
 /// An engine on a real session directory (store, panes), as the server builds it.

@@ -24,18 +24,51 @@ use nagi_schema::mission::{
     MissionProviderMode, MissionStatus,
 };
 
+/// Runs `git` in `directory` as a test user, with no global or system configuration, and
+/// answers its trimmed output (panics with git's stderr when it fails).
+pub fn git_in(directory: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args([
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.com",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(directory)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+}
+
 /// A Git checkout in a temporary directory, with one commit.
 pub struct TestRepository {
     directory: tempfile::TempDir,
 }
 
 impl TestRepository {
+    /// A checkout that ignores `target/`.
     pub fn new() -> TestRepository {
+        TestRepository::with_gitignore("target/\n")
+    }
+
+    /// A checkout whose first commit has `gitignore` as its `.gitignore`, beside
+    /// `src/lib.rs` and `docs/guide.md`.
+    pub fn with_gitignore(gitignore: &str) -> TestRepository {
         let repository = TestRepository {
             directory: tempfile::tempdir().unwrap(),
         };
         repository.git(&["init", "-q", "-b", "main", "."]);
-        repository.write(".gitignore", "target/\n");
+        repository.write(".gitignore", gitignore);
         repository.write("src/lib.rs", "pub fn login() -> &'static str { \"ok\" }\n");
         repository.write("docs/guide.md", "# Guide\n");
         repository.git(&["add", "-A"]);
@@ -48,27 +81,7 @@ impl TestRepository {
     }
 
     pub fn git(&self, args: &[&str]) -> String {
-        let output = Command::new("git")
-            .args([
-                "-c",
-                "user.name=Test",
-                "-c",
-                "user.email=test@example.com",
-                "-c",
-                "commit.gpgsign=false",
-            ])
-            .args(args)
-            .current_dir(self.directory.path())
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "git {args:?} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout).unwrap().trim().to_owned()
+        git_in(self.directory.path(), args)
     }
 
     pub fn head(&self) -> String {
@@ -76,13 +89,14 @@ impl TestRepository {
     }
 
     pub fn write(&self, path: &str, content: &str) {
-        let full = self.directory.path().join(path);
+        let full = self.path(path);
         std::fs::create_dir_all(full.parent().unwrap()).unwrap();
         std::fs::write(full, content).unwrap();
     }
 
+    /// `path` under the checkout's canonical root.
     pub fn path(&self, path: &str) -> PathBuf {
-        self.directory.path().join(path)
+        self.root().join(path)
     }
 
     pub fn scan(&self) -> WorkspaceSnapshot {
