@@ -19,7 +19,9 @@
 //! key's latency is the wake-up of an idle vCPU for the kernel's tty work (each of the four
 //! PTY writes of a key is passed on by a kworker, on both sides), and the host's slow
 //! phases last seconds. `NAGI_BENCH_INTERLEAVE=rounds` takes turns by rounds of keys
-//! instead, as the first version of this bench did.
+//! instead, as the first version of this bench did. When p99 misses, the bench prints each
+//! side's slowest keys beside the other side's key at the same place, which tells a slow
+//! phase of the host (both slow) from one side's own stalls.
 //!
 //! Run:
 //! `cargo build --release -p nagi && cargo bench -p nagi-tests --bench keystroke_echo`
@@ -317,6 +319,28 @@ fn verdict(ratio: f64) -> &'static str {
     if ratio <= 1.0 { "met" } else { "NOT MET" }
 }
 
+/// Prints each side's slowest keys (those above its p99) with their place in the run and
+/// the other side's key of the same place, so that a tail can be told apart as the host's
+/// (both sides slow at the same places) or one side's own.
+fn print_slowest_keys(nagi: &[Duration], tmux: &[Duration]) {
+    for (name, side, other) in [("nagi", nagi, tmux), ("tmux", tmux, nagi)] {
+        let mut places: Vec<usize> = (0..side.len()).collect();
+        places.sort_by_key(|place| std::cmp::Reverse(side[*place]));
+        let slowest: Vec<String> = places
+            .iter()
+            .take(side.len().div_ceil(100))
+            .map(|place| {
+                let other = other.get(*place).map_or(0.0, |other| micros(*other));
+                format!("#{place} {:.0}/{other:.0}", micros(side[*place]))
+            })
+            .collect();
+        println!(
+            "  {name}'s slowest keys (#place, µs, the other side's µs there): {}",
+            slowest.join(", ")
+        );
+    }
+}
+
 fn main() {
     if std::env::args().any(|arg| arg == "--list") {
         return;
@@ -437,6 +461,9 @@ fn main() {
     }
     let p50_ratio = ratio(nagi_p50, tmux_p50);
     let p99_ratio = ratio(nagi_p99, tmux_p99);
+    if p99_ratio > 1.0 {
+        print_slowest_keys(&all_nagi, &all_tmux);
+    }
     println!(
         "  nagi/tmux p50 {p50_ratio:.2}x: {} (target <= 1.0x)",
         verdict(p50_ratio)
