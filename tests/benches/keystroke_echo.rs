@@ -388,7 +388,7 @@ fn main() {
                 let mut tmux_samples = Vec::with_capacity(per_round);
                 let mut nagi_samples = Vec::with_capacity(per_round);
                 for key in 0..per_round {
-                    if (round * per_round + key) % 2 == 0 {
+                    if (round * per_round + key).is_multiple_of(2) {
                         tmux_samples.push(tmux_client.next_keystroke(gap, &mut tmux_key));
                         nagi_samples.push(nagi_client.next_keystroke(gap, &mut nagi_key));
                     } else {
