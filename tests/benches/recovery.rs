@@ -109,11 +109,7 @@ fn main() {
     let mut client = env.client();
     for index in 0..missions {
         let mission_id = format!("m{index:05}");
-        let repository = if index < live {
-            live_repos[index].path_text()
-        } else {
-            shared_repo.path_text()
-        };
+        let repository = live_repos.get(index).unwrap_or(&shared_repo).path_text();
         client
             .request("mission.create", create_params(&mission_id, &repository))
             .unwrap();
