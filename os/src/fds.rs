@@ -91,27 +91,6 @@ pub fn wait_readable_any<const N: usize>(fds: [RawFd; N]) -> std::io::Result<[bo
     }
 }
 
-/// As [`wait_readable_any`], but until `busy_until` it does not sleep: it polls without
-/// blocking and yields the CPU between polls. For an answer expected within microseconds
-/// (a key's echo): on a virtual machine, waking a thread whose CPU has halted takes
-/// 100-200 µs, several times the answer's own cost. Past `busy_until`, it sleeps as
-/// `wait_readable_any` does.
-pub fn wait_readable_any_busy<const N: usize>(
-    fds: [RawFd; N],
-    busy_until: std::time::Instant,
-) -> std::io::Result<[bool; N]> {
-    let mut polls = readable_polls(fds);
-    while std::time::Instant::now() < busy_until {
-        if let Some(ready) = poll_readable(&mut polls, 0)? {
-            return Ok(ready);
-        }
-        // SAFETY: no arguments; lets a thread woken on this CPU (the program answering)
-        // run at once.
-        unsafe { libc::sched_yield() };
-    }
-    wait_readable_any(fds)
-}
-
 fn readable_polls<const N: usize>(fds: [RawFd; N]) -> [libc::pollfd; N] {
     fds.map(|fd| libc::pollfd {
         fd,
@@ -179,38 +158,5 @@ mod tests {
         drop(quiet_peer);
         let ready = wait_readable_any([quiet.as_raw_fd(), -1]).unwrap();
         assert_eq!(ready, [true, false]);
-    }
-
-    #[test]
-    fn the_busy_wait_sees_data_that_comes_during_it_and_after_it() {
-        use std::time::{Duration, Instant};
-        let (quiet, _quiet_peer) = UnixStream::pair().unwrap();
-        let (talking, mut talking_peer) = UnixStream::pair().unwrap();
-        // Within the busy window: data written by another thread 1 ms into a 1 s window.
-        let writer = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(1));
-            talking_peer.write_all(b"x").unwrap();
-            talking_peer
-        });
-        let ready = wait_readable_any_busy(
-            [quiet.as_raw_fd(), talking.as_raw_fd()],
-            Instant::now() + Duration::from_secs(1),
-        )
-        .unwrap();
-        assert_eq!(ready, [false, true]);
-        let mut talking_peer = writer.join().unwrap();
-        let mut buffer = [0u8; 8];
-        assert_eq!((&talking).read(&mut buffer).unwrap(), 1);
-        // After the window (already over): it sleeps until the data comes, as the plain
-        // wait does.
-        let writer = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(20));
-            talking_peer.write_all(b"y").unwrap();
-        });
-        let ready =
-            wait_readable_any_busy([quiet.as_raw_fd(), talking.as_raw_fd()], Instant::now())
-                .unwrap();
-        assert_eq!(ready, [false, true]);
-        writer.join().unwrap();
     }
 }

@@ -9,6 +9,8 @@
 //! - `locks`: the server's `flock` and the byte-range locks of checkout claims.
 //! - `fds`: non-blocking descriptors (a pane's PTY master) and waiting for them.
 //! - `terminal`: another process's terminal, opened through `/proc` for a direct attach.
+//! - `idle_spin`: keeping a CPU from halting, at idle priority, while a thread sleeps for
+//!   an answer due within microseconds (a key's echo).
 //!
 //! What is deliberately not here: spawning (each owner spawns through its library:
 //! portable-pty, `std::process`, `tokio::process`) and Landlock, which belongs to the
@@ -16,6 +18,7 @@
 
 pub mod children;
 pub mod fds;
+pub mod idle_spin;
 pub mod locks;
 pub mod peer;
 pub mod procfs;

@@ -8,18 +8,21 @@
 //! The keys are read by a thread of their own, which writes what the controller typed to
 //! the pane's terminal itself (`PaneHost::session_input_on_this_thread`) and, while the
 //! pane's output is quiet, reads that output too (`nagi_pane::quiet_reading`): a key and
-//! its echo wake that one thread, as they wake tmux's server, rather than runtime workers. Only what the connection must answer (a refusal, a leave, a terminal
-//! gone) goes to the connection's reader. The runtime never polls the terminal for reads;
-//! a write that finds it full waits on a registration of a duplicate for writability, made
-//! for that wait only (a terminal becomes writable each time its output drains, which
-//! would wake the runtime after every echo).
+//! its echo wake that one thread, as they wake tmux's server, rather than runtime workers.
+//! While it sleeps for a typed key's echo, an idle-priority spinner keeps its CPU from
+//! halting (`nagi_os::idle_spin`). Only what the connection must answer (a refusal, a
+//! leave, a terminal gone) goes to the connection's reader. The runtime never polls the
+//! terminal for reads; a write that finds it full waits on a registration of a duplicate
+//! for writability, made for that wait only (a terminal becomes writable each time its
+//! output drains, which would wake the runtime after every echo).
 
 use std::fs::File;
 use std::io::{PipeWriter, Read, Write};
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
-use nagi_os::fds::{wait_readable_any, wait_readable_any_busy};
+use nagi_os::fds::wait_readable_any;
+use nagi_os::idle_spin::IdleSpinners;
 use nagi_pane::PaneHost;
 use nagi_pane::attach_direct::DirectOutput;
 use nagi_pane::attach_input::{InputDecoder, KeyboardAction, observer_leaves};
@@ -142,20 +145,21 @@ impl DirectKeys {
     }
 }
 
-/// How long the key thread waits for a typed key's echo without sleeping, unless
-/// `NAGI_ECHO_BUSY_WAIT_MICROS` says otherwise (0: never). A shell's echo comes within
-/// 50-300 µs; on a virtual machine a sleeping thread whose CPU halted takes 100-200 µs more
-/// to wake. At most this much CPU per typed chunk: 0.5% of a core at ten keys a second.
-const ECHO_WAIT_BUSY: std::time::Duration = std::time::Duration::from_micros(500);
+/// How long, after a typed key, the key thread's CPU is kept from halting while the thread
+/// sleeps for the echo (`nagi_os::idle_spin`), unless `NAGI_ECHO_BUSY_WAIT_MICROS` says
+/// otherwise (0: never). A shell's echo comes within 50-300 µs; on a virtual machine a
+/// thread whose CPU halted takes 100-200 µs more to wake. The spinner runs at idle
+/// priority, so this takes no CPU from anything else that wants it.
+const ECHO_WAIT_SPIN: std::time::Duration = std::time::Duration::from_micros(500);
 
-fn echo_wait_busy() -> std::time::Duration {
+fn echo_wait_spin() -> std::time::Duration {
     static CHOSEN: std::sync::OnceLock<std::time::Duration> = std::sync::OnceLock::new();
     *CHOSEN.get_or_init(|| {
         std::env::var("NAGI_ECHO_BUSY_WAIT_MICROS")
             .ok()
             .and_then(|text| text.trim().parse::<u64>().ok())
             .map(|micros| std::time::Duration::from_micros(micros.min(10_000)))
-            .unwrap_or(ECHO_WAIT_BUSY)
+            .unwrap_or(ECHO_WAIT_SPIN)
     })
 }
 
@@ -180,8 +184,8 @@ fn read_keys(
             .flatten(),
         _ => None,
     };
-    // Set after a typed key while this thread reads the pane's output: until then it waits
-    // for the echo without sleeping (echo_wait_busy).
+    // Set after a typed key while this thread reads the pane's output: until then its CPU
+    // is kept from halting while it sleeps for the echo (echo_wait_spin).
     let mut echo_expected_until: Option<std::time::Instant> = None;
     loop {
         let (signal, master) = match &output {
@@ -189,10 +193,16 @@ fn read_keys(
             None => (-1, -1),
         };
         let fds = [stop.as_raw_fd(), terminal.as_raw_fd(), signal, master];
-        let ready = match echo_expected_until.take() {
-            Some(until) if master >= 0 => wait_readable_any_busy(fds, until),
-            _ => wait_readable_any(fds),
+        // The spinner stops by itself once one of `fds` can be read; the guard ends it at
+        // the latest when this turn of the loop ends.
+        let _spinning = match echo_expected_until.take() {
+            Some(until) if master >= 0 => IdleSpinners::global().spin_here(
+                until.saturating_duration_since(std::time::Instant::now()),
+                &fds,
+            ),
+            _ => None,
         };
+        let ready = wait_readable_any(fds);
         let Ok([stopped, typed, signalled, echoed]) = ready else {
             return Some(Keys::Gone);
         };
@@ -236,9 +246,9 @@ fn read_keys(
             let (session_id, client_id) = (&reader.session_id, &reader.client_id);
             let outcome = match action {
                 KeyboardAction::Input(data) => {
-                    let busy = echo_wait_busy();
+                    let spin = echo_wait_spin();
                     echo_expected_until =
-                        (!busy.is_zero()).then(|| std::time::Instant::now() + busy);
+                        (!spin.is_zero()).then(|| std::time::Instant::now() + spin);
                     reader.panes.session_input_on_this_thread(
                         session_id,
                         client_id,
