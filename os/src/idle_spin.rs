@@ -9,13 +9,14 @@
 //! another CPU.
 //!
 //! So the waiting thread sleeps, and a spinner thread of this module keeps its CPU busy
-//! meanwhile. The spinner runs under `SCHED_IDLE`: the scheduler counts its CPU as idle when
-//! it places a woken task, and any task of normal priority preempts it. A task can also
-//! come to the CPU without a wake-up there (moved by load balancing) and then waits for the
-//! running task to give way, so the spinner yields between its polls; and it stops by
-//! itself once one of the caller's descriptors can be read (the caller is awake). There
-//! is one spinner per CPU, pinned to it and started the first time a thread asks on that
-//! CPU, so that waking it is a wake-up on the caller's own CPU, not on a halted one.
+//! meanwhile. The spinner runs under `SCHED_IDLE`: the scheduler counts its CPU as idle
+//! when it places a woken task, and a task of normal priority woken there preempts it. Yet
+//! a spinner that never gave way held tasks up for as long as it spun (measured; the likely
+//! way is a task moved to its CPU by load balancing, which preempts nothing), so the
+//! spinner yields between its polls; and it stops by itself once one of the caller's
+//! descriptors can be read (the caller is awake). There is one spinner per CPU, pinned to
+//! it and started the first time a thread asks on that CPU, so that waking it is a wake-up
+//! on the caller's own CPU, not on a halted one.
 //!
 //! What is deliberately absent:
 //! - Raising a spinner's priority again. An unprivileged thread that has set `SCHED_IDLE`
@@ -159,8 +160,8 @@ impl Spinner {
             while self.now_nanos() < self.until_nanos.load(Ordering::Acquire)
                 && !any_readable(&mut polls)
             {
-                // SAFETY: no arguments. A task that came to this CPU without a wake-up
-                // here (moved by load balancing) runs at once.
+                // SAFETY: no arguments. Any task waiting for this CPU, however it came
+                // here, runs at once.
                 unsafe { libc::sched_yield() };
             }
         }
@@ -253,19 +254,33 @@ mod tests {
         pin_to_cpu(cpu).expect("a test thread may pin itself");
     }
 
+    /// Pins the test's thread to `cpu`, asks that CPU's spinner to spin for `spin_for`
+    /// (ended early by `until_readable`), and answers the guard and the spinner's thread id.
+    fn ask_spinner_on(
+        cpu: usize,
+        spin_for: Duration,
+        until_readable: &[RawFd],
+    ) -> (SpinGuard, libc::pid_t) {
+        pin_this_thread_to(cpu);
+        let guard = IdleSpinners::global()
+            .spin_here(spin_for, until_readable)
+            .unwrap_or_else(|| panic!("CPU {cpu} has no spinner"));
+        let cpu = cpu.to_string();
+        let Some((spinner, _)) = spinner_threads()
+            .into_iter()
+            .find(|(_, allowed)| *allowed == cpu)
+        else {
+            panic!("no spinner pinned to CPU {cpu}");
+        };
+        (guard, spinner)
+    }
+
     /// The spinner of the caller's CPU runs at idle priority, pinned to that CPU, spins
     /// while asked (its CPU time grows) and stops when the guard drops.
     #[test]
     fn a_spinner_spins_at_idle_priority_on_the_callers_cpu_until_released() {
         let _serial = one_at_a_time();
-        pin_this_thread_to(0);
-        let guard = IdleSpinners::global()
-            .spin_here(Duration::from_millis(300), &[])
-            .expect("CPU 0 has a spinner");
-        let (spinner, _) = spinner_threads()
-            .into_iter()
-            .find(|(_, cpu)| cpu == "0")
-            .expect("a spinner pinned to CPU 0");
+        let (guard, spinner) = ask_spinner_on(0, Duration::from_millis(300), &[]);
         // SAFETY: sched_getscheduler reads the policy of a thread of this process.
         assert_eq!(
             unsafe { libc::sched_getscheduler(spinner) },
@@ -297,14 +312,7 @@ mod tests {
     #[test]
     fn a_spinner_gives_its_cpu_to_a_thread_of_normal_priority() {
         let _serial = one_at_a_time();
-        pin_this_thread_to(0);
-        let _guard = IdleSpinners::global()
-            .spin_here(Duration::from_secs(2), &[])
-            .expect("CPU 0 has a spinner");
-        let (spinner, _) = spinner_threads()
-            .into_iter()
-            .find(|(_, cpu)| cpu == "0")
-            .expect("a spinner pinned to CPU 0");
+        let (guard, spinner) = ask_spinner_on(0, Duration::from_secs(2), &[]);
         let spinner_before = cpu_time(spinner);
         let worker = std::thread::spawn(|| {
             pin_this_thread_to(0);
@@ -318,7 +326,7 @@ mod tests {
         });
         let worker_ran = worker.join().unwrap();
         let spinner_ran = cpu_time(spinner) - spinner_before;
-        drop(_guard);
+        drop(guard);
         assert!(
             spinner_ran * 10 < worker_ran,
             "the spinner ran {spinner_ran} ns while a normal thread on its CPU ran {worker_ran} ns"
@@ -331,21 +339,12 @@ mod tests {
         use std::io::Write;
         use std::os::fd::AsRawFd;
         let _serial = one_at_a_time();
-        pin_this_thread_to(1.min(cpus() - 1));
         let (reader, mut writer) = std::io::pipe().unwrap();
-        let _guard = IdleSpinners::global()
-            .spin_here(Duration::from_secs(5), &[-1, reader.as_raw_fd()])
-            .expect("this CPU has a spinner");
+        let cpu = 1.min(IdleSpinners::global().by_cpu.len() - 1);
+        let (_guard, spinner) =
+            ask_spinner_on(cpu, Duration::from_secs(5), &[-1, reader.as_raw_fd()]);
         writer.write_all(b"x").unwrap();
-        // SAFETY: sched_getcpu has no preconditions.
-        let cpu = unsafe { libc::sched_getcpu() }.to_string();
         std::thread::sleep(Duration::from_millis(50));
-        let Some((spinner, _)) = spinner_threads()
-            .into_iter()
-            .find(|(_, allowed)| *allowed == cpu)
-        else {
-            panic!("no spinner pinned to CPU {cpu}");
-        };
         let stopped = cpu_time(spinner);
         std::thread::sleep(Duration::from_millis(100));
         let after = cpu_time(spinner) - stopped;
@@ -353,9 +352,5 @@ mod tests {
             after < 2_000_000,
             "the spinner ran {after} ns in 100 ms after the data came"
         );
-    }
-
-    fn cpus() -> usize {
-        IdleSpinners::global().by_cpu.len()
     }
 }
