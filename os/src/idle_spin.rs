@@ -18,6 +18,13 @@
 //! it and started the first time a thread asks on that CPU, so that waking it is a wake-up
 //! on the caller's own CPU, not on a halted one.
 //!
+//! Idle priority is idle only within the spinner's own scheduling group. Linux groups the
+//! tasks of a session (autogroup, on by default on desktops), and between groups a group
+//! with only its spinner runnable weighs as much as any other: a spinner that spun on while
+//! a build of another terminal wanted its CPU took half of that CPU (measured). So a spinner
+//! gives an ask up as soon as it finds that another task held its CPU for over 100 µs,
+//! before it got to run or between two of its polls: that CPU is not about to halt anyway.
+//!
 //! What is deliberately absent:
 //! - Raising a spinner's priority again. An unprivileged thread that has set `SCHED_IDLE`
 //!   may not set `SCHED_OTHER` back, so a spinner is idle for life.
@@ -34,6 +41,12 @@ use std::time::{Duration, Instant};
 /// How many of the caller's descriptors a spinner watches.
 const WATCHED: usize = 4;
 
+/// A gap in the spinner's running longer than this means another task held its CPU: an
+/// interrupt or a kernel worker delivering the echo takes a few microseconds, the shell
+/// that echoes tens; a thread of another program that the scheduler ran instead of the
+/// spinner, a slice of at least 700 µs.
+const CPU_WANTED_AFTER_NANOS: u64 = 100_000;
+
 /// The spinners, by CPU. A CPU whose spinner could not be started (its policy or its
 /// affinity refused) has `None`, and callers there sleep without one.
 pub struct IdleSpinners {
@@ -46,6 +59,8 @@ struct Spinner {
     until_nanos: AtomicU64,
     /// The caller's descriptors (-1: none) whose readiness ends the spin.
     until_readable: [AtomicI32; WATCHED],
+    /// When the last ask came, in nanoseconds since `epoch`.
+    asked_at_nanos: AtomicU64,
     /// An ask the spinner has not taken up yet.
     pending: AtomicBool,
     thread: OnceLock<Thread>,
@@ -101,6 +116,7 @@ impl Spinner {
     fn start(cpu: usize) -> std::io::Result<Arc<Spinner>> {
         let spinner = Arc::new(Spinner {
             until_nanos: AtomicU64::new(0),
+            asked_at_nanos: AtomicU64::new(0),
             until_readable: std::array::from_fn(|_| AtomicI32::new(-1)),
             pending: AtomicBool::new(false),
             thread: OnceLock::new(),
@@ -137,7 +153,9 @@ impl Spinner {
         let spin_for = u64::try_from(spin_for.as_nanos())
             .unwrap_or(u64::MAX)
             .max(1);
-        let until = self.now_nanos().saturating_add(spin_for);
+        let now = self.now_nanos();
+        self.asked_at_nanos.store(now, Ordering::Release);
+        let until = now.saturating_add(spin_for);
         self.until_nanos.fetch_max(until, Ordering::AcqRel);
         if !self.pending.swap(true, Ordering::AcqRel)
             && let Some(thread) = self.thread.get()
@@ -146,20 +164,36 @@ impl Spinner {
         }
     }
 
-    /// The spinner's life: sleep until asked, spin until the ask ends, again.
+    /// The spinner's life: sleep until asked, spin until the ask ends, again. An ask is
+    /// given up when another task held the CPU for over `CPU_WANTED_AFTER_NANOS`, before the
+    /// spinner got to it or between two of its polls: that CPU is not about to halt, and
+    /// spinning on would take time from that task when it is in another session (see the
+    /// module doc).
     fn serve(&self) {
         loop {
             while !self.pending.swap(false, Ordering::AcqRel) {
                 std::thread::park();
+            }
+            let mut last_ran = self.now_nanos();
+            if last_ran.saturating_sub(self.asked_at_nanos.load(Ordering::Acquire))
+                > CPU_WANTED_AFTER_NANOS
+            {
+                continue;
             }
             let mut polls = self.until_readable.each_ref().map(|watched| libc::pollfd {
                 fd: watched.load(Ordering::Relaxed),
                 events: libc::POLLIN,
                 revents: 0,
             });
-            while self.now_nanos() < self.until_nanos.load(Ordering::Acquire)
-                && !any_readable(&mut polls)
-            {
+            loop {
+                let now = self.now_nanos();
+                if now.saturating_sub(last_ran) > CPU_WANTED_AFTER_NANOS
+                    || now >= self.until_nanos.load(Ordering::Acquire)
+                    || any_readable(&mut polls)
+                {
+                    break;
+                }
+                last_ran = now;
                 // SAFETY: no arguments. Any task waiting for this CPU, however it came
                 // here, runs at once.
                 unsafe { libc::sched_yield() };
@@ -256,22 +290,26 @@ mod tests {
 
     /// Pins the test's thread to `cpu`, asks that CPU's spinner to spin for `spin_for`
     /// (ended early by `until_readable`), and answers the guard and the spinner's thread id.
+    /// The caller must sleep at once, as a key thread does: a spinner that gets its CPU
+    /// late gives the ask up.
     fn ask_spinner_on(
         cpu: usize,
         spin_for: Duration,
         until_readable: &[RawFd],
     ) -> (SpinGuard, libc::pid_t) {
         pin_this_thread_to(cpu);
-        let guard = IdleSpinners::global()
-            .spin_here(spin_for, until_readable)
-            .unwrap_or_else(|| panic!("CPU {cpu} has no spinner"));
-        let cpu = cpu.to_string();
+        // The first ask starts the spinner; it is found before the ask that counts.
+        drop(IdleSpinners::global().spin_here(Duration::ZERO, &[]));
+        let cpu_name = cpu.to_string();
         let Some((spinner, _)) = spinner_threads()
             .into_iter()
-            .find(|(_, allowed)| *allowed == cpu)
+            .find(|(_, allowed)| *allowed == cpu_name)
         else {
             panic!("no spinner pinned to CPU {cpu}");
         };
+        let guard = IdleSpinners::global()
+            .spin_here(spin_for, until_readable)
+            .unwrap_or_else(|| panic!("CPU {cpu} has no spinner"));
         (guard, spinner)
     }
 
@@ -307,15 +345,15 @@ mod tests {
         );
     }
 
-    /// A thread of normal priority that wants the spinner's CPU gets it: the spinner
-    /// takes a small share of what that thread takes.
+    /// A thread of normal priority that wakes on the spinner's CPU while it spins gets
+    /// that CPU: the spinner takes a small share of what that thread takes.
     #[test]
     fn a_spinner_gives_its_cpu_to_a_thread_of_normal_priority() {
         let _serial = one_at_a_time();
-        let (guard, spinner) = ask_spinner_on(0, Duration::from_secs(2), &[]);
-        let spinner_before = cpu_time(spinner);
-        let worker = std::thread::spawn(|| {
+        let (go, wait_for_go) = std::sync::mpsc::channel::<()>();
+        let worker = std::thread::spawn(move || {
             pin_this_thread_to(0);
+            wait_for_go.recv().unwrap();
             // SAFETY: gettid has no preconditions.
             let id = unsafe { libc::gettid() };
             let start = Instant::now();
@@ -324,12 +362,70 @@ mod tests {
             }
             cpu_time(id)
         });
+        let (guard, spinner) = ask_spinner_on(0, Duration::from_secs(2), &[]);
+        std::thread::sleep(Duration::from_millis(20));
+        let spinner_before = cpu_time(spinner);
+        go.send(()).unwrap();
         let worker_ran = worker.join().unwrap();
         let spinner_ran = cpu_time(spinner) - spinner_before;
         drop(guard);
         assert!(
             spinner_ran * 10 < worker_ran,
             "the spinner ran {spinner_ran} ns while a normal thread on its CPU ran {worker_ran} ns"
+        );
+    }
+
+    /// A program of another session that wants the spinner's CPU gets nearly all of it.
+    /// The scheduler groups threads by session (autogroup), and between groups an
+    /// idle-priority thread weighs as much as its group: a spinner that kept spinning would
+    /// take half of that CPU from a build in another terminal.
+    #[test]
+    fn a_spinner_gives_its_cpu_to_a_program_of_another_session() {
+        use std::os::unix::process::CommandExt;
+        let _serial = one_at_a_time();
+        let mut command = std::process::Command::new("sh");
+        command.args(["-c", "while :; do :; done"]);
+        // SAFETY: setsid and sched_setaffinity are system calls, safe between fork and
+        // exec; the CPU set is built before the fork.
+        let mut on_cpu_0: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        unsafe { libc::CPU_SET(0, &mut on_cpu_0) };
+        unsafe {
+            command.pre_exec(move || {
+                if libc::setsid() < 0
+                    || libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &on_cpu_0)
+                        != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            })
+        };
+        /// The loop, killed however the test ends: left running it would spin for good.
+        struct KilledOnDrop(std::process::Child);
+        impl Drop for KilledOnDrop {
+            fn drop(&mut self) {
+                let _ = self.0.kill();
+                let _ = self.0.wait();
+            }
+        }
+        let program = KilledOnDrop(command.spawn().expect("sh runs"));
+        let program_cpu_time = || -> u64 {
+            let stat =
+                std::fs::read_to_string(format!("/proc/{}/schedstat", program.0.id())).unwrap();
+            stat.split_whitespace().next().unwrap().parse().unwrap()
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        let (guard, _) = ask_spinner_on(0, Duration::from_secs(2), &[]);
+        let before = program_cpu_time();
+        let started = Instant::now();
+        std::thread::sleep(Duration::from_millis(300));
+        let program_ran = program_cpu_time() - before;
+        let wall = u64::try_from(started.elapsed().as_nanos()).unwrap();
+        drop(guard);
+        drop(program);
+        assert!(
+            program_ran * 10 > wall * 8,
+            "a program of another session ran {program_ran} ns of {wall} ns on the spinner's CPU"
         );
     }
 
