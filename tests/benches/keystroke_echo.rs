@@ -2,7 +2,10 @@
 //! shell, both clients on a pseudo-terminal that this bench owns (it plays the person's
 //! terminal emulator).
 //!
-//! The nagi side is a real `nagi server` started from a fresh config dir, a managed pane
+//! The nagi side is a real `nagi server` started from a fresh config dir in a session of
+//! its own (as the CLI starts one, and as tmux's server runs: Linux schedules each session
+//! as a group, so a server left in the bench's session would share the CPU share of
+//! whatever else that session runs), a managed pane
 //! running `bash --norc --noprofile` (made with `workspace.create`), and a real
 //! `nagi pane attach PANE` process on the bench's pty. The tmux side is a private tmux
 //! server with a session running the same shell, and a `tmux attach` client on another
@@ -369,7 +372,7 @@ fn main() {
     let tmux = Tmux::new(directory.path(), "nagi-bench-echo", 2000);
     let mut tmux_client = start_tmux(&tmux);
     let mut env = TestEnv::new();
-    env.start_server();
+    env.start_server_in_own_session();
     let mut nagi_client = start_nagi(&env);
 
     let mut tmux_key = b'a';

@@ -167,8 +167,21 @@ impl TestEnv {
         self.start_server_with(&[])
     }
 
+    /// [`TestEnv::start_server`] in a session of its own, as the CLI starts a server when
+    /// none answers (`cli/src/connect.rs`) and as tmux's server runs. Benchmarks against
+    /// tmux use it: Linux schedules each session as a group (autogroup), and a server left
+    /// in the benchmark's session would share its group's CPU with whatever else that
+    /// session runs.
+    pub fn start_server_in_own_session(&mut self) -> u32 {
+        self.spawn_server(&[], true)
+    }
+
     /// [`TestEnv::start_server`] with extra arguments to `nagi server`.
     pub fn start_server_with(&mut self, args: &[&str]) -> u32 {
+        self.spawn_server(args, false)
+    }
+
+    fn spawn_server(&mut self, args: &[&str], own_session: bool) -> u32 {
         std::fs::create_dir_all(&self.config_dir).unwrap();
         #[allow(clippy::permissions_set_readonly_false)]
         {
@@ -181,14 +194,25 @@ impl TestEnv {
             .append(true)
             .open(self.server_log_path())
             .unwrap();
-        let child = self
-            .command()
+        let mut command = self.command();
+        command
             .arg("server")
             .args(args)
             .stdout(Stdio::from(log.try_clone().unwrap()))
-            .stderr(Stdio::from(log))
-            .spawn()
-            .expect("nagi server starts");
+            .stderr(Stdio::from(log));
+        if own_session {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: setsid is async-signal-safe.
+            unsafe {
+                command.pre_exec(|| {
+                    if libc::setsid() < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        let child = command.spawn().expect("nagi server starts");
         let pid = child.id();
         self.server = Some(ServerProcess { child });
         self.wait_until_answering();
