@@ -189,10 +189,10 @@ impl Spinner {
     }
 
     /// The spinner's life: sleep until asked, spin until the ask ends, again. An ask is
-    /// given up when another task held the CPU for over `CPU_WANTED_AFTER_NANOS`, before the
-    /// spinner got to it or between two of its polls: that CPU is not about to halt, and
-    /// spinning on would take time from that task when it is in another session (see the
-    /// module doc).
+    /// given up, and the CPU paused (`pause`), when every CPU has work or another task held
+    /// this one for over `CPU_WANTED_AFTER_NANOS`, before the spinner got to it or between
+    /// two of its polls: that CPU is not about to halt, and spinning on would take time
+    /// from that task when it is in another session (see the module doc).
     fn serve(&self) {
         let mut load = LoadAverage::open();
         loop {
@@ -230,9 +230,7 @@ impl Spinner {
             }
         }
     }
-}
 
-impl Spinner {
     /// Takes no asks for a while: another task held this CPU (`CONTENDED_PAUSE_NANOS`).
     fn pause(&self, now: u64) {
         let pause = self.next_pause_nanos.load(Ordering::Relaxed);
@@ -491,19 +489,14 @@ mod tests {
         let _serial = one_at_a_time();
         let mut command = std::process::Command::new("sh");
         command.args(["-c", "while :; do :; done"]);
-        // SAFETY: setsid and sched_setaffinity are system calls, safe between fork and
-        // exec; the CPU set is built before the fork.
-        let mut on_cpu_0: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        unsafe { libc::CPU_SET(0, &mut on_cpu_0) };
+        // SAFETY: setsid and pin_to_cpu's sched_setaffinity are system calls, safe between
+        // fork and exec; pin_to_cpu allocates only on a failure it returns.
         unsafe {
-            command.pre_exec(move || {
-                if libc::setsid() < 0
-                    || libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &on_cpu_0)
-                        != 0
-                {
+            command.pre_exec(|| {
+                if libc::setsid() < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                Ok(())
+                pin_to_cpu(0)
             })
         };
         /// The loop, killed however the test ends: left running it would spin for good.
