@@ -11,6 +11,7 @@
 //! - `terminal`: another process's terminal, opened through `/proc` for a direct attach.
 //! - `idle_spin`: keeping a CPU from halting, at idle priority, while a thread sleeps for
 //!   an answer due within microseconds (a key's echo).
+//! - `sched_slice`: a short scheduler slice for a thread that waits on a person.
 //!
 //! What is deliberately not here: spawning (each owner spawns through its library:
 //! portable-pty, `std::process`, `tokio::process`) and Landlock, which belongs to the
@@ -22,5 +23,6 @@ pub mod idle_spin;
 pub mod locks;
 pub mod peer;
 pub mod procfs;
+pub mod sched_slice;
 pub mod signals;
 pub mod terminal;

@@ -10,7 +10,8 @@
 //! pane's output is quiet, reads that output too (`nagi_pane::quiet_reading`): a key and
 //! its echo wake that one thread, as they wake tmux's server, rather than runtime workers.
 //! While it sleeps for a typed key's echo, an idle-priority spinner keeps its CPU from
-//! halting (`nagi_os::idle_spin`). Only what the connection must answer (a refusal, a
+//! halting (`nagi_os::idle_spin`), and the thread asks for a short scheduler slice, so
+//! that its wake-ups preempt a long-running task at once (`nagi_os::sched_slice`). Only what the connection must answer (a refusal, a
 //! leave, a terminal gone) goes to the connection's reader. The runtime never polls the
 //! terminal for reads; a write that finds it full waits on a registration of a duplicate
 //! for writability, made for that wait only (a terminal becomes writable each time its
@@ -123,6 +124,10 @@ impl DirectKeys {
         std::thread::Builder::new()
             .name("nagi-direct-keys".into())
             .spawn(move || {
+                // A kernel that refuses only costs latency on a busy machine.
+                if let Some(slice) = key_thread_slice() {
+                    let _ = nagi_os::sched_slice::request_short_slice(slice);
+                }
                 let last = read_keys(&reader, &terminal, &stop_reader, &pass_on);
                 // Let go of the terminal before the connection hears of the leave: the
                 // client restores the terminal once it is told, and no server descriptor
@@ -161,6 +166,22 @@ fn echo_wait_spin() -> std::time::Duration {
             .map(|micros| std::time::Duration::from_micros(micros.min(10_000)))
             .unwrap_or(ECHO_WAIT_SPIN)
     })
+}
+
+/// The scheduler slice the key thread asks for (`nagi_os::sched_slice`), unless
+/// `NAGI_KEY_SLICE_MICROS` says otherwise (0: the default slice). A key's work on this
+/// thread takes tens of microseconds; with the default slice (0.7 ms times 1 + log2 of the
+/// CPUs), its wake-up for a key or an echo on a CPU that runs a long task of another
+/// session may wait for that task's slice to end, up to a scheduler tick.
+const KEY_THREAD_SLICE: std::time::Duration = std::time::Duration::from_micros(100);
+
+fn key_thread_slice() -> Option<std::time::Duration> {
+    let slice = std::env::var("NAGI_KEY_SLICE_MICROS")
+        .ok()
+        .and_then(|text| text.trim().parse::<u64>().ok())
+        .map(std::time::Duration::from_micros)
+        .unwrap_or(KEY_THREAD_SLICE);
+    (!slice.is_zero()).then_some(slice)
 }
 
 /// The key thread: reads, decodes and types until the session is left, the terminal is

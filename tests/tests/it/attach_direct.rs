@@ -32,6 +32,22 @@ fn server_holds(env: &TestEnv, tty: &Path) -> bool {
         .any(|entry| std::fs::read_link(entry.path()).is_ok_and(|target| target == tty))
 }
 
+/// The scheduler slice of the server's key thread of a direct attach (`nagi-direct-keys`,
+/// which the kernel cuts to 15 bytes).
+fn key_thread_slice(env: &TestEnv) -> std::time::Duration {
+    let pid = env.server_pid().expect("the server runs");
+    let thread_id = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .expect("the server's threads")
+        .flatten()
+        .find(|task| {
+            std::fs::read_to_string(task.path().join("comm"))
+                .is_ok_and(|name| name.trim_end() == "nagi-direct-key")
+        })
+        .and_then(|task| task.file_name().to_str()?.parse::<i32>().ok())
+        .expect("the server has a key thread while a direct attach lasts");
+    nagi_os::sched_slice::slice_of(thread_id).expect("the key thread's scheduling attributes")
+}
+
 fn visible(env: &TestEnv, pane_id: &str) -> String {
     ok_valid(
         env,
@@ -92,6 +108,13 @@ fn a_direct_attach_types_echoes_resizes_and_lets_go_of_the_terminal_on_detach() 
         server_holds(&env, &tty)
     });
     assert!(alternate_screen_on(&tmux, "t"));
+    // The key thread asked for a short slice, so that its wake-ups preempt a busy CPU's
+    // long task (kernels before 6.12 keep no slice of a thread's own).
+    if nagi_os::sched_slice::kernel_keeps_own_slices() {
+        eventually("the key thread runs with a 0.1 ms slice", || {
+            key_thread_slice(&env) == std::time::Duration::from_micros(100)
+        });
+    }
     eventually("the pane takes the tmux window's size", || {
         viewport(&env, &id) == 30
     });
