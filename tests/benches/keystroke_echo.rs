@@ -26,6 +26,12 @@
 //! side's slowest keys beside the other side's key at the same place, which tells a slow
 //! phase of the host (both slow) from one side's own stalls.
 //!
+//! To measure a busy machine, start the load in sessions of its own (`setsid yes >
+//! /dev/null`), as a build in another terminal runs. Load started in the bench's session
+//! shares the bench's scheduling group, and the bench plays the terminal emulator, which
+//! never runs in its shell's session: its own wake-ups would then wait on the load on both
+//! sides.
+//!
 //! Run:
 //! `cargo build --release -p nagi && cargo bench -p nagi-tests --bench keystroke_echo`
 //! (the bench uses the `nagi` next to it, or `NAGI_BIN`). `NAGI_BENCH_ROUNDS` (10) and
