@@ -11,11 +11,12 @@
 //! its echo wake that one thread, as they wake tmux's server, rather than runtime workers.
 //! While it sleeps for a typed key's echo, an idle-priority spinner keeps its CPU from
 //! halting (`nagi_os::idle_spin`), and the thread asks for a short scheduler slice, so
-//! that its wake-ups preempt a long-running task at once (`nagi_os::sched_slice`). Only what the connection must answer (a refusal, a
-//! leave, a terminal gone) goes to the connection's reader. The runtime never polls the
-//! terminal for reads; a write that finds it full waits on a registration of a duplicate
-//! for writability, made for that wait only (a terminal becomes writable each time its
-//! output drains, which would wake the runtime after every echo).
+//! that its wake-ups preempt a long-running task at once (`nagi_os::sched_slice`). Only
+//! what the connection must answer (a refusal, a leave, a terminal gone) goes to the
+//! connection's reader. The runtime never polls the terminal for reads; a write that finds
+//! it full waits on a registration of a duplicate for writability, made for that wait only
+//! (a terminal becomes writable each time its output drains, which would wake the runtime
+//! after every echo).
 
 use std::fs::File;
 use std::io::{PipeWriter, Read, Write};
