@@ -4,9 +4,11 @@
 //! (`sched_attr.sched_runtime`, 0.1 ms to 100 ms, no privilege needed). The EEVDF
 //! scheduler lets a waking thread whose slice is shorter than the running thread's preempt
 //! it at once, instead of waiting until that thread has run its own slice out (up to a
-//! scheduler tick, 4 ms at 250 Hz). A thread that runs for microseconds per wake-up, such
-//! as the key thread of a direct attach, gives nothing up by it: its runs were short
-//! anyway. Older kernels take the request and ignore the length.
+//! scheduler tick, 4 ms at 250 Hz). It does so only while the waking thread is eligible,
+//! that is, has not had more than its share of the CPU lately: a wake-up soon after the
+//! thread's own run can still wait for the tick. A thread that runs for microseconds per
+//! wake-up, such as the key thread of a direct attach, gives nothing up by it: its runs
+//! were short anyway. Older kernels take the request and ignore the length.
 //!
 //! What is deliberately absent:
 //! - A slice for the pane's shell. Scheduling attributes pass to children, so the shell's

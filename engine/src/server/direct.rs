@@ -11,7 +11,9 @@
 //! its echo wake that one thread, as they wake tmux's server, rather than runtime workers.
 //! While it sleeps for a typed key's echo, an idle-priority spinner keeps its CPU from
 //! halting (`nagi_os::idle_spin`), and the thread asks for a short scheduler slice, so
-//! that its wake-ups preempt a long-running task at once (`nagi_os::sched_slice`). Only
+//! that its wake-ups preempt a long-running task rather than wait for that task's slice to
+//! end (`nagi_os::sched_slice`; a wake-up right after the thread's own run may still wait
+//! for the tick, as tmux's server's does). Only
 //! what the connection must answer (a refusal, a leave, a terminal gone) goes to the
 //! connection's reader. The runtime never polls the terminal for reads; a write that finds
 //! it full waits on a registration of a duplicate for writability, made for that wait only
@@ -161,12 +163,19 @@ const ECHO_WAIT_SPIN: std::time::Duration = std::time::Duration::from_micros(500
 fn echo_wait_spin() -> std::time::Duration {
     static CHOSEN: std::sync::OnceLock<std::time::Duration> = std::sync::OnceLock::new();
     *CHOSEN.get_or_init(|| {
-        std::env::var("NAGI_ECHO_BUSY_WAIT_MICROS")
-            .ok()
-            .and_then(|text| text.trim().parse::<u64>().ok())
-            .map(|micros| std::time::Duration::from_micros(micros.min(10_000)))
+        micros_from_env("NAGI_ECHO_BUSY_WAIT_MICROS")
+            .map(|wait| wait.min(std::time::Duration::from_millis(10)))
             .unwrap_or(ECHO_WAIT_SPIN)
     })
+}
+
+/// A duration in microseconds from the server's environment; `None` when unset or not a
+/// number.
+fn micros_from_env(name: &str) -> Option<std::time::Duration> {
+    std::env::var(name)
+        .ok()
+        .and_then(|text| text.trim().parse::<u64>().ok())
+        .map(std::time::Duration::from_micros)
 }
 
 /// The scheduler slice the key thread asks for (`nagi_os::sched_slice`), unless
@@ -177,11 +186,7 @@ fn echo_wait_spin() -> std::time::Duration {
 const KEY_THREAD_SLICE: std::time::Duration = std::time::Duration::from_micros(100);
 
 fn key_thread_slice() -> Option<std::time::Duration> {
-    let slice = std::env::var("NAGI_KEY_SLICE_MICROS")
-        .ok()
-        .and_then(|text| text.trim().parse::<u64>().ok())
-        .map(std::time::Duration::from_micros)
-        .unwrap_or(KEY_THREAD_SLICE);
+    let slice = micros_from_env("NAGI_KEY_SLICE_MICROS").unwrap_or(KEY_THREAD_SLICE);
     (!slice.is_zero()).then_some(slice)
 }
 

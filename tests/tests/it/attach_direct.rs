@@ -114,6 +114,11 @@ fn a_direct_attach_types_echoes_resizes_and_lets_go_of_the_terminal_on_detach() 
         eventually("the key thread runs with a 0.1 ms slice", || {
             key_thread_slice(&env) == std::time::Duration::from_micros(100)
         });
+    } else {
+        missing_prerequisite(
+            "the direct attach's key thread slice",
+            "this kernel is older than 6.12 and keeps no slice of a thread's own",
+        );
     }
     eventually("the pane takes the tmux window's size", || {
         viewport(&env, &id) == 30
