@@ -8,6 +8,8 @@
 //! - `signals`: signals that hit only the process that was meant.
 //! - `locks`: the server's `flock` and the byte-range locks of checkout claims.
 //! - `fds`: non-blocking descriptors (a pane's PTY master) and waiting for them.
+//! - `edges`: waiting on a few descriptors edge-triggered (epoll), so that a terminal is
+//!   asked only when something arrived on it.
 //! - `terminal`: another process's terminal, opened through `/proc` for a direct attach.
 //! - `idle_spin`: keeping a CPU from halting, at idle priority, while a thread sleeps for
 //!   an answer due within microseconds (a key's echo).
@@ -18,6 +20,7 @@
 //! provider launch that builds the ruleset.
 
 pub mod children;
+pub mod edges;
 pub mod fds;
 pub mod idle_spin;
 pub mod locks;

@@ -322,11 +322,14 @@ pub(crate) fn parse_inline(core: &PaneCore, bytes: &[u8]) -> bool {
 fn process_batch(core: &PaneCore, batch: &[u8]) {
     let (title_changed, scrolled) = {
         let mut terminal = lock(&core.terminal);
+        let mut session = lock(&core.session);
+        // The members are sent the output before the screen takes it in, so that an echo
+        // written inline to a terminal does not wait for the parse. Both locks are held
+        // until both are done, so a member that joins sees a screen and a ring that agree.
+        session.record_output(batch);
         let pushed_before = terminal.pushed_rows();
         terminal.process(batch);
         let title_changed = terminal.take_title_change();
-        let mut session = lock(&core.session);
-        session.record_output(batch);
         if session.keyframe_due() {
             let (rows, cols) = terminal.size();
             session.record_keyframe(KeyframeSource {

@@ -83,6 +83,12 @@ impl QuietReading {
         lock(&core.reader_turn).claimable()
     }
 
+    /// Tells this claim from any other, including a later claim whose pipe got the
+    /// descriptor numbers of this one's.
+    pub fn claim_id(&self) -> u64 {
+        self.claim
+    }
+
     /// The pipe that says the turn may have come: wait on it, and call
     /// [`QuietReading::signalled`] when it is readable.
     pub fn signal_fd(&self) -> RawFd {
@@ -108,39 +114,44 @@ impl QuietReading {
     /// The master was readable: reads what is there once, and feeds it to the pane as the
     /// task would. A read right after another (a stream) goes to the reader thread, which
     /// reads on until the output pauses. Waits only while 8 MiB of output are pending.
-    pub fn read_master(&mut self) {
+    /// Answers whether the read filled the buffer, so that more may be waiting (a caller
+    /// that waits for edges reads again without waiting).
+    pub fn read_master(&mut self) -> bool {
         let Some(fd) = self.master_to_wait_on() else {
-            return;
+            return false;
         };
         // SAFETY: the pane holds the master open while its core lives (`core` is ours);
         // the File is never dropped, so the descriptor is not closed here.
         let master = ManuallyDrop::new(unsafe { File::from_raw_fd(fd) });
         let count = match (&*master).read(&mut self.buffer) {
-            Ok(0) => return self.output_ended(),
-            Ok(count) => count,
-            Err(error)
-                if matches!(
-                    error.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
-                ) =>
-            {
-                return;
+            Ok(0) => {
+                self.output_ended();
+                return false;
             }
+            Ok(count) => count,
+            // Interrupted before anything was read: read again.
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => return true,
+            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => return false,
             // EIO once every process closed the slave side.
-            Err(_) => return self.output_ended(),
+            Err(_) => {
+                self.output_ended();
+                return false;
+            }
         };
+        let filled = count == self.buffer.len();
         let core = &*self.core;
         let bytes = &self.buffer[..count];
         let quiet = self.last_read.elapsed() >= QUIET;
         self.last_read = Instant::now();
         if quiet && count <= INLINE_READ_BYTES && parse_inline(core, bytes) {
-            return;
+            return filled;
         }
         queue_output_waiting(core, bytes);
         if !quiet {
             lock(&core.reader_turn).thread_reads = true;
             core.turn_changed.notify_all();
         }
+        filled
     }
 
     fn output_ended(&self) {

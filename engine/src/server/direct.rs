@@ -9,6 +9,8 @@
 //! the pane's terminal itself (`PaneHost::session_input_on_this_thread`) and, while the
 //! pane's output is quiet, reads that output too (`nagi_pane::quiet_reading`): a key and
 //! its echo wake that one thread, as they wake tmux's server, rather than runtime workers.
+//! It waits on its descriptors edge-triggered (`nagi_os::edges`), so that no wait of it
+//! stands behind the kernel worker that has just woken it.
 //! While it sleeps for a typed key's echo, an idle-priority spinner keeps its CPU from
 //! halting (`nagi_os::idle_spin`), and the thread asks for a short scheduler slice, so
 //! that its wake-ups preempt a long-running task rather than wait for that task's slice to
@@ -22,14 +24,15 @@
 
 use std::fs::File;
 use std::io::{PipeWriter, Read, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 
-use nagi_os::fds::wait_readable_any;
+use nagi_os::edges::{ReadableEdges, Watched};
 use nagi_os::idle_spin::IdleSpinners;
 use nagi_pane::PaneHost;
 use nagi_pane::attach_direct::DirectOutput;
 use nagi_pane::attach_input::{InputDecoder, KeyboardAction, observer_leaves};
+use nagi_pane::quiet_reading::QuietReading;
 use nagi_schema::session_protocol::{SessionRole, SessionServerMessage};
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
@@ -214,22 +217,42 @@ fn read_keys(
     // Set after a typed key while this thread reads the pane's output: until then its CPU
     // is kept from halting while it sleeps for the echo (echo_wait_spin).
     let mut echo_expected_until: Option<std::time::Instant> = None;
+    // The wait is edge-triggered (`nagi_os::edges` says why): a descriptor whose last read
+    // filled the buffer is read again without waiting.
+    let Ok(mut edges) = ReadableEdges::<4>::new() else {
+        return Some(Keys::Gone);
+    };
+    let mut read_again = [false; 4];
     loop {
-        let (signal, master) = match &output {
-            Some(output) => (output.signal_fd(), output.master_to_wait_on().unwrap_or(-1)),
-            None => (-1, -1),
+        let unchanging = |fd: RawFd| Some(Watched { fd, generation: 0 });
+        let of_claim = |output: &QuietReading, fd: RawFd| {
+            Some(Watched {
+                fd,
+                generation: output.claim_id(),
+            })
         };
-        let fds = [stop.as_raw_fd(), terminal.as_raw_fd(), signal, master];
-        // The spinner stops by itself once one of `fds` can be read; the guard ends it at
-        // the latest when this turn of the loop ends.
+        let master = output.as_ref().and_then(|output| {
+            let fd = output.master_to_wait_on()?;
+            of_claim(output, fd)
+        });
+        let wanted = [
+            unchanging(stop.as_raw_fd()),
+            unchanging(terminal.as_raw_fd()),
+            output
+                .as_ref()
+                .and_then(|output| of_claim(output, output.signal_fd())),
+            master,
+        ];
+        // The spinner stops by itself once something arrives (the epoll instance becomes
+        // readable); the guard ends it at the latest when this turn of the loop ends.
         let _spinning = match echo_expected_until.take() {
-            Some(until) if master >= 0 => IdleSpinners::global().spin_here(
+            Some(until) if master.is_some() => IdleSpinners::global().spin_here(
                 until.saturating_duration_since(std::time::Instant::now()),
-                &fds,
+                &[stop.as_raw_fd(), edges.as_raw_fd()],
             ),
             _ => None,
         };
-        let ready = wait_readable_any(fds);
+        let ready = edges.wait(wanted, std::mem::take(&mut read_again));
         let Ok([stopped, typed, signalled, echoed]) = ready else {
             return Some(Keys::Gone);
         };
@@ -241,7 +264,7 @@ fn read_keys(
                 output.signalled();
             }
             if echoed {
-                output.read_master();
+                read_again[3] = output.read_master();
             }
         }
         if !typed {
@@ -251,16 +274,14 @@ fn read_keys(
             // A hung-up terminal reads as EOF or EIO.
             Ok(0) => return Some(Keys::Gone),
             Ok(count) => count,
-            Err(error)
-                if matches!(
-                    error.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
-                ) =>
-            {
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {
+                read_again[1] = true;
                 continue;
             }
+            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => continue,
             Err(_) => return Some(Keys::Gone),
         };
+        read_again[1] = count == buffer.len();
         let bytes = &buffer[..count];
         if reader.role != SessionRole::Controller {
             if observer_leaves(bytes) {

@@ -219,6 +219,44 @@ fn a_direct_attach_types_echoes_resizes_and_lets_go_of_the_terminal_on_detach() 
     run_in(&tmux, "t", "echo exit-back-$((5+5))", "exit-back-10");
 }
 
+/// A paste longer than one read of the client's terminal (the server reads it 4 KiB at a
+/// time, and is told of new keys only when more arrive) reaches the pane whole.
+#[test]
+fn a_paste_longer_than_one_read_reaches_the_pane_whole() {
+    let mut env = TestEnv::new();
+    env.start_server();
+    let Some(tmux) = Tmux::start(&env.root()) else {
+        return;
+    };
+    let pane = start_shell(&env);
+    let id = pane_id(&pane);
+    tmux.open_shell(&env.config_dir);
+    let tty = pane_tty(&tmux, "t");
+    type_line(&tmux, "t", &attach_command(&id, "clear; "));
+    eventually("the server holds the client's terminal", || {
+        server_holds(&env, &tty)
+    });
+    let pasted_to = env.root().join("pasted.txt");
+    type_line(
+        &tmux,
+        "t",
+        &format!("stty -echo; cat > {}", pasted_to.display()),
+    );
+    eventually("cat is waiting for the paste", || pasted_to.exists());
+    // 20,000 bytes in lines of 100, so that the pane's line discipline takes each line.
+    let line = format!("{}\n", "p".repeat(99));
+    let paste: String = line.repeat(200);
+    let paste_file = env.root().join("paste.txt");
+    std::fs::write(&paste_file, &paste).unwrap();
+    tmux.run(&["load-buffer", paste_file.to_str().unwrap()]);
+    tmux.run(&["paste-buffer", "-t", "t"]);
+    tmux.run(&["send-keys", "-t", "t", "C-d"]);
+    eventually("the whole paste is in the file", || {
+        std::fs::read_to_string(&pasted_to).is_ok_and(|text| text.len() >= paste.len())
+    });
+    assert_eq!(std::fs::read_to_string(&pasted_to).unwrap(), paste);
+}
+
 #[test]
 fn with_nagi_attach_stream_the_client_carries_the_keys_and_the_output() {
     let mut env = TestEnv::new();
