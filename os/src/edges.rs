@@ -6,8 +6,8 @@
 //! on (`n_tty_poll` flushes the terminal's pending work). A thread woken by that worker
 //! often preempts it, reads what came, and polls again before the worker is done: it
 //! then sleeps until the worker finishes and is woken once more, two context switches per
-//! wake-up on the CPU that should be running the next hop of a keystroke (measured: one
-//! such wait in every other key of a direct attach). Here a terminal is asked only when
+//! wake-up on the CPU that should be running the next hop of a keystroke (measured: 49-95
+//! such waits in about 200 keys of a direct attach). Here a terminal is asked only when
 //! its wait queue was woken for new data, which is then there to read.
 //!
 //! The price of edges: a reader must not leave data behind. A read that returns fewer bytes

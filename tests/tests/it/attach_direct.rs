@@ -70,6 +70,19 @@ fn attach_command(pane_id: &str, extra: &str) -> String {
     format!("{extra}{} pane attach {pane_id}", nagi_binary().display())
 }
 
+/// Opens the tmux shell and attaches it directly to `pane_id`; answers the tmux terminal,
+/// once the server holds it (and not before the attach).
+fn attach_directly(env: &TestEnv, tmux: &Tmux, pane_id: &str) -> PathBuf {
+    tmux.open_shell(&env.config_dir);
+    let tty = pane_tty(tmux, "t");
+    assert!(!server_holds(env, &tty));
+    type_line(tmux, "t", &attach_command(pane_id, "clear; "));
+    eventually("the server holds the client's terminal", || {
+        server_holds(env, &tty)
+    });
+    tty
+}
+
 /// Types a command line in the tmux session `target`.
 fn type_line(tmux: &Tmux, target: &str, line: &str) {
     tmux.run(&["send-keys", "-t", target, line, "Enter"]);
@@ -99,14 +112,7 @@ fn a_direct_attach_types_echoes_resizes_and_lets_go_of_the_terminal_on_detach() 
     };
     let pane = start_shell(&env);
     let id = pane_id(&pane);
-    tmux.open_shell(&env.config_dir);
-    let tty = pane_tty(&tmux, "t");
-    assert!(!server_holds(&env, &tty));
-
-    type_line(&tmux, "t", &attach_command(&id, "clear; "));
-    eventually("the server holds the client's terminal", || {
-        server_holds(&env, &tty)
-    });
+    let tty = attach_directly(&env, &tmux, &id);
     assert!(alternate_screen_on(&tmux, "t"));
     // The key thread asked for a short slice, so that its wake-ups preempt a busy CPU's
     // long task (kernels before 6.12 keep no slice of a thread's own).
@@ -230,12 +236,7 @@ fn a_paste_longer_than_one_read_reaches_the_pane_whole() {
     };
     let pane = start_shell(&env);
     let id = pane_id(&pane);
-    tmux.open_shell(&env.config_dir);
-    let tty = pane_tty(&tmux, "t");
-    type_line(&tmux, "t", &attach_command(&id, "clear; "));
-    eventually("the server holds the client's terminal", || {
-        server_holds(&env, &tty)
-    });
+    attach_directly(&env, &tmux, &id);
     let pasted_to = env.root().join("pasted.txt");
     type_line(
         &tmux,
