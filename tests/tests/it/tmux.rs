@@ -32,12 +32,28 @@ impl Tmux {
         })
     }
 
+    /// Runs one tmux command on the test's server. A target given after `-t` as a bare
+    /// session name (`t`, `o`) is passed as the exact session `=t:`: tmux tries a bare target
+    /// as the start of a window name in the newest session before it tries session names, and
+    /// a new session's window is named `tmux` for a moment, so `-t t` could reach session `o`.
     pub fn run(&self, args: &[&str]) -> String {
+        let args: Vec<String> = args
+            .iter()
+            .enumerate()
+            .map(|(index, arg)| {
+                let follows_target_flag = index > 0 && args[index - 1] == "-t";
+                if follows_target_flag && is_bare_session_name(arg) {
+                    format!("={arg}:")
+                } else {
+                    arg.to_string()
+                }
+            })
+            .collect();
         let output = std::process::Command::new("tmux")
             .arg("-S")
             .arg(&self.socket)
             .args(["-f", "/dev/null"])
-            .args(args)
+            .args(&args)
             .output()
             .expect("tmux runs");
         assert!(
@@ -109,6 +125,11 @@ impl Tmux {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+}
+
+/// A target that names a session and nothing more: no window, pane or exact-match syntax.
+fn is_bare_session_name(target: &str) -> bool {
+    !target.is_empty() && !target.contains([':', '.', '%', '=', '@', '$'])
 }
 
 impl Drop for Tmux {
