@@ -16,10 +16,10 @@
 //! that its wake-ups preempt a long-running task rather than wait for that task's slice to
 //! end (`nagi_os::sched_slice`; a wake-up right after the thread's own run may still wait
 //! for the tick, as tmux's server's does). Only what the connection must answer (a
-//! refusal, a leave, a terminal gone) goes to the connection's reader. The runtime never polls the terminal for reads; a write that finds
-//! it full waits on a registration of a duplicate for writability, made for that wait only
-//! (a terminal becomes writable each time its output drains, which would wake the runtime
-//! after every echo).
+//! refusal, a leave, a terminal gone) goes to the connection's reader. The runtime never
+//! polls the terminal for reads; a write that finds it full waits on a registration of a
+//! duplicate for writability, made for that wait only (a terminal becomes writable each
+//! time its output drains, which would wake the runtime after every echo).
 
 use std::fs::File;
 use std::io::{PipeWriter, Read, Write};
