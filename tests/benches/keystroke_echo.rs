@@ -17,14 +17,15 @@
 //! parser, so escape sequences cannot be mistaken for the echo). Between samples the bench
 //! waits `NAGI_BENCH_GAP_MS` (10 ms), reading whatever else is drawn, so that each key is
 //! typed into an idle system as a person types; every 60 keys the line is cleared with
-//! Ctrl-U. After a warm-up, the sides take turns key by key (tmux, nagi, then nagi, tmux,
-//! ...), so that the noise of this shared machine falls on both: on a 2-vCPU VM most of a
-//! key's latency is the wake-up of an idle vCPU for the kernel's tty work (each of the four
-//! PTY writes of a key is passed on by a kworker, on both sides), and the host's slow
-//! phases last seconds. `NAGI_BENCH_INTERLEAVE=rounds` takes turns by rounds of keys
-//! instead, as the first version of this bench did. When p99 misses, the bench prints each
-//! side's slowest keys beside the other side's key at the same place, which tells a slow
-//! phase of the host (both slow) from one side's own stalls. It also counts each side's keys
+//! Ctrl-U. After a warm-up, the sides take turns key by key (tmux, nagi, control, then
+//! nagi, control, tmux, ...), so that the noise of this shared machine falls on all of
+//! them: on a 2-vCPU VM most of a key's latency is the wake-up of an idle vCPU for the
+//! kernel's tty work (each of the four PTY writes of a key is passed on by a kworker, on
+//! every side), and the host's slow phases last seconds. `NAGI_BENCH_INTERLEAVE=rounds`
+//! takes turns by rounds of keys instead, as the first version of this bench did. When p99
+//! misses, the bench prints nagi's and tmux's slowest keys, each beside the other's key at
+//! the same place, which tells a slow phase of the host (both slow) from one side's own
+//! stalls. It also counts each side's keys
 //! over 1 ms: on a busy machine those waited for the scheduler's tick, and a side with more
 //! than 1% of its keys there has its p99 there.
 //!
@@ -33,6 +34,13 @@
 //! shares the bench's scheduling group, and the bench plays the terminal emulator, which
 //! never runs in its shell's session: its own wake-ups would then wait on the load on both
 //! sides.
+//!
+//! A third side, the control, is a second, independent tmux server running the same shell
+//! and typed into in turn with the other two (`NAGI_BENCH_CONTROL=0` leaves it out). Its
+//! ratio to tmux is what this run's noise alone makes of a ratio, since both run the same
+//! program. On an idle machine it stayed within 6% of 1 in the runs of `docs/benchmarks.md`;
+//! with both vCPUs busy its p50 moved from 0.84x to 1.26x by key and up to 1.37x by round.
+//! A side no faster than tmux would meet a target of 1.0x in about half of the runs.
 //!
 //! Run:
 //! `cargo build --release -p nagi && cargo bench -p nagi-tests --bench keystroke_echo`
@@ -282,8 +290,8 @@ fn start_nagi(env: &TestEnv) -> PtyClient {
     client
 }
 
-/// The tmux side: a session running the shell, and `tmux attach`.
-fn start_tmux(tmux: &Tmux) -> PtyClient {
+/// A tmux side: a session running the shell, and `tmux attach`.
+fn start_tmux(name: &'static str, tmux: &Tmux) -> PtyClient {
     let mut args = vec![
         "new-session".to_string(),
         "-d".into(),
@@ -298,20 +306,45 @@ fn start_tmux(tmux: &Tmux) -> PtyClient {
     tmux.run(&args.iter().map(String::as_str).collect::<Vec<_>>());
     let mut command = tmux.command();
     command.args(["attach", "-t", "bench"]);
-    let mut client = PtyClient::spawn("tmux", command);
+    let mut client = PtyClient::spawn(name, command);
     client.wait_for_prompt();
     client.settle(Duration::from_millis(300));
     client
 }
 
-/// How the two sides take turns.
+/// How the sides take turns.
 #[derive(Clone, Copy)]
 enum Interleave {
-    /// One key each, the side going first alternating (the default).
+    /// One key each, the side going first rotating (the default).
     Keys,
     /// A round of keys each (`NAGI_BENCH_INTERLEAVE=rounds`, the bench's first design): the
     /// host's slow phases, which last seconds, can fall on one side only.
     Rounds,
+}
+
+/// One client of the run with the keys it has typed so far.
+struct Side {
+    client: PtyClient,
+    next_key: u8,
+    samples: Vec<Duration>,
+}
+
+impl Side {
+    fn new(client: PtyClient) -> Side {
+        Side {
+            client,
+            next_key: b'a',
+            samples: Vec::new(),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        self.client.name
+    }
+
+    fn type_keys(&mut self, count: usize, gap: Duration) -> Vec<Duration> {
+        self.client.keystrokes(count, gap, &mut self.next_key)
+    }
 }
 
 fn percentile(samples: &[Duration], fraction: f64) -> Duration {
@@ -325,8 +358,8 @@ fn micros(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e6
 }
 
-fn ratio(nagi: Duration, tmux: Duration) -> f64 {
-    nagi.as_secs_f64() / tmux.as_secs_f64()
+fn ratio(side: Duration, tmux: Duration) -> f64 {
+    side.as_secs_f64() / tmux.as_secs_f64()
 }
 
 fn verdict(ratio: f64) -> &'static str {
@@ -355,6 +388,24 @@ fn print_slowest_keys(nagi: &[Duration], tmux: &[Duration]) {
     }
 }
 
+/// Of the keys typed at the same place by `side` and by tmux (about 10 ms apart when the
+/// sides take turns by key): in how many `side` was the faster, and the median of the
+/// per-pair ratios.
+fn print_pairs(name: &str, side: &[Duration], tmux: &[Duration]) {
+    let mut pairs: Vec<f64> = side
+        .iter()
+        .zip(tmux)
+        .map(|(side, tmux)| ratio(*side, *tmux))
+        .collect();
+    let faster = pairs.iter().filter(|pair| **pair < 1.0).count();
+    pairs.sort_by(f64::total_cmp);
+    println!(
+        "  pairs of keys: {name} faster in {faster} of {}; median of {name}/tmux per pair {:.2}",
+        pairs.len(),
+        pairs[pairs.len() / 2]
+    );
+}
+
 fn main() {
     if std::env::args().any(|arg| arg == "--list") {
         return;
@@ -371,121 +422,155 @@ fn main() {
         Ok("keys") | Err(_) => Interleave::Keys,
         Ok(other) => panic!("NAGI_BENCH_INTERLEAVE is `keys` or `rounds`, not `{other}`"),
     };
+    let control = match std::env::var("NAGI_BENCH_CONTROL").as_deref() {
+        Ok("1") | Err(_) => true,
+        Ok("0") => false,
+        Ok(other) => panic!("NAGI_BENCH_CONTROL is `1` or `0`, not `{other}`"),
+    };
     println!(
-        "keystroke_echo: {rounds} rounds x {per_round} keys per side, {gap:?} idle before each key, {COLS}x{ROWS}, bash --norc, sides taking turns by {}",
+        "keystroke_echo: {rounds} rounds x {per_round} keys per side, {gap:?} idle before each key, {COLS}x{ROWS}, bash --norc, sides taking turns by {}{}",
         match interleave {
             Interleave::Keys => "key",
             Interleave::Rounds => "round",
+        },
+        if control {
+            "; with a control side (a second tmux server)"
+        } else {
+            ""
         }
     );
 
     let directory = tempfile::tempdir().expect("temp dir");
     let tmux = Tmux::new(directory.path(), "nagi-bench-echo", 2000);
-    let mut tmux_client = start_tmux(&tmux);
+    let control_tmux =
+        control.then(|| Tmux::new(directory.path(), "nagi-bench-echo-control", 2000));
     let mut env = TestEnv::new();
     env.start_server_in_own_session();
-    let mut nagi_client = start_nagi(&env);
+    // Side 0 is the reference every ratio divides by; side 1 is nagi.
+    let mut sides = vec![
+        Side::new(start_tmux("tmux", &tmux)),
+        Side::new(start_nagi(&env)),
+    ];
+    if let Some(control_tmux) = &control_tmux {
+        sides.push(Side::new(start_tmux("control", control_tmux)));
+    }
+    for side in &mut sides {
+        side.type_keys(WARM_UP_KEYS, gap);
+    }
 
-    let mut tmux_key = b'a';
-    let mut nagi_key = b'a';
-    tmux_client.keystrokes(WARM_UP_KEYS, gap, &mut tmux_key);
-    nagi_client.keystrokes(WARM_UP_KEYS, gap, &mut nagi_key);
-
-    let mut all_tmux = Vec::new();
-    let mut all_nagi = Vec::new();
-    println!("  round   tmux p50/p99 (µs)   nagi p50/p99 (µs)   nagi/tmux p50   p99");
+    print!("  round");
+    for side in &sides {
+        print!("   {:>7} p50/p99 (µs)", side.name());
+    }
+    println!("   {:>13}", "/tmux p50, p99");
+    let side_count = sides.len();
     for round in 0..rounds {
-        let (tmux_samples, nagi_samples) = match interleave {
+        let before: Vec<usize> = sides.iter().map(|side| side.samples.len()).collect();
+        match interleave {
             Interleave::Keys => {
-                // Key by key, the side going first alternating: the two keys of a pair are
-                // typed ~10 ms apart, so a slow phase of the host falls on both.
-                let mut tmux_samples = Vec::with_capacity(per_round);
-                let mut nagi_samples = Vec::with_capacity(per_round);
+                // Key by key, the side going first rotating: the keys of one place are
+                // typed ~10 ms apart, so a slow phase of the host falls on all sides.
                 for key in 0..per_round {
-                    if (round * per_round + key).is_multiple_of(2) {
-                        tmux_samples.push(tmux_client.next_keystroke(gap, &mut tmux_key));
-                        nagi_samples.push(nagi_client.next_keystroke(gap, &mut nagi_key));
-                    } else {
-                        nagi_samples.push(nagi_client.next_keystroke(gap, &mut nagi_key));
-                        tmux_samples.push(tmux_client.next_keystroke(gap, &mut tmux_key));
+                    let first = (round * per_round + key) % side_count;
+                    for turn in 0..side_count {
+                        let side = &mut sides[(first + turn) % side_count];
+                        let sample = side.type_keys(1, gap);
+                        side.samples.extend(sample);
                     }
                 }
-                (tmux_samples, nagi_samples)
-            }
-            Interleave::Rounds if round % 2 == 0 => {
-                let tmux_samples = tmux_client.keystrokes(per_round, gap, &mut tmux_key);
-                let nagi_samples = nagi_client.keystrokes(per_round, gap, &mut nagi_key);
-                (tmux_samples, nagi_samples)
             }
             Interleave::Rounds => {
-                let nagi_samples = nagi_client.keystrokes(per_round, gap, &mut nagi_key);
-                let tmux_samples = tmux_client.keystrokes(per_round, gap, &mut tmux_key);
-                (tmux_samples, nagi_samples)
+                let first = round % side_count;
+                for turn in 0..side_count {
+                    let side = &mut sides[(first + turn) % side_count];
+                    let samples = side.type_keys(per_round, gap);
+                    side.samples.extend(samples);
+                }
             }
-        };
-        let (tmux_p50, tmux_p99) = (
-            percentile(&tmux_samples, 0.5),
-            percentile(&tmux_samples, 0.99),
-        );
-        let (nagi_p50, nagi_p99) = (
-            percentile(&nagi_samples, 0.5),
-            percentile(&nagi_samples, 0.99),
-        );
-        println!(
-            "  {:>5}   {:>7.0} / {:>7.0}   {:>7.0} / {:>7.0}   {:>13.2}   {:>4.2}",
-            round + 1,
-            micros(tmux_p50),
-            micros(tmux_p99),
-            micros(nagi_p50),
-            micros(nagi_p99),
-            ratio(nagi_p50, tmux_p50),
-            ratio(nagi_p99, tmux_p99),
-        );
-        all_tmux.extend(tmux_samples);
-        all_nagi.extend(nagi_samples);
+        }
+        let round_figures: Vec<(Duration, Duration)> = sides
+            .iter()
+            .zip(&before)
+            .map(|(side, start)| {
+                let samples = &side.samples[*start..];
+                (percentile(samples, 0.5), percentile(samples, 0.99))
+            })
+            .collect();
+        print!("  {:>5}", round + 1);
+        for (p50, p99) in &round_figures {
+            print!("   {:>9.0} / {:>7.0}", micros(*p50), micros(*p99));
+        }
+        for (p50, p99) in &round_figures[1..] {
+            print!(
+                "   {:.2}, {:.2}",
+                ratio(*p50, round_figures[0].0),
+                ratio(*p99, round_figures[0].1)
+            );
+        }
+        println!();
     }
-    tmux_client.stop();
-    nagi_client.stop();
+    let sides: Vec<(&'static str, Vec<Duration>)> = sides
+        .into_iter()
+        .map(|side| {
+            let name = side.name();
+            side.client.stop();
+            (name, side.samples)
+        })
+        .collect();
+    let (tmux_samples, nagi_samples) = (&sides[0].1, &sides[1].1);
 
-    let (tmux_p50, tmux_p99) = (percentile(&all_tmux, 0.5), percentile(&all_tmux, 0.99));
-    let (nagi_p50, nagi_p99) = (percentile(&all_nagi, 0.5), percentile(&all_nagi, 0.99));
+    let figures: Vec<(Duration, Duration)> = sides
+        .iter()
+        .map(|(_, samples)| (percentile(samples, 0.5), percentile(samples, 0.99)))
+        .collect();
+    let described: Vec<String> = sides
+        .iter()
+        .zip(&figures)
+        .map(|((name, _), (p50, p99))| {
+            format!(
+                "{name} p50 {:.0} µs, p99 {:.0} µs",
+                micros(*p50),
+                micros(*p99)
+            )
+        })
+        .collect();
     println!(
-        "  all {} keys per side: tmux p50 {:.0} µs, p99 {:.0} µs; nagi p50 {:.0} µs, p99 {:.0} µs",
-        all_tmux.len(),
-        micros(tmux_p50),
-        micros(tmux_p99),
-        micros(nagi_p50),
-        micros(nagi_p99),
+        "  all {} keys per side: {}",
+        tmux_samples.len(),
+        described.join("; ")
     );
     // On a busy machine a wake-up that does not preempt waits for the scheduler's tick (4 ms
     // at HZ=250), and p99 is then set by how many keys met such a wait on each side.
-    let over = |samples: &[Duration]| samples.iter().filter(|sample| **sample > SLOW_KEY).count();
+    let over: Vec<String> = sides
+        .iter()
+        .map(|(name, samples)| {
+            let count = samples.iter().filter(|sample| **sample > SLOW_KEY).count();
+            format!("{name} {count}")
+        })
+        .collect();
     println!(
-        "  keys over {} ms: tmux {}, nagi {} (a side with more than 1% of its keys there has its p99 there)",
+        "  keys over {} ms: {} (a side with more than 1% of its keys there has its p99 there)",
         SLOW_KEY.as_millis(),
-        over(&all_tmux),
-        over(&all_nagi),
+        over.join(", ")
     );
     if matches!(interleave, Interleave::Keys) {
-        // The two keys of a pair were typed ~10 ms apart.
-        let pairs: Vec<f64> = all_nagi
-            .iter()
-            .zip(&all_tmux)
-            .map(|(nagi, tmux)| ratio(*nagi, *tmux))
-            .collect();
-        let nagi_faster = pairs.iter().filter(|pair| **pair < 1.0).count();
-        let mut sorted = pairs.clone();
-        sorted.sort_by(f64::total_cmp);
-        println!(
-            "  pairs of keys: nagi faster in {nagi_faster} of {}; median of nagi/tmux per pair {:.2}",
-            pairs.len(),
-            sorted[sorted.len() / 2]
-        );
+        for (name, samples) in &sides[1..] {
+            print_pairs(name, samples, tmux_samples);
+        }
     }
-    let p50_ratio = ratio(nagi_p50, tmux_p50);
-    let p99_ratio = ratio(nagi_p99, tmux_p99);
+    let p50_ratio = ratio(figures[1].0, figures[0].0);
+    let p99_ratio = ratio(figures[1].1, figures[0].1);
     if p99_ratio > 1.0 {
-        print_slowest_keys(&all_nagi, &all_tmux);
+        print_slowest_keys(nagi_samples, tmux_samples);
+    }
+    if let Some((control_p50, control_p99)) = figures.get(2) {
+        // The control runs the same program as the reference: its ratios are what this
+        // run's noise alone makes of a ratio, not a target.
+        println!(
+            "  control/tmux p50 {:.2}x, p99 {:.2}x (the same program: this run's noise)",
+            ratio(*control_p50, figures[0].0),
+            ratio(*control_p99, figures[0].1),
+        );
     }
     println!(
         "  nagi/tmux p50 {p50_ratio:.2}x: {} (target <= 1.0x)",
