@@ -25,9 +25,8 @@
 //! takes turns by rounds of keys instead, as the first version of this bench did. When p99
 //! misses, the bench prints nagi's and tmux's slowest keys, each beside the other's key at
 //! the same place, which tells a slow phase of the host (both slow) from one side's own
-//! stalls. It also counts each side's keys
-//! over 1 ms: on a busy machine those waited for the scheduler's tick, and a side with more
-//! than 1% of its keys there has its p99 there.
+//! stalls. It also counts each side's keys over 1 ms: on a busy machine those waited for
+//! the scheduler's tick, and a side with more than 1% of its keys there has its p99 there.
 //!
 //! To measure a busy machine, start the load in sessions of its own (`setsid yes >
 //! /dev/null`), as a build in another terminal runs. Load started in the bench's session
@@ -38,9 +37,9 @@
 //! A third side, the control, is a second, independent tmux server running the same shell
 //! and typed into in turn with the other two (`NAGI_BENCH_CONTROL=0` leaves it out). Its
 //! ratio to tmux is what this run's noise alone makes of a ratio, since both run the same
-//! program. On an idle machine it stayed within 6% of 1 in the runs of `docs/benchmarks.md`;
-//! with both vCPUs busy its p50 moved from 0.84x to 1.26x by key and up to 1.37x by round.
-//! A side no faster than tmux would meet a target of 1.0x in about half of the runs.
+//! program. It is a gauge, not a neutral side: on an idle machine its p50 sat 3-6% above
+//! tmux's in the three-side runs of `docs/benchmarks.md`. With both vCPUs busy its p50 moved
+//! from 0.84x to 1.26x by key (at or under 1.0x in 5 of 16 runs) and up to 1.37x by round.
 //!
 //! Run:
 //! `cargo build --release -p nagi && cargo bench -p nagi-tests --bench keystroke_echo`
@@ -342,8 +341,10 @@ impl Side {
         self.client.name
     }
 
-    fn type_keys(&mut self, count: usize, gap: Duration) -> Vec<Duration> {
-        self.client.keystrokes(count, gap, &mut self.next_key)
+    /// Types `count` keys and keeps their latencies.
+    fn record_keys(&mut self, count: usize, gap: Duration) {
+        let samples = self.client.keystrokes(count, gap, &mut self.next_key);
+        self.samples.extend(samples);
     }
 }
 
@@ -455,7 +456,8 @@ fn main() {
         sides.push(Side::new(start_tmux("control", control_tmux)));
     }
     for side in &mut sides {
-        side.type_keys(WARM_UP_KEYS, gap);
+        side.client
+            .keystrokes(WARM_UP_KEYS, gap, &mut side.next_key);
     }
 
     print!("  round");
@@ -473,18 +475,14 @@ fn main() {
                 for key in 0..per_round {
                     let first = (round * per_round + key) % side_count;
                     for turn in 0..side_count {
-                        let side = &mut sides[(first + turn) % side_count];
-                        let sample = side.type_keys(1, gap);
-                        side.samples.extend(sample);
+                        sides[(first + turn) % side_count].record_keys(1, gap);
                     }
                 }
             }
             Interleave::Rounds => {
                 let first = round % side_count;
                 for turn in 0..side_count {
-                    let side = &mut sides[(first + turn) % side_count];
-                    let samples = side.type_keys(per_round, gap);
-                    side.samples.extend(samples);
+                    sides[(first + turn) % side_count].record_keys(per_round, gap);
                 }
             }
         }
