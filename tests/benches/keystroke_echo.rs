@@ -39,7 +39,7 @@
 //! ratio to tmux is what this run's noise alone makes of a ratio, since both run the same
 //! program. It is a gauge, not a neutral side: on an idle machine its p50 sat 3-6% above
 //! tmux's in the three-side runs of `docs/benchmarks.md`. With both vCPUs busy its p50 moved
-//! from 0.84x to 1.26x by key (at or under 1.0x in 5 of 16 runs) and up to 1.37x by round.
+//! from 0.83x to 1.26x by key (at or under 1.0x in 9 of 26 runs) and up to 1.37x by round.
 //!
 //! Run:
 //! `cargo build --release -p nagi && cargo bench -p nagi-tests --bench keystroke_echo`
