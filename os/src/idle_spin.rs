@@ -405,11 +405,9 @@ mod tests {
         };
         let started = Instant::now();
         while started.elapsed() < limit {
-            let stat = std::fs::read_to_string(format!("/proc/self/task/{spinner}/stat")).unwrap();
-            // "tid (name) S ...": the state follows the name's closing parenthesis.
-            let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start());
-            let sleeping = state.is_some_and(|rest| rest.starts_with('S'));
-            if sleeping && !asked.pending.load(Ordering::Acquire) {
+            let text = std::fs::read_to_string(format!("/proc/self/task/{spinner}/stat")).unwrap();
+            let stat = crate::procfs::parse_stat(spinner, &text).expect("a thread's stat parses");
+            if stat.state == 'S' && !asked.pending.load(Ordering::Acquire) {
                 return true;
             }
             std::thread::sleep(Duration::from_millis(1));
